@@ -1,0 +1,35 @@
+// The injected clock: publish times come from it, so tests are exact.
+#pragma once
+
+#include <atomic>
+
+#include "broker/message.h"
+
+namespace broker {
+
+/// Source of the current time. Implementations must be safe to call from any thread.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  [[nodiscard]] virtual Time now() const = 0;
+};
+
+/// A clock that moves only when told to. Thread-safe (one atomic).
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(Time start = Time{0}) : now_(start.count()) {}
+  [[nodiscard]] Time now() const override { return Time{now_.load(std::memory_order_acquire)}; }
+  void set(Time t) { now_.store(t.count(), std::memory_order_release); }
+  void advance(Millis d) { now_.fetch_add(d.count(), std::memory_order_acq_rel); }
+
+ private:
+  std::atomic<long long> now_;
+};
+
+/// Milliseconds of std::chrono::steady_clock. Thread-safe.
+class SteadyClock final : public Clock {
+ public:
+  [[nodiscard]] Time now() const override;
+};
+
+}  // namespace broker

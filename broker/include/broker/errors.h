@@ -1,0 +1,57 @@
+// Typed errors. Every call that throws one of these has changed nothing.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace broker {
+
+/// The kinds of bad input and misuse the broker reports.
+enum class ErrorCode {
+  kUnknownTopic,           // the topic does not exist
+  kDuplicateTopic,         // create_topic with a name already in use
+  kTopicInUse,             // delete_topic while subscriptions remain
+  kUnknownSubscription,    // no subscription of that name on the topic
+  kDuplicateSubscription,  // subscribe with a name already in use on the topic
+  kOptionsMismatch,        // same name (or group) again with different options
+  kWrongKind,              // a pull call on a push subscription or the other way round
+  kOffsetOutOfRange,       // seek or start outside [oldest kept, end]
+  kInvalidArgument,        // empty name, zero max_messages, missing handler, ...
+  kReentrantDrain,         // drain() called from inside a handler
+  kNotSynchronous,         // drain() on a broker with a threaded dispatcher
+};
+
+/// Stable lower-case name of an error code, as printed by scripts ("unknown_topic").
+const char* to_string(ErrorCode code) noexcept;
+
+/// Base of every broker error: a std::runtime_error that carries its code.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+#define BROKER_DEFINE_ERROR(Name, Code)                                      \
+  class Name : public Error {                                                \
+   public:                                                                   \
+    explicit Name(const std::string& what) : Error(ErrorCode::Code, what) {} \
+  }
+
+BROKER_DEFINE_ERROR(UnknownTopic, kUnknownTopic);
+BROKER_DEFINE_ERROR(DuplicateTopic, kDuplicateTopic);
+BROKER_DEFINE_ERROR(TopicInUse, kTopicInUse);
+BROKER_DEFINE_ERROR(UnknownSubscription, kUnknownSubscription);
+BROKER_DEFINE_ERROR(DuplicateSubscription, kDuplicateSubscription);
+BROKER_DEFINE_ERROR(OptionsMismatch, kOptionsMismatch);
+BROKER_DEFINE_ERROR(WrongKind, kWrongKind);
+BROKER_DEFINE_ERROR(OffsetOutOfRange, kOffsetOutOfRange);
+BROKER_DEFINE_ERROR(InvalidArgument, kInvalidArgument);
+BROKER_DEFINE_ERROR(ReentrantDrain, kReentrantDrain);
+BROKER_DEFINE_ERROR(NotSynchronous, kNotSynchronous);
+
+#undef BROKER_DEFINE_ERROR
+
+}  // namespace broker

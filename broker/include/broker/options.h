@@ -1,0 +1,51 @@
+// Options of topics and subscriptions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "broker/message.h"
+
+namespace broker {
+
+/// Where a new subscription starts reading.
+struct StartPosition {
+  enum class Kind { kEnd, kBeginning, kOffset };
+  Kind kind = Kind::kEnd;
+  Offset offset = 0;  // used only with kOffset; must lie in [oldest kept, end]
+
+  static StartPosition end() { return {}; }
+  static StartPosition beginning() { return {Kind::kBeginning, 0}; }
+  static StartPosition at(Offset o) { return {Kind::kOffset, o}; }
+  bool operator==(const StartPosition&) const = default;
+};
+
+/// Bounded retention. Zero means unbounded. When a bound is passed, publish drops the
+/// oldest messages (it never blocks or refuses); offsets stay absolute.
+struct TopicOptions {
+  std::size_t retention_messages = 0;
+  std::size_t retention_bytes = 0;  // counts payload bytes
+};
+
+/// Default number of offers before a message is dead-lettered.
+inline constexpr int kDefaultMaxDeliveries = 5;
+
+/// Options of a push subscription (a handler called by the dispatcher).
+struct PushOptions {
+  Headers header_filter;  // every listed header must be present with that value
+  Predicate filter;       // optional extra filter; see Predicate for its rules
+  int max_deliveries = kDefaultMaxDeliveries;  // >= 1, or 0 for no limit
+  StartPosition start;
+  std::string group;  // non-empty: members of one group share one position
+};
+
+/// Options of a pull subscription (workers call poll / ack).
+struct PullOptions {
+  Headers header_filter;
+  Millis ack_timeout{30000};  // > 0
+  int max_deliveries = kDefaultMaxDeliveries;  // >= 1, or 0 for no limit
+  StartPosition start;
+  bool operator==(const PullOptions&) const = default;
+};
+
+}  // namespace broker
