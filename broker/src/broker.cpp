@@ -1,0 +1,76 @@
+// The facade forwards to BrokerImpl; it holds no state of its own.
+#include "broker/broker.h"
+
+#include "broker_impl.h"
+
+namespace broker {
+
+Broker::Broker(BrokerOptions options) : impl_(std::make_unique<BrokerImpl>(std::move(options))) {}
+Broker::~Broker() = default;
+
+void Broker::create_topic(const std::string& name, TopicOptions options) {
+  impl_->create_topic(name, options);
+}
+void Broker::delete_topic(const std::string& name) { impl_->delete_topic(name); }
+std::vector<std::string> Broker::topics() const { return impl_->topics(); }
+Offset Broker::publish(const std::string& topic, std::string payload, Headers headers,
+                       std::string key) {
+  return impl_->publish(topic, std::move(payload), std::move(headers), std::move(key));
+}
+Offset Broker::end_offset(const std::string& topic) const { return impl_->end_offset(topic); }
+Offset Broker::oldest_offset(const std::string& topic) const { return impl_->oldest_offset(topic); }
+
+void Broker::subscribe(const std::string& topic, const std::string& name, Handler handler,
+                       PushOptions options) {
+  impl_->subscribe(topic, name, std::move(handler), std::move(options));
+}
+bool Broker::unsubscribe(const std::string& topic, const std::string& name) {
+  return impl_->unsubscribe(topic, name);
+}
+void Broker::seek(const std::string& topic, const std::string& name, Offset offset) {
+  impl_->seek(topic, name, offset);
+}
+std::size_t Broker::drain() { return impl_->drain(); }
+bool Broker::wait_idle(Millis timeout) { return impl_->wait_idle(timeout); }
+
+void Broker::subscribe_pull(const std::string& topic, const std::string& name,
+                            PullOptions options) {
+  impl_->subscribe_pull(topic, name, std::move(options));
+}
+std::vector<Received> Broker::poll(const std::string& topic, const std::string& subscription,
+                                   const std::string& member, Time now,
+                                   std::size_t max_messages) {
+  return impl_->poll(topic, subscription, member, now, max_messages);
+}
+std::vector<Received> Broker::poll_wait(const std::string& topic, const std::string& subscription,
+                                        const std::string& member, std::size_t max_messages,
+                                        Millis timeout) {
+  return impl_->poll_wait(topic, subscription, member, max_messages, timeout);
+}
+bool Broker::ack(const std::string& topic, const std::string& subscription, Offset offset,
+                 const std::string& member, Time now) {
+  return impl_->ack(topic, subscription, offset, member, now);
+}
+bool Broker::nack(const std::string& topic, const std::string& subscription, Offset offset,
+                  const std::string& member, Time now) {
+  return impl_->nack(topic, subscription, offset, member, now);
+}
+bool Broker::extend(const std::string& topic, const std::string& subscription, Offset offset,
+                    const std::string& member, Time now, Millis extension) {
+  return impl_->extend(topic, subscription, offset, member, now, extension);
+}
+std::vector<Expired> Broker::expire(Time now) { return impl_->expire(now); }
+
+SubscriptionStats Broker::stats(const std::string& topic, const std::string& name) const {
+  return impl_->stats(topic, name);
+}
+std::vector<DeadLetter> Broker::dead_letters(const std::string& topic,
+                                             const std::string& name) const {
+  return impl_->dead_letters(topic, name);
+}
+std::vector<std::string> Broker::subscriptions(const std::string& topic) const {
+  return impl_->subscriptions(topic);
+}
+const Clock& Broker::clock() const { return impl_->clock(); }
+
+}  // namespace broker

@@ -1,0 +1,157 @@
+#include <map>
+#include <vector>
+
+#include "dispatcher.h"
+#include "offer.h"
+
+namespace broker {
+namespace {
+
+/// One subscription's thread and its wake-up flag. Lock order: LaneDispatcher::mu_ before
+/// Lane::mu; neither is held while an offer runs.
+struct Lane {
+  explicit Lane(std::shared_ptr<SubscriptionState> state) : s(std::move(state)) {}
+  const std::shared_ptr<SubscriptionState> s;
+  sync::Mutex mu;
+  sync::CondVar wake;
+  bool pending GUARDED_BY(mu) = true;  // something may be waiting: look before sleeping
+  bool stop GUARDED_BY(mu) = false;
+  bool finished GUARDED_BY(mu) = false;
+  sync::Thread thread;
+};
+
+/// A thread per push subscription: a slow handler delays only its own lane.
+class LaneDispatcher final : public Dispatcher {
+ public:
+  LaneDispatcher(const DispatcherOptions& options, std::function<void()> on_progress)
+      : backoff_(options.retry_backoff), on_progress_(std::move(on_progress)) {}
+  ~LaneDispatcher() override { stop(); }
+
+  bool synchronous() const override { return false; }
+
+  void attach(const std::shared_ptr<SubscriptionState>& s) override {
+    auto lane = std::make_shared<Lane>(s);
+    sync::MutexLock lock(mu_);
+    if (stopped_) return;
+    reap_finished();
+    lane->thread = sync::Thread([this, lane] { run(*lane); });
+    lanes_[s.get()] = lane;
+  }
+
+  void detach(const std::shared_ptr<SubscriptionState>& s) override {
+    sync::MutexLock lock(mu_);
+    auto it = lanes_.find(s.get());
+    if (it == lanes_.end()) return;
+    {
+      sync::MutexLock lane_lock(it->second->mu);
+      it->second->stop = true;
+      it->second->wake.notify_one();
+    }
+    // Joined later: detach may run on this very lane (a handler unsubscribing itself).
+    retired_.push_back(it->second);
+    lanes_.erase(it);
+  }
+
+  void notify(const std::shared_ptr<SubscriptionState>& s) override {
+    sync::MutexLock lock(mu_);
+    auto it = lanes_.find(s.get());
+    if (it == lanes_.end()) return;
+    sync::MutexLock lane_lock(it->second->mu);
+    it->second->pending = true;
+    it->second->wake.notify_one();
+  }
+
+  void stop() override {
+    std::vector<std::shared_ptr<Lane>> all;
+    {
+      sync::MutexLock lock(mu_);
+      stopped_ = true;
+      for (auto& [key, lane] : lanes_) all.push_back(lane);
+      lanes_.clear();
+      all.insert(all.end(), retired_.begin(), retired_.end());
+      retired_.clear();
+    }
+    for (auto& lane : all) {
+      {
+        sync::MutexLock lane_lock(lane->mu);
+        lane->stop = true;
+        lane->wake.notify_one();
+      }
+      if (lane->thread.joinable()) lane->thread.join();
+    }
+  }
+
+ private:
+  void reap_finished() REQUIRES(mu_) {
+    std::vector<std::shared_ptr<Lane>> keep;
+    for (auto& lane : retired_) {
+      bool finished;
+      {
+        sync::MutexLock lane_lock(lane->mu);
+        finished = lane->finished;
+      }
+      if (finished && lane->thread.joinable()) {
+        lane->thread.join();
+      } else {
+        keep.push_back(lane);
+      }
+    }
+    retired_.swap(keep);
+  }
+
+  void run(Lane& lane) {
+    for (;;) {
+      {
+        sync::MutexLock lock(lane.mu);
+        while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
+        if (lane.stop) break;
+        lane.pending = false;
+      }
+      if (!deliver_until_idle(lane)) break;
+    }
+    sync::MutexLock lock(lane.mu);
+    lane.finished = true;
+  }
+
+  // Offers until nothing is left; after a failure waits retry_backoff and tries again.
+  // Returns false when the lane must stop.
+  bool deliver_until_idle(Lane& lane) {
+    for (;;) {
+      const OfferResult r = offer_next(lane.s, nullptr);
+      if (r == OfferResult::kFailed) {
+        {
+          sync::MutexLock lock(lane.s->mu);
+          lane.s->backing_off = true;
+        }
+        on_progress_();
+        {
+          sync::MutexLock lock(lane.mu);
+          if (!lane.stop) lane.wake.wait_for(lane.mu, backoff_);
+          if (lane.stop) return false;
+        }
+        sync::MutexLock lock(lane.s->mu);
+        lane.s->backing_off = false;
+        continue;
+      }
+      on_progress_();
+      if (r == OfferResult::kConfirmed || r == OfferResult::kIgnored) continue;
+      return r != OfferResult::kGone;
+    }
+  }
+
+  const Millis backoff_;
+  const std::function<void()> on_progress_;
+  sync::Mutex mu_;
+  std::map<const SubscriptionState*, std::shared_ptr<Lane>> lanes_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Lane>> retired_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Dispatcher> make_lane_dispatcher(const DispatcherOptions& options,
+                                                 std::function<void()> on_progress) {
+  return std::make_unique<LaneDispatcher>(options, std::move(on_progress));
+}
+
+}  // namespace broker

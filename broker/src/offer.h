@@ -1,0 +1,50 @@
+// One push offer: take the next message, call the handler outside every lock, apply the
+// result. The only place broker code calls a push handler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "subscription_state.h"
+#include "wait_graph.h"
+
+namespace broker {
+
+/// What one offer did.
+enum class OfferResult {
+  kConfirmed,  // the handler confirmed and the result was applied
+  kFailed,     // the handler failed (or the offer was abandoned on timeout)
+  kIgnored,    // the subscription was seeked during the offer: its result is void
+  kNothing,    // nothing to offer
+  kGone,       // the subscription no longer exists
+  kBusy,       // another context is running an offer for it
+};
+
+/// Lets a threaded dispatcher watch an offer (for handler timeouts).
+class OfferWatch {
+ public:
+  virtual ~OfferWatch() = default;
+  /// Called after the offer is committed, before the handler runs. No lock held.
+  virtual void started(const std::shared_ptr<SubscriptionState>& s, std::uint64_t token) = 0;
+  /// Called after the handler returned. No lock held.
+  virtual void ended() = 0;
+};
+
+/// Offers the next message of a push subscription. Locks s.mu twice, briefly; never holds
+/// a lock while the handler runs. Never throws (handler exceptions are failures).
+OfferResult offer_next(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watch);
+
+/// Fails the running offer identified by token (handler timeout), so the subscription can
+/// go on and unsubscribe need not wait. Locks s.mu. Returns whether it abandoned it.
+bool abandon_offer(SubscriptionState& s, std::uint64_t token);
+
+/// SPEC R9: after s was unsubscribed (or member removed from it), waits until no offer to
+/// it (to that member, if non-empty) runs on another context, unless the wait would close
+/// a cycle of handlers waiting for each other. Locks s.mu, then graph (leaf).
+void wait_for_offer_end(SubscriptionState& s, const std::string& member, WaitGraph& graph);
+
+/// The subscription whose handler runs on this context, or null.
+SubscriptionState* current_offer();
+
+}  // namespace broker

@@ -1,0 +1,250 @@
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "dispatcher.h"
+#include "offer.h"
+
+namespace broker {
+namespace {
+
+constexpr int kBatch = 32;  // offers per task before the subscription goes to the back
+
+/// A subscription's place in the pool. Guarded by PoolCore::mu.
+struct Entry {
+  std::shared_ptr<SubscriptionState> s;
+  bool queued = false;   // in the ready queue (at most once)
+  bool running = false;  // a worker runs its task (at most one)
+  bool again = false;    // notified while running: queue again afterwards
+  bool removed = false;
+  bool retrying = false;  // failed; requeued at retry_at
+  Millis retry_at{0};
+};
+
+/// A pool thread and the offer it runs. Guarded by PoolCore::mu.
+struct Worker {
+  sync::Thread thread;
+  std::shared_ptr<SubscriptionState> current;
+  std::uint64_t token = 0;
+  Millis started{0};
+  bool abandoned = false;  // its handler overran; a replacement took its place
+};
+
+/// State shared by the pool's threads; kept alive by abandoned threads that outlive it.
+/// Lock order: a subscription's mu is never taken while holding mu (abandon drops it).
+struct PoolCore : std::enable_shared_from_this<PoolCore> {
+  PoolCore(const DispatcherOptions& o, std::function<void()> p)
+      : options(o), on_progress(std::move(p)) {}
+  const DispatcherOptions options;
+  const std::function<void()> on_progress;
+  sync::Mutex mu;
+  sync::CondVar ready;  // the queue grew, or stop
+  sync::CondVar tick;   // wakes the timer thread at stop
+  std::deque<std::shared_ptr<Entry>> queue GUARDED_BY(mu);
+  std::map<const SubscriptionState*, std::shared_ptr<Entry>> entries GUARDED_BY(mu);
+  std::vector<std::shared_ptr<Worker>> workers GUARDED_BY(mu);
+  bool stop GUARDED_BY(mu) = false;
+  sync::Thread timer;
+
+  void enqueue(const std::shared_ptr<Entry>& e) REQUIRES(mu) {
+    if (e->removed || e->queued || e->retrying) return;
+    if (e->running) {
+      e->again = true;
+      return;
+    }
+    e->queued = true;
+    queue.push_back(e);
+    ready.notify_one();
+  }
+
+  void start_worker() REQUIRES(mu) {
+    auto w = std::make_shared<Worker>();
+    auto self = shared_from_this();
+    w->thread = sync::Thread([self, w] { self->work(*w); });
+    workers.push_back(w);
+  }
+
+  /// Reports offer start/end of one worker for the timeout watchdog.
+  class Watch final : public OfferWatch {
+   public:
+    Watch(PoolCore& core, Worker& w) : core_(core), w_(w) {}
+    void started(const std::shared_ptr<SubscriptionState>& s, std::uint64_t token) override {
+      sync::MutexLock lock(core_.mu);
+      w_.current = s;
+      w_.token = token;
+      w_.started = sync::steady_now();
+    }
+    void ended() override {
+      sync::MutexLock lock(core_.mu);
+      w_.current = nullptr;
+    }
+
+   private:
+    PoolCore& core_;
+    Worker& w_;
+  };
+
+  void work(Worker& w) {
+    Watch watch(*this, w);
+    sync::MutexLock lock(mu);
+    for (;;) {
+      while (!stop && !w.abandoned && queue.empty()) ready.wait(mu);
+      if (stop || w.abandoned) return;
+      std::shared_ptr<Entry> e = queue.front();
+      queue.pop_front();
+      e->queued = false;
+      e->running = true;
+      OfferResult r = OfferResult::kNothing;
+      int done = 0;
+      {
+        sync::MutexUnlock unlock(mu);
+        {
+          sync::MutexLock s_lock(e->s->mu);
+          e->s->backing_off = false;
+        }
+        for (; done < kBatch; ++done) {
+          r = offer_next(e->s, &watch);
+          on_progress();
+          if (r != OfferResult::kConfirmed && r != OfferResult::kIgnored) break;
+        }
+        if (r == OfferResult::kFailed) {
+          sync::MutexLock s_lock(e->s->mu);
+          e->s->backing_off = true;
+        }
+      }
+      if (w.abandoned) return;  // the timer failed our offer and requeued e already
+      e->running = false;
+      if (r == OfferResult::kFailed) {
+        e->retrying = true;
+        e->retry_at = sync::steady_now() + options.retry_backoff;
+        on_progress();
+      } else if (done == kBatch || e->again) {
+        e->again = false;
+        enqueue(e);
+      }
+      e->again = false;
+    }
+  }
+
+  // Requeues subscriptions whose backoff ended and abandons overrunning handlers.
+  void run_timer() {
+    const Millis timeout = options.handler_timeout;
+    Millis period = std::max(Millis{1}, options.retry_backoff);
+    if (timeout.count() > 0) period = std::min(period, std::max(Millis{1}, timeout / 4));
+    sync::MutexLock lock(mu);
+    while (!stop) {
+      tick.wait_for(mu, period);
+      if (stop) break;
+      const Millis now = sync::steady_now();
+      std::vector<std::shared_ptr<Entry>> due;
+      for (auto& [key, e] : entries) {
+        if (e->retrying && e->retry_at <= now) due.push_back(e);
+      }
+      for (auto& e : due) {
+        e->retrying = false;
+        {
+          sync::MutexUnlock unlock(mu);
+          sync::MutexLock s_lock(e->s->mu);
+          e->s->backing_off = false;
+        }
+        enqueue(e);
+      }
+      if (timeout.count() <= 0) continue;
+      std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>> victims;
+      for (auto& w : workers) {
+        if (w->current && !w->abandoned && now - w->started > timeout) {
+          w->abandoned = true;
+          victims.emplace_back(w->current, w->token);
+          w->thread.detach();  // it may never return; it holds the core alive
+          start_worker();
+        }
+      }
+      std::erase_if(workers, [](const std::shared_ptr<Worker>& w) { return w->abandoned; });
+      if (victims.empty()) continue;
+      {
+        sync::MutexUnlock unlock(mu);
+        for (auto& [s, token] : victims) abandon_offer(*s, token);
+        on_progress();
+      }
+      for (auto& [s, token] : victims) {
+        auto it = entries.find(s.get());
+        if (it == entries.end()) continue;
+        it->second->running = false;
+        it->second->retrying = false;
+        it->second->again = false;
+        enqueue(it->second);
+      }
+    }
+  }
+};
+
+/// A fixed pool of threads shared by every push subscription (SPEC R15).
+class PoolDispatcher final : public Dispatcher {
+ public:
+  PoolDispatcher(const DispatcherOptions& options, std::function<void()> on_progress)
+      : core_(std::make_shared<PoolCore>(options, std::move(on_progress))) {
+    sync::MutexLock lock(core_->mu);
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, options.pool_threads); ++i) {
+      core_->start_worker();
+    }
+    auto core = core_;
+    core_->timer = sync::Thread([core] { core->run_timer(); });
+  }
+  ~PoolDispatcher() override { stop(); }
+
+  bool synchronous() const override { return false; }
+
+  void attach(const std::shared_ptr<SubscriptionState>& s) override {
+    sync::MutexLock lock(core_->mu);
+    auto e = std::make_shared<Entry>();
+    e->s = s;
+    core_->entries[s.get()] = e;
+    core_->enqueue(e);
+  }
+
+  void detach(const std::shared_ptr<SubscriptionState>& s) override {
+    sync::MutexLock lock(core_->mu);
+    auto it = core_->entries.find(s.get());
+    if (it == core_->entries.end()) return;
+    it->second->removed = true;
+    core_->entries.erase(it);
+  }
+
+  void notify(const std::shared_ptr<SubscriptionState>& s) override {
+    sync::MutexLock lock(core_->mu);
+    auto it = core_->entries.find(s.get());
+    if (it != core_->entries.end()) core_->enqueue(it->second);
+  }
+
+  void stop() override {
+    std::vector<std::shared_ptr<Worker>> workers;
+    {
+      sync::MutexLock lock(core_->mu);
+      if (core_->stop) return;
+      core_->stop = true;
+      core_->ready.notify_all();
+      core_->tick.notify_all();
+    }
+    if (core_->timer.joinable()) core_->timer.join();
+    {
+      sync::MutexLock lock(core_->mu);
+      workers = core_->workers;  // after the timer: it may have replaced workers
+    }
+    for (auto& w : workers) {
+      if (w->thread.joinable()) w->thread.join();
+    }
+  }
+
+ private:
+  std::shared_ptr<PoolCore> core_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dispatcher> make_pool_dispatcher(const DispatcherOptions& options,
+                                                 std::function<void()> on_progress) {
+  return std::make_unique<PoolDispatcher>(options, std::move(on_progress));
+}
+
+}  // namespace broker

@@ -1,0 +1,138 @@
+#include "subscription_state.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace broker {
+
+SubscriptionState::SubscriptionState(Config config, std::shared_ptr<TopicLog> log, Offset cursor)
+    : config_(std::move(config)), log_(std::move(log)), cursor_(cursor) {}
+
+bool SubscriptionState::matches(const Message& m) const {
+  for (const auto& [name, value] : config_.header_filter) {
+    auto it = m.headers.find(name);
+    if (it == m.headers.end() || it->second != value) return false;
+  }
+  return !config_.predicate || config_.predicate(m);
+}
+
+void SubscriptionState::catch_up() {
+  const Offset oldest = log_->oldest();
+  while (!redelivery_.empty() && *redelivery_.begin() < oldest) {
+    attempts_.erase(*redelivery_.begin());
+    redelivery_.erase(redelivery_.begin());
+    ++counters_.skipped;
+  }
+  if (cursor_ < oldest) {
+    counters_.skipped += oldest - cursor_;
+    cursor_ = oldest;
+  }
+}
+
+std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline) {
+  catch_up();
+  MessagePtr message;
+  if (!redelivery_.empty()) {
+    message = log_->read(*redelivery_.begin());
+    redelivery_.erase(redelivery_.begin());
+  } else {
+    for (MessagePtr m = log_->read(cursor_); m; m = log_->read(cursor_)) {
+      ++cursor_;
+      if (matches(*m)) {
+        message = std::move(m);
+        break;
+      }
+      ++counters_.filtered;
+    }
+  }
+  if (!message) return std::nullopt;
+  const int attempt = ++attempts_[message->offset];
+  ++counters_.delivered;
+  if (attempt > 1) ++counters_.redelivered;
+  Held held{message, member, deadline, attempt};
+  in_flight_[message->offset] = held;
+  return held;
+}
+
+bool SubscriptionState::confirm(Offset offset) {
+  if (in_flight_.erase(offset) == 0) return false;
+  attempts_.erase(offset);
+  ++counters_.confirmed;
+  return true;
+}
+
+bool SubscriptionState::fail(Offset offset, const Failure& failure) {
+  auto it = in_flight_.find(offset);
+  if (it == in_flight_.end()) return false;
+  MessagePtr message = std::move(it->second.message);
+  in_flight_.erase(it);
+  const int attempts = attempts_[offset];
+  if (config_.max_deliveries > 0 && attempts >= config_.max_deliveries) {
+    attempts_.erase(offset);
+    dead_.push_back(DeadLetter{std::move(message), attempts, failure.reason});
+    ++counters_.dead_lettered;
+    return true;
+  }
+  redelivery_.insert(offset);
+  return false;
+}
+
+Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
+  auto it = in_flight_.find(offset);
+  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+std::vector<Offset> SubscriptionState::late(Time now) const {
+  std::vector<Offset> out;
+  for (const auto& [offset, held] : in_flight_) {
+    if (held.deadline <= now) out.push_back(offset);
+  }
+  return out;
+}
+
+void SubscriptionState::seek(Offset offset) {
+  cursor_ = offset;
+  redelivery_.clear();
+  in_flight_.clear();
+  attempts_.clear();
+  ++epoch;
+}
+
+bool SubscriptionState::has_next() {
+  catch_up();
+  if (!redelivery_.empty()) return true;
+  const Offset end = log_->end();
+  for (Offset o = cursor_; o < end; ++o) {
+    MessagePtr m = log_->read(o);
+    if (m && matches(*m)) return true;
+  }
+  return false;
+}
+
+SubscriptionStats SubscriptionState::stats() {
+  catch_up();
+  SubscriptionStats s = counters_;
+  s.next_offset = cursor_;
+  s.in_flight = in_flight_.size();
+  s.backlog = redelivery_.size();
+  const Offset end = log_->end();
+  for (Offset o = cursor_; o < end; ++o) {
+    MessagePtr m = log_->read(o);
+    if (m && matches(*m)) ++s.backlog;
+  }
+  return s;
+}
+
+const Member* SubscriptionState::next_member() const {
+  if (members.empty()) return nullptr;
+  auto it = std::find_if(members.begin(), members.end(),
+                         [&](const Member& m) { return m.name == last_member; });
+  if (it == members.end()) return &members.front();
+  ++it;
+  return it == members.end() ? &members.front() : &*it;
+}
+
+}  // namespace broker
