@@ -1,0 +1,168 @@
+// The reference model: a sequential, obviously-correct statement of SPEC.md (R1-R14).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/errors.h"
+#include "model/script.h"
+#include "model/types.h"
+
+namespace model {
+
+/// Options of a push subscription. The model's filter is header-only (no predicate).
+struct PushOptions {
+  Headers header_filter;
+  int max_deliveries = 5;  // 0 = no limit
+  Start start;
+  std::string group;  // non-empty: join or create this group (R10)
+  Script script;      // what this handler does on each offer
+};
+
+/// Options of a pull subscription (R11).
+struct PullOptions {
+  Headers header_filter;
+  Millis ack_timeout = 30000;
+  int max_deliveries = 5;
+  Start start;
+  bool operator==(const PullOptions&) const = default;
+};
+
+/// The whole broker contract on plain containers. Not thread-safe; one caller at a time.
+/// Every public call either succeeds or throws model::Error having changed nothing (R14).
+/// Scripted handlers run inside drain() and may call back into the model.
+class Model {
+ public:
+  // ---- clock ----
+  /// The model's clock: publish stamps messages with it (R2).
+  [[nodiscard]] Millis now() const { return now_; }
+  /// Moves the clock forward by ms.
+  void advance(Millis ms) { now_ += ms; }
+
+  // ---- topics (R1-R3) ----
+  void create_topic(const std::string& name, std::size_t retention_messages = 0,
+                    std::size_t retention_bytes = 0);
+  void delete_topic(const std::string& name);
+  [[nodiscard]] std::vector<std::string> topics() const;
+  Offset publish(const std::string& topic, const std::string& payload, const Headers& headers = {},
+                 const std::string& key = {});
+  [[nodiscard]] Offset end_offset(const std::string& topic) const;
+  [[nodiscard]] Offset oldest_offset(const std::string& topic) const;
+
+  // ---- push (R4-R10, R12) ----
+  void subscribe(const std::string& topic, const std::string& name, const PushOptions& options);
+  bool unsubscribe(const std::string& topic, const std::string& name);
+  void seek(const std::string& topic, const std::string& name, Offset offset);
+  std::size_t drain();
+
+  // ---- pull (R11) ----
+  void subscribe_pull(const std::string& topic, const std::string& name,
+                      const PullOptions& options);
+  std::vector<Received> poll(const std::string& topic, const std::string& sub,
+                             const std::string& member, Millis now, std::size_t max);
+  bool ack(const std::string& topic, const std::string& sub, Offset offset,
+           const std::string& member, Millis now);
+  bool nack(const std::string& topic, const std::string& sub, Offset offset,
+            const std::string& member, Millis now);
+  bool extend(const std::string& topic, const std::string& sub, Offset offset,
+              const std::string& member, Millis now, Millis extension);
+  std::vector<Expired> expire(Millis now);
+
+  // ---- observation (R13) ----
+  Stats stats(const std::string& topic, const std::string& name);
+  std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name);
+  [[nodiscard]] std::vector<std::string> subscriptions(const std::string& topic) const;
+
+  /// Handler calls made since the last take_calls(), in order; clears them.
+  std::vector<HandlerCall> take_calls();
+
+ private:
+  // A message handed out and not yet answered; keeps its message alive (R3).
+  struct Held {
+    std::string member;
+    Millis deadline = 0;  // pull only
+    int attempt = 0;
+    Message message;
+  };
+  // One subscription state: a push subscription, a push group, or a pull subscription.
+  struct Sub {
+    std::uint64_t id = 0;
+    bool pull = false;
+    Headers filter;
+    int max_deliveries = 5;
+    Start start;
+    Millis ack_timeout = 0;          // pull only
+    std::string group;               // push group name, "" for a single subscription
+    std::vector<std::string> members;  // push: member names in join order
+    std::string last_member;         // push: who got the previous offer (R10)
+    std::uint64_t seeks = 0;         // bumped by seek; an offer's result needs it unchanged (R9)
+    Offset cursor = 0;
+    std::set<Offset> redelivery;
+    std::map<Offset, Held> in_flight;
+    std::map<Offset, int> attempts;
+    std::vector<DeadLetter> dead;
+    Stats counters;  // next_offset, backlog and in_flight are filled in by stats()
+  };
+  // A push member: its own name, its state and its script position.
+  struct Member {
+    std::uint64_t sub_id = 0;
+    Script script;
+    std::size_t next_step = 0;
+  };
+  struct Topic {
+    std::uint64_t id = 0;
+    std::string name;
+    std::size_t retention_messages = 0;
+    std::size_t retention_bytes = 0;
+    std::map<Offset, Message> log;  // kept messages only
+    Offset end = 0;
+    std::vector<std::uint64_t> order;            // subscription states in creation order
+    std::map<std::uint64_t, Sub> subs;           // by state id
+    std::map<std::string, Member> members;       // push names
+    std::map<std::string, std::uint64_t> pulls;  // pull names
+    std::map<std::string, std::uint64_t> groups;  // group name -> state id
+  };
+
+  // lookups
+  Topic& topic_or_throw(const std::string& name);
+  const Topic& topic_or_throw(const std::string& name) const;
+  Topic* find_topic(const std::string& name);
+  Topic* find_topic(std::uint64_t id);
+  static Sub* find_sub(Topic& t, const std::string& name);
+  static Sub& sub_or_throw(Topic& t, const std::string& name);
+  static Sub& pull_or_throw(Topic& t, const std::string& name);
+  static Sub* find_pull_for_answer(Topic& t, const std::string& name);
+
+  // the rules, one small function each
+  static void apply_retention(Topic& t);
+  static Offset oldest(const Topic& t);
+  static void validate_start(const Topic& t, const Start& start);
+  static Offset start_cursor(const Topic& t, const Start& start);
+  static bool matches(const Headers& filter, const Message& m);
+  static void catch_up(const Topic& t, Sub& s);
+  static std::optional<Offset> next_message(const Topic& t, Sub& s);
+  static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
+                   Millis deadline);
+  static void confirm(Sub& s, Offset offset);
+  static bool fail(Sub& s, Offset offset, const std::string& reason);
+  static std::string next_member(Sub& s);
+  static bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now);
+  static void remove_state_if_empty(Topic& t, std::uint64_t id);
+
+  // drain pieces
+  std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);
+  std::string run_effect(const Step& step, const std::string& topic, const std::string& self);
+
+  std::vector<Topic> topics_;  // creation order
+  std::uint64_t next_id_ = 1;
+  Millis now_ = 0;
+  int handler_depth_ = 0;
+  std::vector<HandlerCall> calls_;
+};
+
+}  // namespace model

@@ -1,0 +1,50 @@
+// Scripted push handlers: the model knows what every offer does.
+//
+// A Script is a finite list of Steps. Each offer to the subscription (or group member)
+// consumes the next Step: first the Step's side effect runs (from inside the handler,
+// against the same broker), then the handler ends with the Step's verdict. When the
+// Script is used up every further offer is answered by `confirm` with no side effect, so
+// every run terminates once publishing stops.
+//
+// Verdicts: kConfirm returns true; kReject returns false (reason "rejected");
+// kThrowStd throws std::runtime_error("boom") (reason "exception: boom"); kThrowOther
+// throws the int 42 (reason "unknown exception").
+// Effects: kUnsubscribeSelf unsubscribes the handler's own name; kUnsubscribe unsubscribes
+// (topic, name); kPublish publishes (topic, payload) with no headers and no key; kSeek
+// seeks (topic, name, offset); kDrain calls drain() (always ReentrantDrain, R8).
+// The effect's result (or error) is recorded in HandlerCall::effect; an error there does
+// not change the verdict.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/types.h"
+
+namespace model {
+
+/// How a scripted handler call ends.
+enum class Verdict { kConfirm, kReject, kThrowStd, kThrowOther };
+
+/// What a scripted handler call does before its verdict.
+enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, kDrain };
+
+/// One handler call: an optional side effect, then a verdict.
+struct Step {
+  EffectKind effect = EffectKind::kNone;
+  std::string topic;    // kUnsubscribe, kPublish, kSeek
+  std::string name;     // kUnsubscribe, kSeek
+  std::string payload;  // kPublish
+  Offset offset = 0;    // kSeek
+  Verdict verdict = Verdict::kConfirm;
+  bool operator==(const Step&) const = default;
+};
+
+/// A handler's behaviour: one Step per offer, then `confirm` forever.
+using Script = std::vector<Step>;
+
+/// The text of a side effect's result as HandlerCall::effect records it, e.g.
+/// "publish -> 3", "unsubscribe -> false", "seek -> ok", "seek -> offset_out_of_range".
+std::string effect_result(EffectKind kind, const std::string& result);
+
+}  // namespace model

@@ -1,0 +1,86 @@
+// Plain values the model takes and returns. Everything is copyable and comparable.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace model {
+
+/// Absolute position of a message in its topic (R2).
+using Offset = std::uint64_t;
+/// Message headers; a header filter lists headers that must be present and equal (R5).
+using Headers = std::map<std::string, std::string>;
+/// Milliseconds of the shared clock, both as points in time and as durations.
+using Millis = std::int64_t;
+
+/// Where a new subscription starts reading (R4).
+struct Start {
+  enum class Kind { kEnd, kBeginning, kOffset };
+  Kind kind = Kind::kEnd;
+  Offset offset = 0;  // kOffset only
+  bool operator==(const Start&) const = default;
+};
+
+/// One message of a topic's log.
+struct Message {
+  Offset offset = 0;
+  std::string payload;
+  Headers headers;
+  std::string key;
+  Millis publish_time = 0;
+};
+
+/// One message returned by poll (R11).
+struct Received {
+  Offset offset = 0;
+  std::string payload;
+  int attempt = 0;
+  Millis deadline = 0;
+  bool operator==(const Received&) const = default;
+};
+
+/// One held message moved by expire (R11).
+struct Expired {
+  std::string topic;
+  std::string subscription;
+  Offset offset = 0;
+  bool dead_lettered = false;
+  bool operator==(const Expired&) const = default;
+};
+
+/// A message that used up its deliveries (R7).
+struct DeadLetter {
+  Offset offset = 0;
+  std::string payload;
+  int attempts = 0;
+  std::string reason;
+  bool operator==(const DeadLetter&) const = default;
+};
+
+/// What stats() reports about a subscription or group (R13).
+struct Stats {
+  Offset next_offset = 0;
+  std::uint64_t backlog = 0;
+  std::uint64_t in_flight = 0;
+  std::uint64_t delivered = 0;
+  std::uint64_t redelivered = 0;
+  std::uint64_t confirmed = 0;
+  std::uint64_t dead_lettered = 0;
+  std::uint64_t skipped = 0;
+  std::uint64_t filtered = 0;
+  bool operator==(const Stats&) const = default;
+};
+
+/// One push handler call made during a drain, and what its scripted side effect returned.
+struct HandlerCall {
+  std::string topic;
+  std::string subscription;  // the member's own name (for a group: the member)
+  Offset offset = 0;
+  std::string payload;
+  int attempt = 0;
+  std::string effect;  // "" when the step had no side effect; else e.g. "publish -> 3"
+  bool operator==(const HandlerCall&) const = default;
+};
+
+}  // namespace model

@@ -1,0 +1,145 @@
+// The operation language: one value type per broker call, shared by the model runner, the
+// broker runner, the text form, properties and fuzzers.
+//
+// Time: there is one shared clock starting at 0. `advance` moves it; publish stamps
+// messages with it and poll/ack/nack/extend/expire pass it as `now`.
+// Push handlers are scripted (model/script.h): a Subscribe carries its member's Script.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/script.h"
+#include "model/types.h"
+
+namespace oplang {
+
+using model::Headers;
+using model::Millis;
+using model::Offset;
+using model::Start;
+
+/// create_topic(name, {retention_messages, retention_bytes})
+struct CreateTopic {
+  std::string name;
+  std::size_t retention_messages = 0;
+  std::size_t retention_bytes = 0;
+  bool operator==(const CreateTopic&) const = default;
+};
+/// delete_topic(name)
+struct DeleteTopic {
+  std::string name;
+  bool operator==(const DeleteTopic&) const = default;
+};
+/// publish(topic, payload, headers, key)
+struct Publish {
+  std::string topic;
+  std::string payload;
+  Headers headers;
+  std::string key;
+  bool operator==(const Publish&) const = default;
+};
+/// subscribe(topic, name, handler running `script`, {header_filter, max_deliveries, start, group})
+struct Subscribe {
+  std::string topic;
+  std::string name;
+  Headers filter;
+  int max_deliveries = 5;
+  Start start;
+  std::string group;
+  model::Script script;
+  bool operator==(const Subscribe&) const = default;
+};
+/// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start})
+struct SubscribePull {
+  std::string topic;
+  std::string name;
+  Headers filter;
+  Millis ack_timeout = 30000;
+  int max_deliveries = 5;
+  Start start;
+  bool operator==(const SubscribePull&) const = default;
+};
+/// unsubscribe(topic, name)
+struct Unsubscribe {
+  std::string topic;
+  std::string name;
+  bool operator==(const Unsubscribe&) const = default;
+};
+/// seek(topic, name, offset)
+struct Seek {
+  std::string topic;
+  std::string name;
+  Offset offset = 0;
+  bool operator==(const Seek&) const = default;
+};
+/// drain()
+struct Drain {
+  bool operator==(const Drain&) const = default;
+};
+/// poll(topic, sub, member, now, max)
+struct Poll {
+  std::string topic;
+  std::string sub;
+  std::string member;
+  std::size_t max = 1;
+  bool operator==(const Poll&) const = default;
+};
+/// ack(topic, sub, offset, member, now)
+struct Ack {
+  std::string topic;
+  std::string sub;
+  Offset offset = 0;
+  std::string member;
+  bool operator==(const Ack&) const = default;
+};
+/// nack(topic, sub, offset, member, now)
+struct Nack {
+  std::string topic;
+  std::string sub;
+  Offset offset = 0;
+  std::string member;
+  bool operator==(const Nack&) const = default;
+};
+/// extend(topic, sub, offset, member, now, extension)
+struct Extend {
+  std::string topic;
+  std::string sub;
+  Offset offset = 0;
+  std::string member;
+  Millis extension = 0;
+  bool operator==(const Extend&) const = default;
+};
+/// expire(now)
+struct Expire {
+  bool operator==(const Expire&) const = default;
+};
+/// Moves the shared clock forward by ms (not a broker call).
+struct Advance {
+  Millis ms = 0;
+  bool operator==(const Advance&) const = default;
+};
+/// stats(topic, name)
+struct GetStats {
+  std::string topic;
+  std::string name;
+  bool operator==(const GetStats&) const = default;
+};
+/// dead_letters(topic, name)
+struct GetDeadLetters {
+  std::string topic;
+  std::string name;
+  bool operator==(const GetDeadLetters&) const = default;
+};
+
+/// One operation of a script.
+using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
+                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
+                        GetDeadLetters>;
+
+/// A script: operations run in order against one fresh broker (or model).
+using Script = std::vector<Op>;
+
+}  // namespace oplang

@@ -1,0 +1,119 @@
+// Pull subscriptions: poll, ack, nack, extend, expire (R11).
+#include "model/model.h"
+
+namespace model {
+
+// R11: the pull subscription `name`; WrongKind for a push one, UnknownSubscription if none.
+Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
+  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
+  auto it = t.pulls.find(name);
+  if (it == t.pulls.end()) throw Error(ErrorCode::kUnknownSubscription);
+  return t.subs.at(it->second);
+}
+
+// R11: for ack/nack/extend: WrongKind for a push name, nullptr (answer false) if unknown.
+Model::Sub* Model::find_pull_for_answer(Topic& t, const std::string& name) {
+  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
+  auto it = t.pulls.find(name);
+  return it == t.pulls.end() ? nullptr : &t.subs.at(it->second);
+}
+
+// R11: same name with equal options is a no-op; other options or a push name are refused.
+void Model::subscribe_pull(const std::string& topic, const std::string& name,
+                           const PullOptions& options) {
+  Topic& t = topic_or_throw(topic);
+  if (name.empty() || options.ack_timeout <= 0 || options.max_deliveries < 0) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
+  if (auto it = t.pulls.find(name); it != t.pulls.end()) {
+    const Sub& s = t.subs.at(it->second);
+    const PullOptions existing{s.filter, s.ack_timeout, s.max_deliveries, s.start};
+    if (existing == options) return;
+    throw Error(ErrorCode::kOptionsMismatch);
+  }
+  validate_start(t, options.start);
+  Sub s;
+  s.id = next_id_++;
+  s.pull = true;
+  s.filter = options.header_filter;
+  s.ack_timeout = options.ack_timeout;
+  s.max_deliveries = options.max_deliveries;
+  s.start = options.start;
+  s.cursor = start_cursor(t, options.start);
+  t.pulls[name] = s.id;
+  t.order.push_back(s.id);
+  t.subs[s.id] = std::move(s);
+}
+
+// R11: up to max messages by R5, each held by member until now + ack_timeout.
+std::vector<Received> Model::poll(const std::string& topic, const std::string& sub,
+                                  const std::string& member, Millis now, std::size_t max) {
+  Topic& t = topic_or_throw(topic);
+  Sub& s = pull_or_throw(t, sub);
+  if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
+  catch_up(t, s);
+  std::vector<Received> out;
+  while (out.size() < max) {
+    const std::optional<Offset> offset = next_message(t, s);
+    if (!offset) break;
+    const Millis deadline = now + s.ack_timeout;
+    const int attempt = offer(t, s, *offset, member, deadline);
+    out.push_back(Received{*offset, t.log.at(*offset).payload, attempt, deadline});
+  }
+  return out;
+}
+
+// R11, R7: an accepted ack confirms.
+bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
+                const std::string& member, Millis now) {
+  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
+  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
+  confirm(*s, offset);
+  return true;
+}
+
+// R11, R7: an accepted nack fails the message (reason "nacked").
+bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
+                 const std::string& member, Millis now) {
+  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
+  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
+  fail(*s, offset, "nacked");
+  return true;
+}
+
+// R11: an accepted extend sets deadline = now + extension.
+bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
+                   const std::string& member, Millis now, Millis extension) {
+  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
+  if (extension <= 0) throw Error(ErrorCode::kInvalidArgument);
+  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
+  s->in_flight.at(offset).deadline = now + extension;
+  return true;
+}
+
+// R11, R7: fails every held pull message with deadline <= now, in creation/offset order.
+std::vector<Expired> Model::expire(Millis now) {
+  std::vector<Expired> out;
+  for (Topic& t : topics_) {
+    for (std::uint64_t id : t.order) {
+      Sub& s = t.subs.at(id);
+      if (!s.pull) continue;
+      std::vector<Offset> late;
+      for (const auto& [offset, held] : s.in_flight) {
+        if (held.deadline <= now) late.push_back(offset);
+      }
+      std::string name;
+      for (const auto& [n, sid] : t.pulls) {
+        if (sid == id) name = n;
+      }
+      for (Offset offset : late) {
+        const bool dead = fail(s, offset, "ack deadline expired");
+        out.push_back(Expired{t.name, name, offset, dead});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace model

@@ -1,0 +1,166 @@
+// Push subscriptions, groups, unsubscribe, seek and the synchronous drain (R4, R8-R10, R12).
+#include <algorithm>
+
+#include "model/model.h"
+
+namespace model {
+
+// R4, R10: a new push subscription, or a new member of a group with equal options.
+void Model::subscribe(const std::string& topic, const std::string& name,
+                      const PushOptions& options) {
+  Topic& t = topic_or_throw(topic);
+  if (name.empty() || options.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
+  if (find_sub(t, name) != nullptr) throw Error(ErrorCode::kDuplicateSubscription);
+  validate_start(t, options.start);
+  std::uint64_t id = 0;
+  if (auto g = t.groups.find(options.group); !options.group.empty() && g != t.groups.end()) {
+    const Sub& s = t.subs.at(g->second);
+    if (s.filter != options.header_filter || s.max_deliveries != options.max_deliveries ||
+        s.start != options.start) {
+      throw Error(ErrorCode::kOptionsMismatch);
+    }
+    id = g->second;
+  } else {
+    id = next_id_++;
+    Sub s;
+    s.id = id;
+    s.filter = options.header_filter;
+    s.max_deliveries = options.max_deliveries;
+    s.start = options.start;
+    s.group = options.group;
+    s.cursor = start_cursor(t, options.start);
+    t.subs[id] = std::move(s);
+    t.order.push_back(id);
+    if (!options.group.empty()) t.groups[options.group] = id;
+  }
+  t.subs.at(id).members.push_back(name);
+  t.members[name] = Member{id, options.script, 0};
+}
+
+// R10: a state lives while it has members (pull states until unsubscribed).
+void Model::remove_state_if_empty(Topic& t, std::uint64_t id) {
+  Sub& s = t.subs.at(id);
+  if (!s.pull && !s.members.empty()) return;
+  if (!s.group.empty()) t.groups.erase(s.group);
+  t.subs.erase(id);
+  std::erase(t.order, id);
+}
+
+// R9: removes a push member or a pull subscription; false if there was none.
+bool Model::unsubscribe(const std::string& topic, const std::string& name) {
+  Topic* t = find_topic(topic);
+  if (t == nullptr) return false;
+  if (auto it = t->members.find(name); it != t->members.end()) {
+    const std::uint64_t id = it->second.sub_id;
+    t->members.erase(it);
+    std::erase(t->subs.at(id).members, name);
+    remove_state_if_empty(*t, id);
+    return true;
+  }
+  if (auto it = t->pulls.find(name); it != t->pulls.end()) {
+    const std::uint64_t id = it->second;
+    t->pulls.erase(it);
+    remove_state_if_empty(*t, id);
+    return true;
+  }
+  return false;
+}
+
+// R12: sets the cursor and forgets redelivery, in-flight and attempts; counters stay.
+void Model::seek(const std::string& topic, const std::string& name, Offset offset) {
+  Topic& t = topic_or_throw(topic);
+  Sub& s = sub_or_throw(t, name);
+  if (offset < oldest(t) || offset > t.end) throw Error(ErrorCode::kOffsetOutOfRange);
+  catch_up(t, s);
+  s.cursor = offset;
+  s.redelivery.clear();
+  s.in_flight.clear();
+  s.attempts.clear();
+  s.seeks += 1;
+}
+
+// R8: topics existing at the start in creation order; each topic's states when reached.
+std::size_t Model::drain() {
+  if (handler_depth_ > 0) throw Error(ErrorCode::kReentrantDrain);
+  std::vector<std::uint64_t> topic_ids;
+  for (const Topic& t : topics_) topic_ids.push_back(t.id);
+  std::size_t confirmations = 0;
+  for (std::uint64_t tid : topic_ids) {
+    Topic* t = find_topic(tid);
+    if (t == nullptr) continue;  // deleted during the drain
+    const std::vector<std::uint64_t> sub_ids = t->order;
+    for (std::uint64_t sid : sub_ids) confirmations += serve(tid, sid);
+  }
+  return confirmations;
+}
+
+// R8: offers the next message until none, a failure, or the state is gone.
+std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
+  std::size_t confirmations = 0;
+  while (true) {
+    Topic* t = find_topic(topic_id);
+    if (t == nullptr || !t->subs.contains(sub_id)) return confirmations;
+    Sub* s = &t->subs.at(sub_id);
+    if (s->pull) return confirmations;
+    catch_up(*t, *s);
+    const std::optional<Offset> offset = next_message(*t, *s);
+    if (!offset) return confirmations;
+    const std::string member = next_member(*s);
+    const int attempt = offer(*t, *s, *offset, member, 0);
+    const std::uint64_t seeks = s->seeks;
+    const std::string topic_name = t->name;
+    Member& m = t->members.at(member);
+    const Step step = m.next_step < m.script.size() ? m.script[m.next_step] : Step{};
+    m.next_step += 1;
+    calls_.push_back(
+        HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt, ""});
+    const std::size_t call_index = calls_.size() - 1;
+    handler_depth_ += 1;
+    std::string effect = run_effect(step, topic_name, member);
+    handler_depth_ -= 1;
+    calls_[call_index].effect = std::move(effect);
+    // R9: the result counts only if the state still exists and was not seeked meanwhile.
+    t = find_topic(topic_id);
+    const bool applies = t != nullptr && t->subs.contains(sub_id) &&
+                         t->subs.at(sub_id).seeks == seeks;
+    if (step.verdict == Verdict::kConfirm) {
+      if (applies) {
+        confirm(t->subs.at(sub_id), *offset);
+        confirmations += 1;
+      }
+      continue;
+    }
+    if (applies) {
+      const char* reason = step.verdict == Verdict::kReject      ? "rejected"
+                           : step.verdict == Verdict::kThrowStd ? "exception: boom"
+                                                                 : "unknown exception";
+      fail(t->subs.at(sub_id), *offset, reason);
+    }
+    return confirmations;  // R8: a failure stops this subscription for this drain
+  }
+}
+
+// Script: the step's side effect, run from inside the handler; returns its printed result.
+std::string Model::run_effect(const Step& step, const std::string& topic,
+                              const std::string& self) {
+  try {
+    switch (step.effect) {
+      case EffectKind::kNone: return "";
+      case EffectKind::kUnsubscribeSelf:
+        return effect_result(step.effect, unsubscribe(topic, self) ? "true" : "false");
+      case EffectKind::kUnsubscribe:
+        return effect_result(step.effect, unsubscribe(step.topic, step.name) ? "true" : "false");
+      case EffectKind::kPublish:
+        return effect_result(step.effect, std::to_string(publish(step.topic, step.payload)));
+      case EffectKind::kSeek:
+        seek(step.topic, step.name, step.offset);
+        return effect_result(step.effect, "ok");
+      case EffectKind::kDrain: return effect_result(step.effect, std::to_string(drain()));
+    }
+  } catch (const Error& e) {
+    return effect_result(step.effect, to_string(e.code()));
+  }
+  return "";
+}
+
+}  // namespace model

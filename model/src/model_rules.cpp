@@ -1,0 +1,128 @@
+// The per-subscription rules of SPEC.md, one small function each.
+#include "model/model.h"
+
+namespace model {
+
+// R3: the first kept offset (the end when nothing was ever published).
+Offset Model::oldest(const Topic& t) { return t.log.empty() ? t.end : t.log.begin()->first; }
+
+// R3: after an append keep the newest N messages and at most B payload bytes (newest stays).
+void Model::apply_retention(Topic& t) {
+  if (t.retention_messages > 0) {
+    while (t.log.size() > t.retention_messages) t.log.erase(t.log.begin());
+  }
+  if (t.retention_bytes > 0) {
+    auto bytes = [&t] {
+      std::size_t sum = 0;
+      for (const auto& [offset, m] : t.log) sum += m.payload.size();
+      return sum;
+    };
+    while (t.log.size() > 1 && bytes() > t.retention_bytes) t.log.erase(t.log.begin());
+  }
+}
+
+// R4: an explicit start offset must lie in [oldest, end].
+void Model::validate_start(const Topic& t, const Start& start) {
+  if (start.kind == Start::Kind::kOffset && (start.offset < oldest(t) || start.offset > t.end)) {
+    throw Error(ErrorCode::kOffsetOutOfRange);
+  }
+}
+
+// R4: end of the log (default), the oldest kept offset, or the given offset.
+Offset Model::start_cursor(const Topic& t, const Start& start) {
+  switch (start.kind) {
+    case Start::Kind::kEnd: return t.end;
+    case Start::Kind::kBeginning: return oldest(t);
+    case Start::Kind::kOffset: return start.offset;
+  }
+  return t.end;
+}
+
+// R5: a header filter passes when every listed header is present and equal.
+bool Model::matches(const Headers& filter, const Message& m) {
+  for (const auto& [name, value] : filter) {
+    auto it = m.headers.find(name);
+    if (it == m.headers.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+// R3: waiting offsets below the oldest kept one are dropped and counted in `skipped`.
+void Model::catch_up(const Topic& t, Sub& s) {
+  const Offset first = oldest(t);
+  while (!s.redelivery.empty() && *s.redelivery.begin() < first) {
+    s.attempts.erase(*s.redelivery.begin());
+    s.redelivery.erase(s.redelivery.begin());
+    s.counters.skipped += 1;
+  }
+  if (s.cursor < first) {
+    s.counters.skipped += first - s.cursor;
+    s.cursor = first;
+  }
+}
+
+// R5: lowest redelivery entry, else the first match at or after the cursor.
+std::optional<Offset> Model::next_message(const Topic& t, Sub& s) {
+  if (!s.redelivery.empty()) {
+    const Offset o = *s.redelivery.begin();
+    s.redelivery.erase(s.redelivery.begin());
+    return o;
+  }
+  while (s.cursor < t.end) {
+    const Message& m = t.log.at(s.cursor);
+    s.cursor += 1;
+    if (matches(s.filter, m)) return m.offset;
+    s.counters.filtered += 1;
+  }
+  return std::nullopt;
+}
+
+// R6: an offer counts an attempt and holds the message for `member` until answered.
+int Model::offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
+                 Millis deadline) {
+  const int attempt = ++s.attempts[offset];
+  s.counters.delivered += 1;
+  if (attempt > 1) s.counters.redelivered += 1;
+  s.in_flight[offset] = Held{member, deadline, attempt, t.log.at(offset)};
+  return attempt;
+}
+
+// R7: a confirmation forgets the message.
+void Model::confirm(Sub& s, Offset offset) {
+  s.in_flight.erase(offset);
+  s.attempts.erase(offset);
+  s.counters.confirmed += 1;
+}
+
+// R7: a failure dead-letters at max_deliveries, else returns the message; true if dead.
+bool Model::fail(Sub& s, Offset offset, const std::string& reason) {
+  const Held held = s.in_flight.at(offset);
+  s.in_flight.erase(offset);
+  const int attempts = s.attempts[offset];
+  if (s.max_deliveries > 0 && attempts >= s.max_deliveries) {
+    s.dead.push_back(DeadLetter{offset, held.message.payload, attempts, reason});
+    s.counters.dead_lettered += 1;
+    s.attempts.erase(offset);
+    return true;
+  }
+  s.redelivery.insert(offset);
+  return false;
+}
+
+// R10: the member after the previous one, wrapping; the first if that one left.
+std::string Model::next_member(Sub& s) {
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < s.members.size(); ++i) {
+    if (s.members[i] == s.last_member) next = (i + 1) % s.members.size();
+  }
+  s.last_member = s.members[next];
+  return s.last_member;
+}
+
+// R11: an answer counts only from the holder, strictly before the deadline.
+bool Model::accepted(const Sub& s, Offset offset, const std::string& member, Millis now) {
+  auto it = s.in_flight.find(offset);
+  return it != s.in_flight.end() && it->second.member == member && now < it->second.deadline;
+}
+
+}  // namespace model

@@ -1,0 +1,76 @@
+// Runs ops against model::Model.
+#include "oplang/model_runner.h"
+
+namespace oplang {
+namespace {
+
+// Calls the model for one op and returns its value; model::Error propagates.
+struct Apply {
+  model::Model& m;
+
+  Value operator()(const CreateTopic& o) const {
+    m.create_topic(o.name, o.retention_messages, o.retention_bytes);
+    return Done{};
+  }
+  Value operator()(const DeleteTopic& o) const {
+    m.delete_topic(o.name);
+    return Done{};
+  }
+  Value operator()(const Publish& o) const {
+    return OffsetResult{m.publish(o.topic, o.payload, o.headers, o.key)};
+  }
+  Value operator()(const Subscribe& o) const {
+    m.subscribe(o.topic, o.name, {o.filter, o.max_deliveries, o.start, o.group, o.script});
+    return Done{};
+  }
+  Value operator()(const SubscribePull& o) const {
+    m.subscribe_pull(o.topic, o.name, {o.filter, o.ack_timeout, o.max_deliveries, o.start});
+    return Done{};
+  }
+  Value operator()(const Unsubscribe& o) const { return BoolResult{m.unsubscribe(o.topic, o.name)}; }
+  Value operator()(const Seek& o) const {
+    m.seek(o.topic, o.name, o.offset);
+    return Done{};
+  }
+  Value operator()(const Drain&) const { return CountResult{m.drain()}; }
+  Value operator()(const Poll& o) const { return m.poll(o.topic, o.sub, o.member, m.now(), o.max); }
+  Value operator()(const Ack& o) const {
+    return BoolResult{m.ack(o.topic, o.sub, o.offset, o.member, m.now())};
+  }
+  Value operator()(const Nack& o) const {
+    return BoolResult{m.nack(o.topic, o.sub, o.offset, o.member, m.now())};
+  }
+  Value operator()(const Extend& o) const {
+    return BoolResult{m.extend(o.topic, o.sub, o.offset, o.member, m.now(), o.extension)};
+  }
+  Value operator()(const Expire&) const { return m.expire(m.now()); }
+  Value operator()(const Advance& o) const {
+    m.advance(o.ms);
+    return Done{};
+  }
+  Value operator()(const GetStats& o) const { return m.stats(o.topic, o.name); }
+  Value operator()(const GetDeadLetters& o) const { return m.dead_letters(o.topic, o.name); }
+};
+
+}  // namespace
+
+Outcome ModelRunner::step(const Op& op) {
+  Outcome out;
+  try {
+    out.value = std::visit(Apply{model_}, op);
+  } catch (const model::Error& e) {
+    out.error = e.code();
+    out.value = Done{};
+  }
+  out.calls = model_.take_calls();
+  return out;
+}
+
+std::vector<Outcome> run(const Script& script) {
+  ModelRunner runner;
+  std::vector<Outcome> out;
+  for (const Op& op : script) out.push_back(runner.step(op));
+  return out;
+}
+
+}  // namespace oplang

@@ -1,0 +1,111 @@
+// Topics, publishing and name lookups (R1, R2, R3).
+#include <algorithm>
+
+#include "model/model.h"
+
+namespace model {
+
+Model::Topic* Model::find_topic(const std::string& name) {
+  for (Topic& t : topics_) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+Model::Topic* Model::find_topic(std::uint64_t id) {
+  for (Topic& t : topics_) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+Model::Topic& Model::topic_or_throw(const std::string& name) {
+  Topic* t = find_topic(name);
+  if (t == nullptr) throw Error(ErrorCode::kUnknownTopic);
+  return *t;
+}
+
+const Model::Topic& Model::topic_or_throw(const std::string& name) const {
+  return const_cast<Model*>(this)->topic_or_throw(name);
+}
+
+// R4, R10: a name is a push subscription (or a group member) or a pull subscription.
+Model::Sub* Model::find_sub(Topic& t, const std::string& name) {
+  if (auto it = t.members.find(name); it != t.members.end()) return &t.subs.at(it->second.sub_id);
+  if (auto it = t.pulls.find(name); it != t.pulls.end()) return &t.subs.at(it->second);
+  return nullptr;
+}
+
+Model::Sub& Model::sub_or_throw(Topic& t, const std::string& name) {
+  Sub* s = find_sub(t, name);
+  if (s == nullptr) throw Error(ErrorCode::kUnknownSubscription);
+  return *s;
+}
+
+// R1: a non-empty, unused name makes an empty topic.
+void Model::create_topic(const std::string& name, std::size_t retention_messages,
+                         std::size_t retention_bytes) {
+  if (name.empty()) throw Error(ErrorCode::kInvalidArgument);
+  if (find_topic(name) != nullptr) throw Error(ErrorCode::kDuplicateTopic);
+  Topic t;
+  t.id = next_id_++;
+  t.name = name;
+  t.retention_messages = retention_messages;
+  t.retention_bytes = retention_bytes;
+  topics_.push_back(std::move(t));
+}
+
+// R1: only a topic without subscriptions can be deleted.
+void Model::delete_topic(const std::string& name) {
+  Topic& t = topic_or_throw(name);
+  if (!t.order.empty()) throw Error(ErrorCode::kTopicInUse);
+  std::erase_if(topics_, [&name](const Topic& x) { return x.name == name; });
+}
+
+// R1: names in creation order.
+std::vector<std::string> Model::topics() const {
+  std::vector<std::string> names;
+  for (const Topic& t : topics_) names.push_back(t.name);
+  return names;
+}
+
+// R2: append at the next offset, stamped with the clock; then retention (R3).
+Offset Model::publish(const std::string& topic, const std::string& payload,
+                      const Headers& headers, const std::string& key) {
+  Topic& t = topic_or_throw(topic);
+  const Offset offset = t.end++;
+  t.log[offset] = Message{offset, payload, headers, key, now_};
+  apply_retention(t);
+  return offset;
+}
+
+Offset Model::end_offset(const std::string& topic) const { return topic_or_throw(topic).end; }
+
+Offset Model::oldest_offset(const std::string& topic) const {
+  return oldest(topic_or_throw(topic));
+}
+
+// Subscription names in subscription order (a group lists its members in join order).
+std::vector<std::string> Model::subscriptions(const std::string& topic) const {
+  const Topic& t = topic_or_throw(topic);
+  std::vector<std::string> names;
+  for (std::uint64_t id : t.order) {
+    const Sub& s = t.subs.at(id);
+    if (s.pull) {
+      for (const auto& [name, sid] : t.pulls) {
+        if (sid == id) names.push_back(name);
+      }
+    } else {
+      names.insert(names.end(), s.members.begin(), s.members.end());
+    }
+  }
+  return names;
+}
+
+std::vector<HandlerCall> Model::take_calls() {
+  std::vector<HandlerCall> out;
+  out.swap(calls_);
+  return out;
+}
+
+}  // namespace model

@@ -1,0 +1,70 @@
+// Printing outcomes.
+#include "oplang/outcome.h"
+
+#include <sstream>
+
+#include "oplang/text.h"
+
+namespace oplang {
+namespace {
+
+void print_value(std::ostream& os, const Done&) { os << "ok"; }
+void print_value(std::ostream& os, const OffsetResult& r) { os << "offset " << r.offset; }
+void print_value(std::ostream& os, const BoolResult& r) { os << (r.value ? "true" : "false"); }
+void print_value(std::ostream& os, const CountResult& r) { os << "confirmed " << r.count; }
+
+void print_value(std::ostream& os, const std::vector<model::Received>& list) {
+  os << "received [";
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const model::Received& r = list[i];
+    os << (i ? "; " : "") << r.offset << ' ' << format_value(r.payload) << " attempt=" << r.attempt
+       << " deadline=" << r.deadline;
+  }
+  os << ']';
+}
+
+void print_value(std::ostream& os, const std::vector<model::Expired>& list) {
+  os << "expired [";
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const model::Expired& e = list[i];
+    os << (i ? "; " : "") << format_value(e.topic) << '/' << format_value(e.subscription) << ' '
+       << e.offset << " -> " << (e.dead_lettered ? "dead" : "redelivery");
+  }
+  os << ']';
+}
+
+void print_value(std::ostream& os, const model::Stats& s) {
+  os << "stats next=" << s.next_offset << " backlog=" << s.backlog << " in_flight=" << s.in_flight
+     << " delivered=" << s.delivered << " redelivered=" << s.redelivered
+     << " confirmed=" << s.confirmed << " dead_lettered=" << s.dead_lettered
+     << " skipped=" << s.skipped << " filtered=" << s.filtered;
+}
+
+void print_value(std::ostream& os, const std::vector<model::DeadLetter>& list) {
+  os << "dead_letters [";
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const model::DeadLetter& d = list[i];
+    os << (i ? "; " : "") << d.offset << ' ' << format_value(d.payload)
+       << " attempts=" << d.attempts << " reason=" << format_value(d.reason);
+  }
+  os << ']';
+}
+
+}  // namespace
+
+std::string print(const Outcome& outcome) {
+  std::ostringstream os;
+  if (outcome.error) {
+    os << "error " << model::to_string(*outcome.error);
+  } else {
+    std::visit([&os](const auto& v) { print_value(os, v); }, outcome.value);
+  }
+  for (const model::HandlerCall& c : outcome.calls) {
+    os << "\n  call " << format_value(c.topic) << '/' << format_value(c.subscription) << ' '
+       << c.offset << ' ' << format_value(c.payload) << " attempt=" << c.attempt;
+    if (!c.effect.empty()) os << " effect: " << c.effect;
+  }
+  return os.str();
+}
+
+}  // namespace oplang

@@ -1,0 +1,421 @@
+// Parsing the text form (see oplang/text.h). Every malformed input ends in a ParseError.
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "oplang/text.h"
+
+namespace oplang {
+
+ParseError::ParseError(std::size_t line, std::size_t column, const std::string& expected)
+    : std::runtime_error(std::to_string(line) + ":" + std::to_string(column) + ": expected " +
+                         expected),
+      line_(line),
+      column_(column),
+      expected_(expected) {}
+
+namespace {
+
+struct Token {
+  enum class Kind { kWord, kString, kPunct, kEnd };
+  Kind kind = Kind::kEnd;
+  std::string text;  // word / decoded string / the punctuation character
+  std::size_t column = 0;
+};
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Splits one line into tokens; a '#' outside a string ends the line.
+std::vector<Token> tokenize(std::string_view line, std::size_t line_no) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    const char c = line[i];
+    const std::size_t col = i + 1;
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+    } else if (c == '#') {
+      break;
+    } else if (is_word_char(c)) {
+      std::size_t j = i;
+      while (j < line.size() && is_word_char(line[j])) ++j;
+      out.push_back({Token::Kind::kWord, std::string(line.substr(i, j - i)), col});
+      i = j;
+    } else if (c == '"') {
+      std::string text;
+      std::size_t j = i + 1;
+      while (true) {
+        if (j >= line.size()) throw ParseError(line_no, j + 1, "closing quote");
+        const char d = line[j];
+        if (d == '"') break;
+        if (d != '\\') {
+          text += d;
+          ++j;
+          continue;
+        }
+        if (j + 1 >= line.size()) throw ParseError(line_no, j + 2, "escape character");
+        const char e = line[j + 1];
+        if (e == '"' || e == '\\') {
+          text += e;
+        } else if (e == 'n') {
+          text += '\n';
+        } else if (e == 't') {
+          text += '\t';
+        } else if (e == 'r') {
+          text += '\r';
+        } else if (e == 'x') {
+          const int hi = j + 2 < line.size() ? hex_digit(line[j + 2]) : -1;
+          const int lo = j + 3 < line.size() ? hex_digit(line[j + 3]) : -1;
+          if (hi < 0 || lo < 0) throw ParseError(line_no, j + 3, "two hex digits after \\x");
+          text += static_cast<char>(hi * 16 + lo);
+          j += 2;
+        } else {
+          throw ParseError(line_no, j + 2, "escape \\\" \\\\ \\n \\t \\r or \\xHH");
+        }
+        j += 2;
+      }
+      out.push_back({Token::Kind::kString, std::move(text), col});
+      i = j + 1;
+    } else if (std::string_view("=[],():+").find(c) != std::string_view::npos) {
+      out.push_back({Token::Kind::kPunct, std::string(1, c), col});
+      ++i;
+    } else {
+      throw ParseError(line_no, col, "a word, a quoted string or one of = [ ] , ( ) : +");
+    }
+  }
+  out.push_back({Token::Kind::kEnd, "", line.size() + 1});
+  return out;
+}
+
+// A recursive-descent reader over one line's tokens.
+class LineParser {
+ public:
+  LineParser(std::vector<Token> tokens, std::size_t line) : tokens_(std::move(tokens)), line_(line) {}
+
+  Op op() {
+    const Token& verb = peek();
+    if (verb.kind != Token::Kind::kWord) fail("an operation name");
+    const std::string name = next().text;
+    Op result = dispatch(name, verb);
+    if (peek().kind != Token::Kind::kEnd) fail("end of line");
+    return result;
+  }
+
+ private:
+  const Token& peek() const { return tokens_[pos_]; }
+  const Token& next() {
+    const Token& t = tokens_[pos_];
+    if (t.kind != Token::Kind::kEnd) ++pos_;
+    return t;
+  }
+  [[noreturn]] void fail(const std::string& expected) const {
+    throw ParseError(line_, peek().column, expected);
+  }
+  bool at_punct(char c) const { return peek().kind == Token::Kind::kPunct && peek().text[0] == c; }
+  void expect_punct(char c) {
+    if (!at_punct(c)) fail(std::string("'") + c + "'");
+    next();
+  }
+  std::string value(const char* what) {
+    if (peek().kind != Token::Kind::kWord && peek().kind != Token::Kind::kString) fail(what);
+    return next().text;
+  }
+  std::uint64_t unsigned_number(const char* what) {
+    if (peek().kind != Token::Kind::kWord) fail(what);
+    const std::string& t = peek().text;
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size()) fail(what);
+    next();
+    return v;
+  }
+  std::int64_t signed_number(const char* what, std::int64_t lo, std::int64_t hi) {
+    if (peek().kind != Token::Kind::kWord) fail(what);
+    const std::string& t = peek().text;
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || v < lo || v > hi) fail(what);
+    next();
+    return v;
+  }
+  int max_deliveries() {
+    return static_cast<int>(signed_number("a number of deliveries",
+                                          std::numeric_limits<int>::min(),
+                                          std::numeric_limits<int>::max()));
+  }
+  Millis millis(const char* what) {
+    return signed_number(what, std::numeric_limits<Millis>::min(),
+                         std::numeric_limits<Millis>::max());
+  }
+  // An option key followed by '=' (returns it) or nullopt at end of line.
+  std::optional<std::string> option_key(const char* expected) {
+    if (peek().kind == Token::Kind::kEnd) return std::nullopt;
+    if (peek().kind != Token::Kind::kWord) fail(expected);
+    std::string key = next().text;
+    expect_punct('=');
+    return key;
+  }
+  Headers filter() {
+    Headers h;
+    expect_punct('[');
+    while (!at_punct(']')) {
+      if (!h.empty()) expect_punct(',');
+      std::string name = value("a header name");
+      expect_punct('=');
+      h[name] = value("a header value");
+    }
+    next();
+    return h;
+  }
+  Start start() {
+    if (peek().kind == Token::Kind::kWord && peek().text == "end") return next(), Start{};
+    if (peek().kind == Token::Kind::kWord && peek().text == "begin") {
+      next();
+      return Start{Start::Kind::kBeginning, 0};
+    }
+    return Start{Start::Kind::kOffset, unsigned_number("end, begin or an offset")};
+  }
+  std::optional<model::Verdict> verdict_word(const std::string& w) {
+    if (w == "confirm") return model::Verdict::kConfirm;
+    if (w == "reject") return model::Verdict::kReject;
+    if (w == "throw") return model::Verdict::kThrowStd;
+    if (w == "throw42") return model::Verdict::kThrowOther;
+    return std::nullopt;
+  }
+  model::Step step() {
+    using model::EffectKind;
+    const char* expected =
+        "a step: confirm, reject, throw, throw42, unsubscribe, publish(...), seek(...) or drain";
+    if (peek().kind != Token::Kind::kWord) fail(expected);
+    model::Step s;
+    if (auto v = verdict_word(peek().text)) {
+      next();
+      s.verdict = *v;
+      return s;
+    }
+    const std::string w = peek().text;
+    if (w == "unsubscribe") {
+      next();
+      s.effect = EffectKind::kUnsubscribeSelf;
+      if (at_punct('(')) {
+        next();
+        s.effect = EffectKind::kUnsubscribe;
+        s.topic = value("a topic");
+        expect_punct(',');
+        s.name = value("a subscription name");
+        expect_punct(')');
+      }
+    } else if (w == "publish") {
+      next();
+      s.effect = EffectKind::kPublish;
+      expect_punct('(');
+      s.topic = value("a topic");
+      expect_punct(',');
+      s.payload = value("a payload");
+      expect_punct(')');
+    } else if (w == "seek") {
+      next();
+      s.effect = EffectKind::kSeek;
+      expect_punct('(');
+      s.topic = value("a topic");
+      expect_punct(',');
+      s.name = value("a subscription name");
+      expect_punct(',');
+      s.offset = unsigned_number("an offset");
+      expect_punct(')');
+    } else if (w == "drain") {
+      next();
+      s.effect = EffectKind::kDrain;
+    } else {
+      fail(expected);
+    }
+    if (at_punct('+')) {
+      next();
+      if (peek().kind != Token::Kind::kWord) fail("a verdict: confirm, reject, throw or throw42");
+      auto v = verdict_word(peek().text);
+      if (!v) fail("a verdict: confirm, reject, throw or throw42");
+      next();
+      s.verdict = *v;
+    }
+    return s;
+  }
+  model::Script script() {
+    model::Script out;
+    expect_punct('[');
+    while (!at_punct(']')) {
+      if (!out.empty()) expect_punct(',');
+      out.push_back(step());
+    }
+    next();
+    return out;
+  }
+
+  Op create_topic() {
+    CreateTopic o{value("a topic name")};
+    const char* expected = "messages= or bytes=";
+    while (auto key = option_key(expected)) {
+      if (*key == "messages") {
+        o.retention_messages = unsigned_number("a message count");
+      } else if (*key == "bytes") {
+        o.retention_bytes = unsigned_number("a byte count");
+      } else {
+        fail(expected);
+      }
+    }
+    return o;
+  }
+  Op publish() {
+    Publish o;
+    o.topic = value("a topic");
+    o.payload = value("a payload");
+    while (peek().kind != Token::Kind::kEnd) {
+      const Token& name = peek();
+      if (name.kind == Token::Kind::kWord && name.text == "key" &&
+          tokens_[pos_ + 1].kind == Token::Kind::kPunct && tokens_[pos_ + 1].text == ":") {
+        next();
+        next();
+        o.key = value("a key");
+        continue;
+      }
+      std::string header = value("a header NAME=VALUE or key:VALUE");
+      expect_punct('=');
+      o.headers[header] = value("a header value");
+    }
+    return o;
+  }
+  Op subscribe() {
+    Subscribe o;
+    o.topic = value("a topic");
+    o.name = value("a subscription name");
+    const char* expected = "filter=, max=, start=, group= or script=";
+    while (auto key = option_key(expected)) {
+      if (*key == "filter") {
+        o.filter = filter();
+      } else if (*key == "max") {
+        o.max_deliveries = max_deliveries();
+      } else if (*key == "start") {
+        o.start = start();
+      } else if (*key == "group") {
+        o.group = value("a group name");
+      } else if (*key == "script") {
+        o.script = script();
+      } else {
+        fail(expected);
+      }
+    }
+    return o;
+  }
+  Op subscribe_pull() {
+    SubscribePull o;
+    o.topic = value("a topic");
+    o.name = value("a subscription name");
+    const char* expected = "filter=, timeout=, max= or start=";
+    while (auto key = option_key(expected)) {
+      if (*key == "filter") {
+        o.filter = filter();
+      } else if (*key == "timeout") {
+        o.ack_timeout = millis("an ack timeout in ms");
+      } else if (*key == "max") {
+        o.max_deliveries = max_deliveries();
+      } else if (*key == "start") {
+        o.start = start();
+      } else {
+        fail(expected);
+      }
+    }
+    return o;
+  }
+  Op poll() {
+    Poll o;
+    o.topic = value("a topic");
+    o.sub = value("a subscription name");
+    o.member = value("a member name");
+    while (auto key = option_key("max=")) {
+      if (*key != "max") fail("max=");
+      o.max = unsigned_number("a message count");
+    }
+    return o;
+  }
+  template <typename T>
+  T answer() {
+    T o;
+    o.topic = value("a topic");
+    o.sub = value("a subscription name");
+    o.offset = unsigned_number("an offset");
+    o.member = value("a member name");
+    return o;
+  }
+
+  Op dispatch(const std::string& name, const Token& verb) {
+    if (name == "create_topic") return create_topic();
+    if (name == "delete_topic") return DeleteTopic{value("a topic name")};
+    if (name == "publish") return publish();
+    if (name == "subscribe") return subscribe();
+    if (name == "subscribe_pull") return subscribe_pull();
+    if (name == "unsubscribe") {
+      return Unsubscribe{value("a topic"), value("a subscription name")};
+    }
+    if (name == "seek") {
+      return Seek{value("a topic"), value("a subscription name"), unsigned_number("an offset")};
+    }
+    if (name == "drain") return Drain{};
+    if (name == "poll") return poll();
+    if (name == "ack") return answer<Ack>();
+    if (name == "nack") return answer<Nack>();
+    if (name == "extend") {
+      Extend o;
+      o.topic = value("a topic");
+      o.sub = value("a subscription name");
+      o.offset = unsigned_number("an offset");
+      o.member = value("a member name");
+      o.extension = millis("an extension in ms");
+      return o;
+    }
+    if (name == "expire") return Expire{};
+    if (name == "advance") return Advance{millis("a duration in ms")};
+    if (name == "stats") {
+      return GetStats{value("a topic"), value("a subscription name")};
+    }
+    if (name == "dead_letters") {
+      return GetDeadLetters{value("a topic"), value("a subscription name")};
+    }
+    throw ParseError(line_, verb.column,
+                     "an operation: create_topic, delete_topic, publish, subscribe, "
+                     "subscribe_pull, unsubscribe, seek, drain, poll, ack, nack, extend, expire, "
+                     "advance, stats or dead_letters");
+  }
+
+  std::vector<Token> tokens_;
+  std::size_t line_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+Script parse(std::string_view text) {
+  Script out;
+  std::size_t line_no = 0;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    ++line_no;
+    std::vector<Token> tokens = tokenize(text.substr(begin, end - begin), line_no);
+    if (tokens.size() > 1) out.push_back(LineParser(std::move(tokens), line_no).op());
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace oplang

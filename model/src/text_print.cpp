@@ -1,0 +1,182 @@
+// Printing ops in the text form (see oplang/text.h).
+#include <cstdio>
+#include <sstream>
+
+#include "oplang/text.h"
+
+namespace oplang {
+namespace {
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
+std::string quote(std::string_view v) {
+  std::string out = "\"";
+  for (char c : v) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u >= 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string print_start(const Start& s) {
+  switch (s.kind) {
+    case Start::Kind::kEnd: return "end";
+    case Start::Kind::kBeginning: return "begin";
+    case Start::Kind::kOffset: return std::to_string(s.offset);
+  }
+  return "end";
+}
+
+std::string print_headers(const Headers& h, const char* separator) {
+  std::string out;
+  bool first = true;
+  for (const auto& [k, v] : h) {
+    if (!first) out += separator;
+    out += format_value(k) + "=" + format_value(v);
+    first = false;
+  }
+  return out;
+}
+
+const char* print_verdict(model::Verdict v) {
+  switch (v) {
+    case model::Verdict::kConfirm: return "confirm";
+    case model::Verdict::kReject: return "reject";
+    case model::Verdict::kThrowStd: return "throw";
+    case model::Verdict::kThrowOther: return "throw42";
+  }
+  return "confirm";
+}
+
+std::string print_step(const model::Step& s) {
+  using model::EffectKind;
+  std::string effect;
+  switch (s.effect) {
+    case EffectKind::kNone: return print_verdict(s.verdict);
+    case EffectKind::kUnsubscribeSelf: effect = "unsubscribe"; break;
+    case EffectKind::kUnsubscribe:
+      effect = "unsubscribe(" + format_value(s.topic) + "," + format_value(s.name) + ")";
+      break;
+    case EffectKind::kPublish:
+      effect = "publish(" + format_value(s.topic) + "," + format_value(s.payload) + ")";
+      break;
+    case EffectKind::kSeek:
+      effect = "seek(" + format_value(s.topic) + "," + format_value(s.name) + "," +
+               std::to_string(s.offset) + ")";
+      break;
+    case EffectKind::kDrain: effect = "drain"; break;
+  }
+  if (s.verdict != model::Verdict::kConfirm) effect += std::string("+") + print_verdict(s.verdict);
+  return effect;
+}
+
+struct Printer {
+  std::string operator()(const CreateTopic& o) const {
+    std::string out = "create_topic " + format_value(o.name);
+    if (o.retention_messages) out += " messages=" + std::to_string(o.retention_messages);
+    if (o.retention_bytes) out += " bytes=" + std::to_string(o.retention_bytes);
+    return out;
+  }
+  std::string operator()(const DeleteTopic& o) const { return "delete_topic " + format_value(o.name); }
+  std::string operator()(const Publish& o) const {
+    std::string out = "publish " + format_value(o.topic) + " " + format_value(o.payload);
+    if (!o.headers.empty()) out += " " + print_headers(o.headers, " ");
+    if (!o.key.empty()) out += " key:" + format_value(o.key);
+    return out;
+  }
+  std::string operator()(const Subscribe& o) const {
+    std::string out = "subscribe " + format_value(o.topic) + " " + format_value(o.name);
+    if (!o.filter.empty()) out += " filter=[" + print_headers(o.filter, ",") + "]";
+    if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
+    if (o.start != Start{}) out += " start=" + print_start(o.start);
+    if (!o.group.empty()) out += " group=" + format_value(o.group);
+    if (!o.script.empty()) {
+      out += " script=[";
+      for (std::size_t i = 0; i < o.script.size(); ++i) {
+        out += (i ? "," : "") + print_step(o.script[i]);
+      }
+      out += "]";
+    }
+    return out;
+  }
+  std::string operator()(const SubscribePull& o) const {
+    std::string out = "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name);
+    if (!o.filter.empty()) out += " filter=[" + print_headers(o.filter, ",") + "]";
+    if (o.ack_timeout != 30000) out += " timeout=" + std::to_string(o.ack_timeout);
+    if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
+    if (o.start != Start{}) out += " start=" + print_start(o.start);
+    return out;
+  }
+  std::string operator()(const Unsubscribe& o) const {
+    return "unsubscribe " + format_value(o.topic) + " " + format_value(o.name);
+  }
+  std::string operator()(const Seek& o) const {
+    return "seek " + format_value(o.topic) + " " + format_value(o.name) + " " +
+           std::to_string(o.offset);
+  }
+  std::string operator()(const Drain&) const { return "drain"; }
+  std::string operator()(const Poll& o) const {
+    std::string out =
+        "poll " + format_value(o.topic) + " " + format_value(o.sub) + " " + format_value(o.member);
+    if (o.max != 1) out += " max=" + std::to_string(o.max);
+    return out;
+  }
+  std::string answer(const char* verb, const std::string& topic, const std::string& sub,
+                     Offset offset, const std::string& member) const {
+    return std::string(verb) + " " + format_value(topic) + " " + format_value(sub) + " " +
+           std::to_string(offset) + " " + format_value(member);
+  }
+  std::string operator()(const Ack& o) const { return answer("ack", o.topic, o.sub, o.offset, o.member); }
+  std::string operator()(const Nack& o) const {
+    return answer("nack", o.topic, o.sub, o.offset, o.member);
+  }
+  std::string operator()(const Extend& o) const {
+    return answer("extend", o.topic, o.sub, o.offset, o.member) + " " + std::to_string(o.extension);
+  }
+  std::string operator()(const Expire&) const { return "expire"; }
+  std::string operator()(const Advance& o) const { return "advance " + std::to_string(o.ms); }
+  std::string operator()(const GetStats& o) const {
+    return "stats " + format_value(o.topic) + " " + format_value(o.name);
+  }
+  std::string operator()(const GetDeadLetters& o) const {
+    return "dead_letters " + format_value(o.topic) + " " + format_value(o.name);
+  }
+};
+
+}  // namespace
+
+std::string format_value(std::string_view value) {
+  if (value.empty()) return quote(value);
+  for (char c : value) {
+    if (!is_word_char(c)) return quote(value);
+  }
+  return std::string(value);
+}
+
+std::string print(const Op& op) { return std::visit(Printer{}, op); }
+
+std::string print(const Script& script) {
+  std::string out;
+  for (const Op& op : script) out += print(op) + "\n";
+  return out;
+}
+
+}  // namespace oplang
