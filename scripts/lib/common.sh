@@ -1,0 +1,53 @@
+# Shared helpers of the project's scripts. Source it; do not run it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PRESETS=(default asan tsan fuzz coverage)
+JOBS="${JOBS:-$(nproc)}"
+
+# Debian packages the build and every campaign need.
+PACKAGES=(cmake make g++ clang-14 llvm-14 libclang-rt-14-dev libgtest-dev libgmock-dev
+  libbenchmark-dev librapidcheck-dev libboost-dev libboost-fiber-dev libboost-context-dev
+  libfuzzer-14-dev libzmq3-dev python3)
+
+stage() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 2; }
+
+# Installs what is missing (idempotent: apt-get runs only when a package is absent).
+ensure_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    stage "installing ${missing[*]}"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+# Fails with one line unless the preset exists and its compiler is installed.
+check_preset() {
+  local p="$1" ok=""
+  for known in "${PRESETS[@]}"; do [[ "$p" == "$known" ]] && ok=1; done
+  [[ -n "$ok" ]] || die "unknown preset '$p'; presets: ${PRESETS[*]}"
+  local cxx=g++
+  [[ "$p" != default ]] && cxx=clang++-14
+  command -v "$cxx" >/dev/null || die "preset '$p' needs $cxx: apt-get install -y ${cxx%%++*}"
+}
+
+# Configures and builds one preset, quietly unless it fails.
+build_preset() {
+  local p="$1"
+  check_preset "$p"
+  stage "configure + build '$p' (build/$p)"
+  local log="$ROOT/build/$p.build.log"
+  mkdir -p "$ROOT/build"
+  if ! (cd "$ROOT" && cmake --preset "$p" >"$log" 2>&1 && cmake --build --preset "$p" -j "$JOBS" >>"$log" 2>&1); then
+    tail -50 "$log"
+    die "build of preset '$p' failed (full log: $log)"
+  fi
+  echo "    built ($(grep -c 'Built target' "$log") targets)"
+}
