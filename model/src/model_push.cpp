@@ -119,23 +119,20 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     std::string effect = run_effect(step, topic_name, member);
     handler_depth_ -= 1;
     calls_[call_index].effect = std::move(effect);
-    // R9: the result counts only if the state still exists and was not seeked meanwhile.
+    // R9: the result counts only if the state still exists and was not seeked meanwhile;
+    // an ignored result is neither a confirmation nor a failure (the loop goes on).
     t = find_topic(topic_id);
-    const bool applies = t != nullptr && t->subs.contains(sub_id) &&
-                         t->subs.at(sub_id).seeks == seeks;
+    if (t == nullptr || !t->subs.contains(sub_id) || t->subs.at(sub_id).seeks != seeks) continue;
+    Sub& s_after = t->subs.at(sub_id);
     if (step.verdict == Verdict::kConfirm) {
-      if (applies) {
-        confirm(t->subs.at(sub_id), *offset);
-        confirmations += 1;
-      }
+      confirm(s_after, *offset);
+      confirmations += 1;
       continue;
     }
-    if (applies) {
-      const char* reason = step.verdict == Verdict::kReject      ? "rejected"
-                           : step.verdict == Verdict::kThrowStd ? "exception: boom"
-                                                                 : "unknown exception";
-      fail(t->subs.at(sub_id), *offset, reason);
-    }
+    const char* reason = step.verdict == Verdict::kReject      ? "rejected"
+                         : step.verdict == Verdict::kThrowStd ? "exception: boom"
+                                                               : "unknown exception";
+    fail(s_after, *offset, reason);
     return confirmations;  // R8: a failure stops this subscription for this drain
   }
 }

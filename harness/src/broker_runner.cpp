@@ -1,0 +1,216 @@
+// The broker runner: the same ops as the model runner, against broker::Broker.
+#include "harness/broker_runner.h"
+
+#include <stdexcept>
+
+namespace harness {
+
+model::ErrorCode to_model(broker::ErrorCode code) {
+  using B = broker::ErrorCode;
+  using M = model::ErrorCode;
+  switch (code) {
+    case B::kUnknownTopic: return M::kUnknownTopic;
+    case B::kDuplicateTopic: return M::kDuplicateTopic;
+    case B::kTopicInUse: return M::kTopicInUse;
+    case B::kUnknownSubscription: return M::kUnknownSubscription;
+    case B::kDuplicateSubscription: return M::kDuplicateSubscription;
+    case B::kOptionsMismatch: return M::kOptionsMismatch;
+    case B::kWrongKind: return M::kWrongKind;
+    case B::kOffsetOutOfRange: return M::kOffsetOutOfRange;
+    case B::kInvalidArgument: return M::kInvalidArgument;
+    case B::kReentrantDrain: return M::kReentrantDrain;
+    case B::kNotSynchronous: return M::kNotSynchronous;
+  }
+  throw std::logic_error("unknown broker::ErrorCode");
+}
+
+namespace {
+
+broker::StartPosition to_broker(const model::Start& s) {
+  switch (s.kind) {
+    case model::Start::Kind::kEnd: return broker::StartPosition::end();
+    case model::Start::Kind::kBeginning: return broker::StartPosition::beginning();
+    case model::Start::Kind::kOffset: return broker::StartPosition::at(s.offset);
+  }
+  return broker::StartPosition::end();
+}
+
+std::vector<model::Received> to_model(const std::vector<broker::Received>& list) {
+  std::vector<model::Received> out;
+  for (const broker::Received& r : list) {
+    out.push_back({r.message->offset, r.message->payload, r.attempt, r.deadline.count()});
+  }
+  return out;
+}
+
+std::vector<model::Expired> to_model(const std::vector<broker::Expired>& list) {
+  std::vector<model::Expired> out;
+  for (const broker::Expired& e : list) {
+    out.push_back({e.topic, e.subscription, e.offset, e.dead_lettered});
+  }
+  return out;
+}
+
+std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& list) {
+  std::vector<model::DeadLetter> out;
+  for (const broker::DeadLetter& d : list) {
+    out.push_back({d.message->offset, d.message->payload, d.attempts, d.reason});
+  }
+  return out;
+}
+
+model::Stats to_model(const broker::SubscriptionStats& s) {
+  return {s.next_offset, s.backlog,       s.in_flight, s.delivered, s.redelivered,
+          s.confirmed,   s.dead_lettered, s.skipped,   s.filtered};
+}
+
+}  // namespace
+
+// Calls the broker for one op and returns its value; broker::Error propagates.
+struct BrokerRunner::Apply {
+  BrokerRunner& r;
+  broker::Broker& b;
+  broker::Time now() const { return r.clock_->now(); }
+
+  oplang::Value operator()(const oplang::CreateTopic& o) const {
+    b.create_topic(o.name, {o.retention_messages, o.retention_bytes});
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::DeleteTopic& o) const {
+    b.delete_topic(o.name);
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::Publish& o) const {
+    return oplang::OffsetResult{b.publish(o.topic, o.payload, o.headers, o.key)};
+  }
+  oplang::Value operator()(const oplang::Subscribe& o) const {
+    auto handler = std::make_shared<Handler>(Handler{o.topic, o.name, o.script, 0});
+    BrokerRunner* runner = &r;
+    broker::PushOptions options;
+    options.header_filter = o.filter;
+    options.max_deliveries = o.max_deliveries;
+    options.start = to_broker(o.start);
+    options.group = o.group;
+    b.subscribe(
+        o.topic, o.name,
+        [runner, handler](const broker::Delivery& d) { return runner->handle(*handler, d); },
+        options);
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::SubscribePull& o) const {
+    broker::PullOptions options;
+    options.header_filter = o.filter;
+    options.ack_timeout = broker::Millis{o.ack_timeout};
+    options.max_deliveries = o.max_deliveries;
+    options.start = to_broker(o.start);
+    b.subscribe_pull(o.topic, o.name, options);
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::Unsubscribe& o) const {
+    return oplang::BoolResult{b.unsubscribe(o.topic, o.name)};
+  }
+  oplang::Value operator()(const oplang::Seek& o) const {
+    b.seek(o.topic, o.name, o.offset);
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::Drain&) const { return oplang::CountResult{b.drain()}; }
+  oplang::Value operator()(const oplang::Poll& o) const {
+    return to_model(b.poll(o.topic, o.sub, o.member, now(), o.max));
+  }
+  oplang::Value operator()(const oplang::Ack& o) const {
+    return oplang::BoolResult{b.ack(o.topic, o.sub, o.offset, o.member, now())};
+  }
+  oplang::Value operator()(const oplang::Nack& o) const {
+    return oplang::BoolResult{b.nack(o.topic, o.sub, o.offset, o.member, now())};
+  }
+  oplang::Value operator()(const oplang::Extend& o) const {
+    return oplang::BoolResult{
+        b.extend(o.topic, o.sub, o.offset, o.member, now(), broker::Millis{o.extension})};
+  }
+  oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
+  oplang::Value operator()(const oplang::Advance& o) const {
+    r.clock_->advance(broker::Millis{o.ms});
+    return oplang::Done{};
+  }
+  oplang::Value operator()(const oplang::GetStats& o) const {
+    return to_model(b.stats(o.topic, o.name));
+  }
+  oplang::Value operator()(const oplang::GetDeadLetters& o) const {
+    return to_model(b.dead_letters(o.topic, o.name));
+  }
+};
+
+BrokerRunner::BrokerRunner() : clock_(std::make_shared<broker::ManualClock>()) {
+  broker::BrokerOptions options;
+  options.clock = clock_;
+  options.dispatcher.kind = broker::DispatcherOptions::Kind::kSynchronous;
+  broker_ = std::make_unique<broker::Broker>(options);
+}
+
+BrokerRunner::~BrokerRunner() = default;
+
+oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
+  oplang::Outcome out;
+  calls_.clear();
+  try {
+    out.value = std::visit(Apply{*this, *broker_}, op);
+  } catch (const broker::Error& e) {
+    out.error = to_model(e.code());
+    out.value = oplang::Done{};
+  }
+  out.calls.swap(calls_);
+  return out;
+}
+
+// Script: record the call, run the step's side effect, then end with its verdict.
+bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
+  calls_.push_back({delivery.topic, handler.name, delivery.message.offset,
+                    delivery.message.payload, delivery.attempt, ""});
+  const std::size_t index = calls_.size() - 1;
+  const model::Step step =
+      handler.next_step < handler.script.size() ? handler.script[handler.next_step] : model::Step{};
+  handler.next_step += 1;
+  std::string effect = run_effect(step, handler);
+  calls_[index].effect = std::move(effect);
+  switch (step.verdict) {
+    case model::Verdict::kConfirm: return true;
+    case model::Verdict::kReject: return false;
+    case model::Verdict::kThrowStd: throw std::runtime_error("boom");
+    case model::Verdict::kThrowOther: throw 42;
+  }
+  return true;
+}
+
+std::string BrokerRunner::run_effect(const model::Step& step, const Handler& handler) {
+  using model::EffectKind;
+  broker::Broker& b = *broker_;
+  try {
+    switch (step.effect) {
+      case EffectKind::kNone: return "";
+      case EffectKind::kUnsubscribeSelf:
+        return model::effect_result(step.effect,
+                                    b.unsubscribe(handler.topic, handler.name) ? "true" : "false");
+      case EffectKind::kUnsubscribe:
+        return model::effect_result(step.effect,
+                                    b.unsubscribe(step.topic, step.name) ? "true" : "false");
+      case EffectKind::kPublish:
+        return model::effect_result(step.effect, std::to_string(b.publish(step.topic, step.payload)));
+      case EffectKind::kSeek:
+        b.seek(step.topic, step.name, step.offset);
+        return model::effect_result(step.effect, "ok");
+      case EffectKind::kDrain: return model::effect_result(step.effect, std::to_string(b.drain()));
+    }
+  } catch (const broker::Error& e) {
+    return model::effect_result(step.effect, model::to_string(to_model(e.code())));
+  }
+  return "";
+}
+
+std::vector<oplang::Outcome> run_broker(const oplang::Script& script) {
+  BrokerRunner runner;
+  std::vector<oplang::Outcome> out;
+  for (const oplang::Op& op : script) out.push_back(runner.step(op));
+  return out;
+}
+
+}  // namespace harness
