@@ -1,0 +1,16 @@
+#!/bin/bash -eu
+# OSS-Fuzz / ClusterFuzzLite build script: honours $CC $CXX $CFLAGS $CXXFLAGS
+# $LIB_FUZZING_ENGINE $OUT $SRC. Builds every fuzz/*_fuzzer.cpp and ships its dictionary,
+# options and zipped seed corpus next to it, as the conventions ask.
+cd "$SRC/atleastonce"
+cmake -S . -B build-oss -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
+  -DBROKER_FUZZ=ON -DBROKER_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_EXE_LINKER_FLAGS="$LIB_FUZZING_ENGINE"
+cmake --build build-oss -j"$(nproc)"
+for src in fuzz/*_fuzzer.cpp; do
+  target=$(basename "$src" .cpp); name=${target%_fuzzer}
+  cp "build-oss/fuzz/$target" "$OUT/"
+  [[ -f "fuzz/$name.dict" ]] && cp "fuzz/$name.dict" "$OUT/$target.dict"
+  [[ -f "fuzz/$name.options" ]] && cp "fuzz/$name.options" "$OUT/$target.options"
+  [[ -d "fuzz/corpus/$name" ]] && (cd "fuzz/corpus/$name" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
+done
