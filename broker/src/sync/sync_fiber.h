@@ -111,9 +111,7 @@ class CondVar {
   /// Waits for a notify. REQUIRES mu held; holds it again on return.
   void wait(Mutex& mu) REQUIRES(mu) { wait_impl(mu, std::nullopt); }
   /// Waits at most d of virtual time. Returns false on timeout.
-  bool wait_for(Mutex& mu, std::chrono::milliseconds d) REQUIRES(mu) {
-    return wait_impl(mu, d);
-  }
+  bool wait_for(Mutex& mu, std::chrono::milliseconds d) REQUIRES(mu) { return wait_impl(mu, d); }
   void notify_one() {
     FiberRuntime& rt = fiber_runtime();
     while (!waiters_.empty()) {
@@ -140,7 +138,8 @@ class CondVar {
     std::optional<std::chrono::milliseconds> deadline;
     if (d) deadline = rt.now() + std::max(*d, std::chrono::milliseconds(0));
     const bool notified = rt.park(this, d ? "cv-wait_for" : "cv-wait", deadline);
-    if (!notified) waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), me), waiters_.end());
+    if (!notified)
+      waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), me), waiters_.end());
     rt.point("wait-relock");
     mu.acquire(rt);
     return notified;
