@@ -1,4 +1,5 @@
 // Pull subscriptions: poll, ack, nack, extend, expire (R11).
+// Errors are checked in R14 order: arguments, topic, name, kind/options, range.
 #include "model/model.h"
 
 namespace model {
@@ -21,10 +22,10 @@ Model::Sub* Model::find_pull_for_answer(Topic& t, const std::string& name) {
 // R11: same name with equal options is a no-op; other options or a push name are refused.
 void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
-  Topic& t = topic_or_throw(topic);
   if (name.empty() || options.ack_timeout <= 0 || options.max_deliveries < 0) {
     throw Error(ErrorCode::kInvalidArgument);
   }
+  Topic& t = topic_or_throw(topic);
   if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
@@ -49,9 +50,9 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
 // R11: up to max messages by R5, each held by member until now + ack_timeout.
 std::vector<Received> Model::poll(const std::string& topic, const std::string& sub,
                                   const std::string& member, Millis now, std::size_t max) {
+  if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
   catch_up(t, s);
   std::vector<Received> out;
   while (out.size() < max) {
@@ -85,8 +86,8 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 // R11: an accepted extend sets deadline = now + extension.
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension) {
-  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
   if (extension <= 0) throw Error(ErrorCode::kInvalidArgument);
+  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
   if (s == nullptr || !accepted(*s, offset, member, now)) return false;
   s->in_flight.at(offset).deadline = now + extension;
   return true;

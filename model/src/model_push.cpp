@@ -1,4 +1,5 @@
 // Push subscriptions, groups, unsubscribe, seek and the synchronous drain (R4, R8-R10, R12).
+// Errors are checked in R14 order: arguments, topic, name, kind/options, range.
 #include <algorithm>
 
 #include "model/model.h"
@@ -8,17 +9,20 @@ namespace model {
 // R4, R10: a new push subscription, or a new member of a group with equal options.
 void Model::subscribe(const std::string& topic, const std::string& name,
                       const PushOptions& options) {
-  Topic& t = topic_or_throw(topic);
   if (name.empty() || options.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
+  Topic& t = topic_or_throw(topic);
   if (find_sub(t, name) != nullptr) throw Error(ErrorCode::kDuplicateSubscription);
-  validate_start(t, options.start);
-  std::uint64_t id = 0;
-  if (auto g = t.groups.find(options.group); !options.group.empty() && g != t.groups.end()) {
+  auto g = options.group.empty() ? t.groups.end() : t.groups.find(options.group);
+  if (g != t.groups.end()) {
     const Sub& s = t.subs.at(g->second);
     if (s.filter != options.header_filter || s.max_deliveries != options.max_deliveries ||
         s.start != options.start) {
       throw Error(ErrorCode::kOptionsMismatch);
     }
+  }
+  validate_start(t, options.start);
+  std::uint64_t id = 0;
+  if (g != t.groups.end()) {
     id = g->second;
   } else {
     id = next_id_++;

@@ -1,1 +1,159 @@
+// Model unit tests: push subscriptions, drain, groups, seek (R4-R10, R12).
 #include <gtest/gtest.h>
+
+#include "model/model.h"
+
+namespace model {
+namespace {
+
+Step verdict(Verdict v) { return Step{.verdict = v}; }
+
+std::vector<std::string> payloads(const std::vector<HandlerCall>& calls) {
+  std::vector<std::string> out;
+  for (const HandlerCall& c : calls) out.push_back(c.subscription + ":" + c.payload);
+  return out;
+}
+
+TEST(ModelPushTest, R4StartPositionsAndUniqueNames) {
+  Model m;
+  m.create_topic("t");
+  m.publish("t", "old");
+  m.subscribe("t", "end", {});
+  m.subscribe("t", "begin", {.start = {Start::Kind::kBeginning, 0}});
+  EXPECT_THROW(m.subscribe("t", "far", {.start = {Start::Kind::kOffset, 5}}), Error);
+  m.subscribe_pull("t", "pull", {});
+  try {
+    m.subscribe("t", "pull", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDuplicateSubscription);
+  }
+  EXPECT_EQ(m.drain(), 1u);
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"begin:old"}));
+}
+
+TEST(ModelPushTest, R5FilterPassesOverAndCounts) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "s", {.header_filter = {{"type", "x"}}});
+  m.publish("t", "a", {{"type", "y"}});
+  m.publish("t", "b", {{"type", "x"}});
+  m.publish("t", "c", {});
+  EXPECT_EQ(m.stats("t", "s").backlog, 1u);
+  m.drain();
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:b"}));
+  const Stats s = m.stats("t", "s");
+  EXPECT_EQ(s.filtered, 2u);
+  EXPECT_EQ(s.next_offset, 3u);
+}
+
+TEST(ModelPushTest, R6R7FailureRedeliversThenDeadLettersWithReasons) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "s",
+              {.max_deliveries = 3,
+               .script = {verdict(Verdict::kReject), verdict(Verdict::kThrowStd),
+                          verdict(Verdict::kThrowOther)}});
+  m.publish("t", "a");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(m.drain(), 0u);
+  const std::vector<HandlerCall> calls = m.take_calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[2].attempt, 3);
+  const std::vector<DeadLetter> dead = m.dead_letters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0], (DeadLetter{0, "a", 3, "unknown exception"}));
+  const Stats s = m.stats("t", "s");
+  EXPECT_EQ(s.delivered, 3u);
+  EXPECT_EQ(s.redelivered, 2u);
+  EXPECT_EQ(s.dead_lettered, 1u);
+}
+
+TEST(ModelPushTest, R7ExceptionReason) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "s", {.max_deliveries = 1, .script = {verdict(Verdict::kThrowStd)}});
+  m.publish("t", "a");
+  m.drain();
+  EXPECT_EQ(m.dead_letters("t", "s").at(0).reason, "exception: boom");
+}
+
+TEST(ModelPushTest, R8FailureStopsOnlyThatSubscriptionAndLiveEndIsSeen) {
+  Model m;
+  m.create_topic("t");
+  Step publish{.effect = EffectKind::kPublish, .topic = "t", .payload = "late"};
+  m.subscribe("t", "a", {.script = {publish, verdict(Verdict::kReject)}});
+  m.subscribe("t", "b", {});
+  m.publish("t", "x");
+  m.publish("t", "y");
+  EXPECT_EQ(m.drain(), 4u);  // a: x; a rejects y; b: x, y, late
+  EXPECT_EQ(payloads(m.take_calls()),
+            (std::vector<std::string>{"a:x", "a:y", "b:x", "b:y", "b:late"}));
+}
+
+TEST(ModelPushTest, R8DrainFromInsideIsReentrant) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "a", {.script = {Step{.effect = EffectKind::kDrain}}});
+  m.publish("t", "x");
+  m.drain();
+  EXPECT_EQ(m.take_calls().at(0).effect, "drain -> reentrant_drain");
+}
+
+TEST(ModelPushTest, R9UnsubscribeSelfStopsAtOnceAndVoidsTheResult) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "a", {.script = {Step{.effect = EffectKind::kUnsubscribeSelf}}});
+  m.publish("t", "x");
+  m.publish("t", "y");
+  EXPECT_EQ(m.drain(), 0u);
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"a:x"}));
+  EXPECT_FALSE(m.unsubscribe("t", "a"));
+  EXPECT_FALSE(m.unsubscribe("nope", "a"));
+}
+
+TEST(ModelPushTest, R10GroupRoundRobinAndSharedState) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "a", {.group = "g"});
+  m.subscribe("t", "b", {.group = "g"});
+  EXPECT_THROW(m.subscribe("t", "c", {.max_deliveries = 1, .group = "g"}), Error);
+  for (const char* p : {"0", "1", "2"}) m.publish("t", p);
+  EXPECT_EQ(m.drain(), 3u);
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"a:0", "b:1", "a:2"}));
+  EXPECT_EQ(m.stats("t", "b").confirmed, 3u);
+  m.unsubscribe("t", "a");  // a got the previous offer and left: next goes to the first (b)
+  m.publish("t", "3");
+  m.drain();
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"b:3"}));
+}
+
+TEST(ModelPushTest, R12SeekForgetsAndReplays) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "s", {.script = {verdict(Verdict::kReject)}});
+  m.publish("t", "a");
+  m.drain();
+  EXPECT_EQ(m.stats("t", "s").backlog, 1u);
+  m.seek("t", "s", 0);
+  EXPECT_THROW(m.seek("t", "s", 2), Error);
+  m.drain();
+  const std::vector<HandlerCall> calls = m.take_calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].attempt, 1);  // attempts forgotten
+  EXPECT_EQ(m.stats("t", "s").delivered, 2u);  // counters kept
+}
+
+TEST(ModelPushTest, R8SeekInsideHandlerVoidsItsResultAndServingGoesOn) {
+  Model m;
+  m.create_topic("t");
+  Step seek{.effect = EffectKind::kSeek, .topic = "t", .name = "s", .offset = 0,
+            .verdict = Verdict::kReject};
+  m.subscribe("t", "s", {.start = {Start::Kind::kBeginning, 0}, .script = {seek}});
+  m.publish("t", "a");
+  EXPECT_EQ(m.drain(), 1u);
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:a", "s:a"}));
+  EXPECT_TRUE(m.dead_letters("t", "s").empty());
+}
+
+}  // namespace
+}  // namespace model

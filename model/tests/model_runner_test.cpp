@@ -1,1 +1,41 @@
+// The model runner: outcomes carry results, errors and handler calls.
 #include <gtest/gtest.h>
+
+#include "oplang/model_runner.h"
+#include "oplang/text.h"
+
+namespace oplang {
+namespace {
+
+TEST(ModelRunnerTest, RecordsValuesErrorsAndCalls) {
+  const std::vector<Outcome> out = run(parse(
+      "create_topic t\n"
+      "subscribe t s script=[publish(t,x)+reject]\n"
+      "publish t a\n"
+      "drain\n"
+      "publish nope a\n"));
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[2].value, Value(OffsetResult{0}));
+  EXPECT_EQ(out[3].value, Value(CountResult{0}));
+  ASSERT_EQ(out[3].calls.size(), 1u);
+  EXPECT_EQ(out[3].calls[0], (model::HandlerCall{"t", "s", 0, "a", 1, "publish -> 1"}));
+  EXPECT_EQ(out[4].error, model::ErrorCode::kUnknownTopic);
+  EXPECT_EQ(print(out[3]), "confirmed 0\n  call t/s 0 a attempt=1 effect: publish -> 1");
+  EXPECT_EQ(print(out[4]), "error unknown_topic");
+}
+
+TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
+  const std::vector<Outcome> out = run(parse(
+      "create_topic t\n"
+      "subscribe_pull t p timeout=10 start=begin\n"
+      "publish t a\n"
+      "advance 5\n"
+      "poll t p w\n"
+      "advance 10\n"
+      "ack t p 0 w\n"));
+  EXPECT_EQ(out[4].value, Value(std::vector<model::Received>{{0, "a", 1, 15}}));
+  EXPECT_EQ(out[6].value, Value(BoolResult{false}));
+}
+
+}  // namespace
+}  // namespace oplang

@@ -17,19 +17,19 @@ namespace model {
 
 /// Options of a push subscription. The model's filter is header-only (no predicate).
 struct PushOptions {
-  Headers header_filter;
+  Headers header_filter{};
   int max_deliveries = 5;  // 0 = no limit
-  Start start;
-  std::string group;  // non-empty: join or create this group (R10)
-  Script script;      // what this handler does on each offer
+  Start start{};
+  std::string group{};  // non-empty: join or create this group (R10)
+  Script script{};      // what this handler does on each offer
 };
 
 /// Options of a pull subscription (R11).
 struct PullOptions {
-  Headers header_filter;
+  Headers header_filter{};
   Millis ack_timeout = 30000;
   int max_deliveries = 5;
-  Start start;
+  Start start{};
   bool operator==(const PullOptions&) const = default;
 };
 

@@ -32,9 +32,9 @@ enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, 
 /// One handler call: an optional side effect, then a verdict.
 struct Step {
   EffectKind effect = EffectKind::kNone;
-  std::string topic;    // kUnsubscribe, kPublish, kSeek
-  std::string name;     // kUnsubscribe, kSeek
-  std::string payload;  // kPublish
+  std::string topic{};    // kUnsubscribe, kPublish, kSeek
+  std::string name{};     // kUnsubscribe, kSeek
+  std::string payload{};  // kPublish
   Offset offset = 0;    // kSeek
   Verdict verdict = Verdict::kConfirm;
   bool operator==(const Step&) const = default;
