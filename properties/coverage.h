@@ -1,0 +1,21 @@
+// Counts, across every sequence a process runs, how often each op kind was a step and how
+// many sequences reached each contract state: the evidence that generators hit corners.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace props {
+
+/// Process-wide tallies. Not thread-safe: RapidCheck runs test cases one at a time.
+struct Coverage {
+  std::map<std::string, long> steps_by_kind;
+  std::map<std::string, long> sequences_reaching;
+  long steps = 0;
+  long sequences = 0;
+
+  static Coverage& get();
+  void reset() { *this = Coverage{}; }
+};
+
+}  // namespace props

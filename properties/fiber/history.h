@@ -1,0 +1,65 @@
+// What the fibers of one concurrent broker run did, stamped with a logical clock, and the
+// checkers that judge it. Failure names follow Jepsen's queue checkers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+
+namespace fiberprop {
+
+/// One call of a pull worker: invoked and returned at logical ticks.
+struct PullCall {
+  enum class Kind { kPoll, kAck, kNack, kExpire };
+  Kind kind = Kind::kPoll;
+  int worker = 0;
+  std::uint64_t invoke = 0;
+  std::uint64_t ret = 0;
+  std::vector<std::pair<broker::Offset, int>> got;  // poll: (offset, attempt)
+  broker::Offset offset = 0;                        // ack / nack
+  bool accepted = false;                            // ack / nack
+  std::vector<broker::Offset> expired;              // expire
+};
+
+/// One push handler call.
+struct HandlerCall {
+  int sub = 0;
+  broker::Offset offset = 0;
+  int attempt = 0;
+  std::uint64_t enter = 0;
+  std::uint64_t exit = 0;  // 0 while running
+  std::int64_t enter_ms = 0;
+  bool returned_true = false;
+};
+
+/// The recorded history of one run. Fibers share one thread, so plain fields suffice;
+/// a record made right after a broker call returns is made before any other fiber runs.
+struct History {
+  std::uint64_t clock = 0;
+  std::uint64_t tick() { return ++clock; }
+  std::vector<broker::Offset> published;
+  std::vector<PullCall> pull;
+  std::vector<HandlerCall> handlers;
+  std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned
+};
+
+/// Final broker-side facts of one subscription, read after the run went quiet.
+struct FinalState {
+  broker::SubscriptionStats stats;
+  std::set<broker::Offset> dead;
+};
+
+/// Checks a pull history; returns "" or "<failure-name>: details" lines.
+std::string check_pull(const History& h, const FinalState& end);
+/// Checks a push history. `alive`: final state of subs never unsubscribed; `timeout_ms`:
+/// the pool's handler timeout (0: none), after which a second offer may overlap.
+std::string check_push(const History& h, const std::map<int, FinalState>& alive,
+                       std::int64_t timeout_ms);
+/// Checks that publish offsets are unique and dense from 0.
+std::string check_offsets(const History& h);
+
+}  // namespace fiberprop

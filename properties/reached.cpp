@@ -1,0 +1,42 @@
+#include "reached.h"
+
+#include <variant>
+
+#include <rapidcheck.h>
+
+namespace props {
+
+void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
+  if (outcome.error) states.insert("typed error");
+  for (const auto& call : outcome.calls) {
+    if (call.attempt > 1) states.insert("redelivery");
+    if (call.effect.rfind("unsubscribe -> true", 0) == 0) states.insert("unsubscribe in handler");
+    if (call.effect.rfind("publish -> ", 0) == 0 && call.effect != "publish -> unknown_topic") {
+      states.insert("publish in handler");
+    }
+    if (call.effect == "seek -> ok") states.insert("seek in handler");
+  }
+  if (std::holds_alternative<oplang::Seek>(op) && !outcome.error) states.insert("seek");
+  if (const auto* rs = std::get_if<std::vector<model::Received>>(&outcome.value)) {
+    for (const auto& r : *rs) {
+      if (r.attempt > 1) states.insert("redelivery");
+    }
+  }
+  if (const auto* ex = std::get_if<std::vector<model::Expired>>(&outcome.value)) {
+    for (const auto& e : *ex) states.insert(e.dead_lettered ? "dead letter" : "expired back");
+  }
+  if (const auto* st = std::get_if<model::Stats>(&outcome.value)) {
+    if (st->dead_lettered > 0) states.insert("dead letter");
+    if (st->skipped > 0) states.insert("retention gap");
+    if (st->filtered > 0) states.insert("filtered");
+  }
+  if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
+    if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
+  }
+}
+
+void Reached::tag() const {
+  for (const auto& s : states) RC_TAG(s);
+}
+
+}  // namespace props

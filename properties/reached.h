@@ -1,0 +1,23 @@
+// Which states of the contract a sequence reached, for RC_TAG and the coverage test.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace props {
+
+/// Collects the interesting states a run passed through (redelivery, dead letter, seek,
+/// retention gap, self-unsubscribe, ...), judged from the model's outcomes.
+struct Reached {
+  std::set<std::string> states;
+
+  /// Records what op and its outcome show.
+  void observe(const oplang::Op& op, const oplang::Outcome& outcome);
+  /// Tags the current RapidCheck test case with every state reached.
+  void tag() const;
+};
+
+}  // namespace props
