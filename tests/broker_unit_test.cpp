@@ -1,0 +1,578 @@
+// Unit tests of the broker facade, one SPEC rule at a time: retention (R3), start positions
+// (R4), filters (R5), offers and stats (R6, R13), failure reasons (R7), groups (R10), pull
+// acceptance rules (R11), seek (R12), topics (R1, R2).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+#include "test_support.h"
+
+
+namespace broker {
+namespace {
+
+using testing::Pull;
+using testing::Push;
+using testing::SyncBroker;
+
+/// Records (name, offset, attempt) of every handler call.
+struct Log {
+  std::vector<std::string> calls;
+  Handler Confirming(const std::string& name) {
+    return [this, name](const Delivery& d) {
+      calls.push_back(name + "@" + std::to_string(d.message.offset));
+      return true;
+    };
+  }
+};
+
+std::vector<Offset> Offsets(const std::vector<Received>& got) {
+  std::vector<Offset> out;
+  for (const auto& r : got) out.push_back(r.message->offset);
+  return out;
+}
+
+// ---- R1/R2 topics and publish ----
+
+TEST(Topics, TopicsAreListedInCreationOrderAndDeletedWhenUnused) {
+  Broker b{SyncBroker()};
+  b.create_topic("c");
+  b.create_topic("a");
+  b.create_topic("b");
+  EXPECT_EQ(b.topics(), (std::vector<std::string>{"c", "a", "b"}));
+  b.delete_topic("a");
+  EXPECT_EQ(b.topics(), (std::vector<std::string>{"c", "b"}));
+  b.create_topic("a");
+  EXPECT_EQ(b.topics(), (std::vector<std::string>{"c", "b", "a"}));
+  EXPECT_EQ(b.end_offset("a"), 0u) << "a re-created topic starts empty";
+}
+
+TEST(Topics, DeleteTopicIsRefusedWhileSubscribedThenAllowed) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe("orders", "s", [](const Delivery&) { return true; });
+  b.subscribe_pull("orders", "p", Pull());
+  EXPECT_THROW(b.delete_topic("orders"), TopicInUse);
+  EXPECT_TRUE(b.unsubscribe("orders", "s"));
+  EXPECT_THROW(b.delete_topic("orders"), TopicInUse) << "the pull subscription remains";
+  EXPECT_TRUE(b.unsubscribe("orders", "p"));
+  EXPECT_NO_THROW(b.delete_topic("orders"));
+  EXPECT_TRUE(b.topics().empty());
+}
+
+TEST(Publish, OffsetsCountFromZeroPerTopic) {
+  Broker b{SyncBroker()};
+  b.create_topic("a");
+  b.create_topic("b");
+  EXPECT_EQ(b.publish("a", "x"), 0u);
+  EXPECT_EQ(b.publish("a", "x"), 1u);
+  EXPECT_EQ(b.publish("b", "x"), 0u);
+  EXPECT_EQ(b.publish("a", "x"), 2u);
+  EXPECT_EQ(b.end_offset("a"), 3u);
+  EXPECT_EQ(b.oldest_offset("a"), 0u);
+}
+
+TEST(Publish, MessageCarriesPayloadHeadersKeyAndTheClocksTime) {
+  auto clock = std::make_shared<ManualClock>(Time{1234});
+  Broker b{SyncBroker(clock)};
+  b.create_topic("orders");
+  b.subscribe_pull("orders", "p", Pull());
+  b.publish("orders", "first", {{"type", "created"}}, "customer-7");
+  clock->advance(Millis{10});
+  b.publish("orders", "second");
+
+  const auto got = b.poll("orders", "p", "w", Time{0}, 2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].message->payload, "first");
+  EXPECT_EQ(got[0].message->headers, (Headers{{"type", "created"}}));
+  EXPECT_EQ(got[0].message->key, "customer-7");
+  EXPECT_EQ(got[0].message->publish_time, Time{1234});
+  EXPECT_EQ(got[1].message->publish_time, Time{1244});
+  EXPECT_EQ(got[1].message->key, "");
+}
+
+// ---- R3 retention ----
+
+TEST(Retention, MessageBoundKeepsTheNewestNAndCountsWhatASubscriptionMissed) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 3;
+  b.create_topic("orders", o);
+  Log log;
+  b.subscribe("orders", "s", log.Confirming("s"));
+  for (int i = 0; i < 5; ++i) b.publish("orders", "m");
+
+  EXPECT_EQ(b.oldest_offset("orders"), 2u);
+  EXPECT_EQ(b.end_offset("orders"), 5u);
+  const auto s = b.stats("orders", "s");
+  EXPECT_EQ(s.skipped, 2u) << "nothing is lost without a trace";
+  EXPECT_EQ(s.next_offset, 2u);
+  EXPECT_EQ(s.backlog, 3u);
+  b.drain();
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"s@2", "s@3", "s@4"}));
+}
+
+TEST(Retention, ByteBoundDropsOldestWhileOverButAlwaysKeepsTheNewest) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_bytes = 10;
+  b.create_topic("orders", o);
+  b.publish("orders", "aaaa");  // 4
+  b.publish("orders", "bbbb");  // 8
+  EXPECT_EQ(b.oldest_offset("orders"), 0u);
+  b.publish("orders", "cccc");  // 12 > 10: drop offset 0 -> 8
+  EXPECT_EQ(b.oldest_offset("orders"), 1u);
+  b.publish("orders", "cc");  // 10: not over
+  EXPECT_EQ(b.oldest_offset("orders"), 1u);
+  b.publish("orders", std::string(25, 'x'));  // bigger than the bound alone
+  EXPECT_EQ(b.oldest_offset("orders"), 4u) << "the newest message is always kept";
+  EXPECT_EQ(b.end_offset("orders"), 5u);
+}
+
+TEST(Retention, SeekRangeIsOldestKeptToEnd) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 2;
+  b.create_topic("orders", o);
+  b.subscribe("orders", "s", [](const Delivery&) { return true; });
+  for (int i = 0; i < 4; ++i) b.publish("orders", "m");
+  EXPECT_THROW(b.seek("orders", "s", 1), OffsetOutOfRange);
+  EXPECT_NO_THROW(b.seek("orders", "s", 2));
+  EXPECT_EQ(b.stats("orders", "s").next_offset, 2u);
+  EXPECT_NO_THROW(b.seek("orders", "s", 4));
+  EXPECT_EQ(b.stats("orders", "s").backlog, 0u);
+  EXPECT_THROW(b.seek("orders", "s", 5), OffsetOutOfRange);
+}
+
+TEST(Retention, ReturnedMessagesDroppedByRetentionAreCountedAsSkipped) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 2;
+  b.create_topic("orders", o);
+  b.subscribe_pull("orders", "p", Pull());
+  b.publish("orders", "m0");
+  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
+  ASSERT_TRUE(b.nack("orders", "p", 0, "w", Time{0}));  // offset 0 waits for redelivery
+  b.publish("orders", "m1");
+  b.publish("orders", "m2");  // drops offset 0
+
+  const auto s = b.stats("orders", "p");
+  EXPECT_EQ(s.skipped, 1u);
+  EXPECT_EQ(s.backlog, 2u);
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 5)), (std::vector<Offset>{1, 2}));
+}
+
+TEST(Retention, HeldMessagesStayAliveForTheirHolder) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 1;
+  b.create_topic("orders", o);
+  b.subscribe_pull("orders", "p", Pull());
+  b.publish("orders", "held");
+  const auto got = b.poll("orders", "p", "w", Time{0}, 1);
+  ASSERT_EQ(got.size(), 1u);
+  for (int i = 0; i < 5; ++i) b.publish("orders", "newer");
+
+  EXPECT_EQ(got[0].message->payload, "held");
+  EXPECT_EQ(b.stats("orders", "p").in_flight, 1u) << "held messages are not touched";
+  EXPECT_TRUE(b.ack("orders", "p", 0, "w", Time{0}));
+  EXPECT_EQ(b.stats("orders", "p").skipped, 4u) << "offsets 1..4 were dropped unseen";
+}
+
+// ---- R4 start positions ----
+
+TEST(StartPosition, DefaultIsTheEndOfTheLog) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.publish("orders", "old");
+  Log log;
+  b.subscribe("orders", "s", log.Confirming("s"));
+  b.publish("orders", "new");
+  b.drain();
+  EXPECT_EQ(log.calls, std::vector<std::string>{"s@1"});
+}
+
+TEST(StartPosition, BeginningIsTheOldestKeptOffset) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 2;
+  b.create_topic("orders", o);
+  for (int i = 0; i < 3; ++i) b.publish("orders", "m");
+  Log log;
+  b.subscribe("orders", "s", log.Confirming("s"), Push(5, StartPosition::beginning()));
+  EXPECT_EQ(b.stats("orders", "s").next_offset, 1u);
+  EXPECT_EQ(b.stats("orders", "s").skipped, 0u) << "it never had the dropped offset";
+  b.drain();
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"s@1", "s@2"}));
+}
+
+TEST(StartPosition, AtAnOffsetInsideTheKeptRange) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  for (int i = 0; i < 3; ++i) b.publish("orders", "m");
+  b.subscribe_pull("orders", "p", Pull(Millis{1000}, 5, {}, StartPosition::at(1)));
+  b.subscribe_pull("orders", "q", Pull(Millis{1000}, 5, {}, StartPosition::at(3)));
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 10)), (std::vector<Offset>{1, 2}));
+  EXPECT_TRUE(b.poll("orders", "q", "w", Time{0}, 10).empty());
+}
+
+TEST(StartPosition, SubscriptionNamesAreUniqueAcrossKindsButGroupNamesAreSeparate) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe("orders", "g", [](const Delivery&) { return true; });
+  PushOptions group = Push();
+  group.group = "g";
+  EXPECT_NO_THROW(b.subscribe("orders", "m1", [](const Delivery&) { return true; }, group));
+  EXPECT_EQ(b.subscriptions("orders"), (std::vector<std::string>{"g", "m1"}));
+  b.create_topic("other");
+  EXPECT_NO_THROW(b.subscribe("other", "g", [](const Delivery&) { return true; }))
+      << "names are per topic";
+}
+
+// ---- R5 filters ----
+
+TEST(Filters, HeaderFilterDeliversOnlyMatchesAndCountsThePassedOver) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  Log log;
+  PushOptions o = Push();
+  o.header_filter = {{"type", "created"}, {"region", "eu"}};
+  b.subscribe("orders", "s", log.Confirming("s"), o);
+  b.publish("orders", "a", {{"type", "created"}, {"region", "eu"}, {"extra", "1"}});
+  b.publish("orders", "b", {{"type", "paid"}, {"region", "eu"}});
+  b.publish("orders", "c", {{"type", "created"}});
+  b.publish("orders", "d", {{"type", "created"}, {"region", "eu"}});
+
+  EXPECT_EQ(b.stats("orders", "s").backlog, 2u) << "backlog counts only matching messages";
+  b.drain();
+
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"s@0", "s@3"}));
+  const auto s = b.stats("orders", "s");
+  EXPECT_EQ(s.filtered, 2u);
+  EXPECT_EQ(s.next_offset, 4u) << "the cursor moves past non-matching messages";
+  EXPECT_EQ(s.backlog, 0u);
+}
+
+TEST(Filters, PredicateRunsAfterTheHeaderFilter) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  Log log;
+  PushOptions o = Push();
+  o.header_filter = {{"type", "created"}};
+  o.filter = [](const Message& m) { return m.payload.starts_with("big"); };
+  b.subscribe("orders", "s", log.Confirming("s"), o);
+  b.publish("orders", "big-1", {{"type", "created"}});
+  b.publish("orders", "small", {{"type", "created"}});
+  b.publish("orders", "big-2", {{"type", "paid"}});
+  b.publish("orders", "big-3", {{"type", "created"}});
+  b.drain();
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"s@0", "s@3"}));
+  EXPECT_EQ(b.stats("orders", "s").filtered, 2u);
+}
+
+TEST(Filters, PullHeaderFilterSkipsNonMatching) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe_pull("orders", "p", Pull(Millis{1000}, 5, {{"type", "created"}}));
+  b.publish("orders", "a", {{"type", "paid"}});
+  b.publish("orders", "b", {{"type", "created"}});
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 10)), std::vector<Offset>{1});
+  EXPECT_EQ(b.stats("orders", "p").filtered, 1u);
+}
+
+// ---- R6/R13 offers and stats ----
+
+TEST(Stats, CountersAddUp) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe_pull("orders", "p", Pull(Millis{100}, 2));
+  for (int i = 0; i < 5; ++i) b.publish("orders", "m");
+  // offers: 0,1,2,3 (attempt 1); ack 0; nack 1; 2 expires; 3 stays held.
+  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 4).size(), 4u);
+  ASSERT_TRUE(b.ack("orders", "p", 0, "w", Time{0}));
+  ASSERT_TRUE(b.nack("orders", "p", 1, "w", Time{0}));
+  ASSERT_TRUE(b.extend("orders", "p", 3, "w", Time{0}, Millis{1000}));
+  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 2, false}}));
+  // offers again: 1 (attempt 2), 2 (attempt 2), then 1 nacked again -> dead.
+  const auto again = b.poll("orders", "p", "w", Time{100}, 2);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_EQ(again[1].attempt, 2);
+  ASSERT_TRUE(b.nack("orders", "p", 1, "w", Time{100}));
+
+  const auto s = b.stats("orders", "p");
+  EXPECT_EQ(s.delivered, 6u);
+  EXPECT_EQ(s.redelivered, 2u);
+  EXPECT_EQ(s.confirmed, 1u);
+  EXPECT_EQ(s.dead_lettered, 1u);
+  EXPECT_EQ(s.in_flight, 2u) << "offsets 2 and 3";
+  EXPECT_EQ(s.backlog, 1u) << "offset 4";
+  EXPECT_EQ(s.next_offset, 4u);
+  EXPECT_EQ(s.skipped, 0u);
+  EXPECT_EQ(s.filtered, 0u);
+  EXPECT_EQ(s.delivered, s.confirmed + s.dead_lettered + s.in_flight) << "R13, nothing waiting";
+}
+
+TEST(Stats, PushInFlightDuringTheHandlerAndConfirmedAfter) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  SubscriptionStats during{};
+  b.subscribe("orders", "s", [&](const Delivery&) {
+    during = b.stats("orders", "s");
+    return true;
+  });
+  b.publish("orders", "m");
+  b.drain();
+  EXPECT_EQ(during.in_flight, 1u);
+  EXPECT_EQ(during.delivered, 1u);
+  EXPECT_EQ(during.confirmed, 0u);
+  const auto after = b.stats("orders", "s");
+  EXPECT_EQ(after.in_flight, 0u);
+  EXPECT_EQ(after.confirmed, 1u);
+}
+
+// ---- R7 failure reasons ----
+
+TEST(DeadLetters, ReasonsNameTheFailure) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe("orders", "rejects", [](const Delivery&) { return false; }, Push(1));
+  b.subscribe(
+      "orders", "throws", [](const Delivery&) -> bool { throw std::runtime_error("boom"); },
+      Push(1));
+  b.subscribe("orders", "throws42", [](const Delivery&) -> bool { throw 42; }, Push(1));
+  b.subscribe_pull("orders", "nacks", Pull(Millis{1000}, 1));
+  b.subscribe_pull("orders", "expires", Pull(Millis{1000}, 1));
+  b.publish("orders", "m");
+  b.drain();
+  ASSERT_EQ(b.poll("orders", "nacks", "w", Time{0}, 1).size(), 1u);
+  ASSERT_TRUE(b.nack("orders", "nacks", 0, "w", Time{0}));
+  ASSERT_EQ(b.poll("orders", "expires", "w", Time{0}, 1).size(), 1u);
+  EXPECT_EQ(b.expire(Time{1000}), (std::vector<Expired>{{"orders", "expires", 0, true}}));
+
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"rejects", "rejected"},
+      {"throws", "exception: boom"},
+      {"throws42", "unknown exception"},
+      {"nacks", "nacked"},
+      {"expires", "ack deadline expired"}};
+  for (const auto& [name, reason] : expected) {
+    const auto dead = b.dead_letters("orders", name);
+    ASSERT_EQ(dead.size(), 1u) << name;
+    EXPECT_EQ(dead[0].reason, reason) << name;
+    EXPECT_EQ(dead[0].attempts, 1) << name;
+    EXPECT_EQ(dead[0].message->payload, "m") << name;
+    EXPECT_EQ(b.stats("orders", name).dead_lettered, 1u) << name;
+  }
+}
+
+TEST(DeadLetters, ZeroMaxDeliveriesMeansNoLimit) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  int offers = 0;
+  b.subscribe(
+      "orders", "s",
+      [&](const Delivery&) {
+        ++offers;
+        return false;
+      },
+      Push(0));
+  b.publish("orders", "m");
+  for (int i = 0; i < 12; ++i) b.drain();
+  EXPECT_EQ(offers, 12);
+  EXPECT_TRUE(b.dead_letters("orders", "s").empty());
+}
+
+TEST(DeadLetters, AreListedInTheOrderTheyDied) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  b.subscribe_pull("orders", "p", Pull(Millis{1000}, 1));
+  for (int i = 0; i < 3; ++i) b.publish("orders", "m" + std::to_string(i));
+  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 3).size(), 3u);
+  ASSERT_TRUE(b.nack("orders", "p", 2, "w", Time{0}));
+  ASSERT_TRUE(b.nack("orders", "p", 0, "w", Time{0}));
+  const auto dead = b.dead_letters("orders", "p");
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0].message->offset, 2u);
+  EXPECT_EQ(dead[1].message->offset, 0u);
+}
+
+// ---- R10 groups ----
+
+class Groups : public ::testing::Test {
+ protected:
+  Broker b{SyncBroker()};
+  Log log;
+  void Join(const std::string& member) {
+    PushOptions o = Push();
+    o.group = "g";
+    b.subscribe("orders", member, log.Confirming(member), o);
+  }
+  void SetUp() override { b.create_topic("orders"); }
+};
+
+TEST_F(Groups, OffersGoRoundRobinInMemberOrder) {
+  Join("a");
+  Join("b");
+  Join("c");
+  for (int i = 0; i < 7; ++i) b.publish("orders", "m");
+  EXPECT_EQ(b.drain(), 7u);
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"a@0", "b@1", "c@2", "a@3", "b@4", "c@5",
+                                                  "a@6"}));
+}
+
+TEST_F(Groups, WhenTheLastServedMemberLeftTheFirstMemberIsNext) {
+  Join("a");
+  Join("b");
+  Join("c");
+  b.publish("orders", "m");
+  b.publish("orders", "m");
+  b.drain();  // a@0, b@1
+  ASSERT_TRUE(b.unsubscribe("orders", "b"));
+  b.publish("orders", "m");
+  b.publish("orders", "m");
+  b.drain();
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"a@0", "b@1", "a@2", "c@3"}));
+}
+
+TEST_F(Groups, MembersShareOneStateForStatsSeekAndDeadLetters) {
+  Join("a");
+  Join("b");
+  for (int i = 0; i < 4; ++i) b.publish("orders", "m");
+  b.drain();
+  EXPECT_EQ(b.stats("orders", "a"), b.stats("orders", "b"));
+  EXPECT_EQ(b.stats("orders", "a").confirmed, 4u);
+  b.seek("orders", "b", 2);
+  EXPECT_EQ(b.stats("orders", "a").next_offset, 2u);
+  log.calls.clear();
+  b.drain();
+  EXPECT_EQ(log.calls.size(), 2u) << "offsets 2 and 3 replayed once for the group";
+}
+
+TEST_F(Groups, GroupStateLivesWhileItHasMembers) {
+  Join("a");
+  b.publish("orders", "m");
+  b.drain();
+  ASSERT_TRUE(b.unsubscribe("orders", "a"));
+  PushOptions other = Push(2, StartPosition::beginning());
+  other.group = "g";
+  EXPECT_NO_THROW(b.subscribe("orders", "a2", log.Confirming("a2"), other))
+      << "the old state is gone, so other options are fine";
+  EXPECT_EQ(b.stats("orders", "a2").confirmed, 0u);
+}
+
+TEST_F(Groups, AGroupGetsEachMessageOnceAlongsideOtherSubscriptions) {
+  Join("a");
+  Join("b");
+  b.subscribe("orders", "solo", log.Confirming("solo"));
+  b.publish("orders", "m");
+  b.publish("orders", "m");
+  b.drain();
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"a@0", "b@1", "solo@0", "solo@1"}));
+}
+
+// ---- R11 pull acceptance ----
+
+class PullRules : public ::testing::Test {
+ protected:
+  Broker b{SyncBroker()};
+  void SetUp() override {
+    b.create_topic("orders");
+    b.subscribe_pull("orders", "p", Pull(Millis{100}, 5));
+    for (int i = 0; i < 3; ++i) b.publish("orders", "m");
+  }
+};
+
+TEST_F(PullRules, SubscribePullWithEqualOptionsIsANoOp) {
+  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
+  const auto before = b.stats("orders", "p");
+  EXPECT_NO_THROW(b.subscribe_pull("orders", "p", Pull(Millis{100}, 5)));
+  EXPECT_EQ(b.stats("orders", "p"), before) << "the existing subscription is kept as it is";
+  EXPECT_EQ(b.subscriptions("orders"), std::vector<std::string>{"p"});
+  EXPECT_THROW(b.subscribe_pull("orders", "p", Pull(Millis{100}, 4)), OptionsMismatch);
+  b.subscribe("orders", "push", [](const Delivery&) { return true; });
+  EXPECT_THROW(b.subscribe_pull("orders", "push", Pull(Millis{100}, 5)), WrongKind);
+}
+
+TEST_F(PullRules, PollHandsOutDeadlinesAndNeverTheSameMessageTwice) {
+  const auto w1 = b.poll("orders", "p", "w1", Time{10}, 2);
+  const auto w2 = b.poll("orders", "p", "w2", Time{20}, 2);
+  EXPECT_EQ(Offsets(w1), (std::vector<Offset>{0, 1}));
+  EXPECT_EQ(Offsets(w2), std::vector<Offset>{2});
+  EXPECT_EQ(w1[0].deadline, Time{110});
+  EXPECT_EQ(w2[0].deadline, Time{120});
+  EXPECT_TRUE(b.poll("orders", "p", "w3", Time{20}, 2).empty());
+}
+
+TEST_F(PullRules, AckIsAcceptedOnlyFromTheHolderBeforeTheDeadline) {
+  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 1).size(), 1u);
+  const auto before = b.stats("orders", "p");
+  EXPECT_FALSE(b.ack("orders", "p", 0, "w2", Time{0})) << "not the holder";
+  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{100})) << "now == deadline is late";
+  EXPECT_FALSE(b.ack("orders", "p", 1, "w1", Time{0})) << "never handed out";
+  EXPECT_FALSE(b.ack("orders", "p", 99, "w1", Time{0})) << "does not exist";
+  EXPECT_FALSE(b.nack("orders", "p", 0, "w2", Time{0}));
+  EXPECT_FALSE(b.extend("orders", "p", 0, "w2", Time{0}, Millis{10}));
+  EXPECT_FALSE(b.extend("orders", "p", 0, "w1", Time{100}, Millis{10}));
+  EXPECT_EQ(b.stats("orders", "p"), before) << "refused calls change nothing";
+  EXPECT_TRUE(b.ack("orders", "p", 0, "w1", Time{99}));
+  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{99})) << "already confirmed";
+}
+
+TEST_F(PullRules, NackReturnsAtOnceAndTheNextPollOffersItFirstWithTheNextAttempt) {
+  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
+  EXPECT_TRUE(b.nack("orders", "p", 1, "w1", Time{0}));
+  EXPECT_FALSE(b.nack("orders", "p", 1, "w1", Time{0})) << "no longer held";
+  const auto got = b.poll("orders", "p", "w2", Time{0}, 2);
+  ASSERT_EQ(Offsets(got), (std::vector<Offset>{1, 2}));
+  EXPECT_EQ(got[0].attempt, 2);
+  EXPECT_EQ(got[1].attempt, 1);
+}
+
+TEST_F(PullRules, ExtendMovesTheDeadline) {
+  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 1).size(), 1u);
+  EXPECT_TRUE(b.extend("orders", "p", 0, "w1", Time{50}, Millis{200}));  // deadline 250
+  EXPECT_TRUE(b.expire(Time{100}).empty());
+  EXPECT_TRUE(b.ack("orders", "p", 0, "w1", Time{249}));
+}
+
+TEST_F(PullRules, ExpireReturnsLateMessagesToTheFrontInOffsetOrder) {
+  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
+  EXPECT_EQ(b.expire(Time{99}), std::vector<Expired>{});
+  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 0, false},
+                                                       {"orders", "p", 1, false}}));
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w2", Time{100}, 3)), (std::vector<Offset>{0, 1, 2}));
+}
+
+TEST_F(PullRules, ExpireWalksTopicsAndSubscriptionsInCreationOrder) {
+  b.create_topic("audit");
+  b.subscribe_pull("audit", "a", Pull(Millis{100}));
+  b.subscribe_pull("orders", "q", Pull(Millis{100}, 5, {}, StartPosition::beginning()));
+  b.publish("audit", "x");
+  ASSERT_EQ(b.poll("audit", "a", "w", Time{0}, 1).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "q", "w", Time{0}, 1).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
+  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 0, false},
+                                                       {"orders", "q", 0, false},
+                                                       {"audit", "a", 0, false}}));
+}
+
+TEST_F(PullRules, SeekForgetsHeldMessagesAndRefusesTheirLateAcks) {
+  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
+  b.seek("orders", "p", 0);
+  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{0})) << "forgotten by the seek";
+  const auto s = b.stats("orders", "p");
+  EXPECT_EQ(s.in_flight, 0u);
+  EXPECT_EQ(s.backlog, 3u);
+  EXPECT_EQ(s.delivered, 2u) << "counters are kept";
+  const auto again = b.poll("orders", "p", "w1", Time{0}, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].attempt, 1) << "attempts are forgotten too";
+}
+
+}  // namespace
+}  // namespace broker

@@ -1,0 +1,194 @@
+// Small helpers shared by the broker's test suites. Header-only, test code only.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/broker.h"
+
+namespace broker {
+
+inline std::ostream& operator<<(std::ostream& os, const SubscriptionStats& s) {
+  return os << "{next=" << s.next_offset << " backlog=" << s.backlog
+            << " in_flight=" << s.in_flight << " delivered=" << s.delivered
+            << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
+            << " dead=" << s.dead_lettered << " skipped=" << s.skipped
+            << " filtered=" << s.filtered << "}";
+}
+
+inline std::ostream& operator<<(std::ostream& os, const Expired& e) {
+  return os << "{" << e.topic << "/" << e.subscription << " @" << e.offset
+            << (e.dead_lettered ? " dead" : " back") << "}";
+}
+
+}  // namespace broker
+
+namespace broker::testing {
+
+/// Guards against a hang: only a broken broker ever gets near it. Never an assertion on
+/// speed; a passing run returns as soon as the condition holds.
+inline constexpr std::chrono::seconds kHangGuard{60};
+
+/// A gate that handlers block on until the test opens it. Opening twice is fine.
+class Gate {
+ public:
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+/// Opens a gate when the scope ends, so a failed assertion cannot leave a handler blocked
+/// and hang the broker's destructor. Declare it after the Broker.
+class OpenOnExit {
+ public:
+  explicit OpenOnExit(Gate& gate) : gate_(gate) {}
+  ~OpenOnExit() { gate_.open(); }
+  OpenOnExit(const OpenOnExit&) = delete;
+  OpenOnExit& operator=(const OpenOnExit&) = delete;
+
+ private:
+  Gate& gate_;
+};
+
+/// Spins (politely) until pred() holds; false only if kHangGuard passed first.
+inline bool WaitUntil(const std::function<bool()>& pred) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > give_up) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+/// Like WaitUntil, but lets a threaded broker settle with wait_idle between checks.
+inline bool WaitIdleUntil(Broker& b, const std::function<bool()>& pred) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangGuard;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > give_up) return pred();
+    (void)b.wait_idle(Millis{50});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+inline BrokerOptions SyncBroker(std::shared_ptr<Clock> clock = std::make_shared<ManualClock>()) {
+  BrokerOptions o;
+  o.clock = std::move(clock);
+  o.dispatcher.kind = DispatcherOptions::Kind::kSynchronous;
+  return o;
+}
+
+inline BrokerOptions LaneBroker() {
+  BrokerOptions o;
+  o.clock = std::make_shared<ManualClock>();
+  o.dispatcher.kind = DispatcherOptions::Kind::kLane;
+  o.dispatcher.retry_backoff = Millis{1};
+  return o;
+}
+
+inline BrokerOptions PoolBroker(std::size_t threads = 2, Millis handler_timeout = Millis{0}) {
+  BrokerOptions o;
+  o.clock = std::make_shared<ManualClock>();
+  o.dispatcher.kind = DispatcherOptions::Kind::kPool;
+  o.dispatcher.pool_threads = threads;
+  o.dispatcher.handler_timeout = handler_timeout;
+  o.dispatcher.retry_backoff = Millis{1};
+  return o;
+}
+
+inline PushOptions Push(int max_deliveries = kDefaultMaxDeliveries,
+                        StartPosition start = StartPosition::end()) {
+  PushOptions o;
+  o.max_deliveries = max_deliveries;
+  o.start = start;
+  return o;
+}
+
+inline PullOptions Pull(Millis ack_timeout = Millis{30000},
+                        int max_deliveries = kDefaultMaxDeliveries, Headers filter = {},
+                        StartPosition start = StartPosition::end()) {
+  PullOptions o;
+  o.ack_timeout = ack_timeout;
+  o.max_deliveries = max_deliveries;
+  o.header_filter = std::move(filter);
+  o.start = start;
+  return o;
+}
+
+/// Everything observable about a broker, to prove that a failed call changed nothing.
+struct Snapshot {
+  std::vector<std::string> topics;
+  std::map<std::string, Offset> end;
+  std::map<std::string, Offset> oldest;
+  std::map<std::string, std::vector<std::string>> subscriptions;
+  std::map<std::string, SubscriptionStats> stats;  // "topic/name"
+  std::map<std::string, std::vector<std::pair<Offset, std::string>>> dead;
+  bool operator==(const Snapshot&) const = default;
+};
+
+inline Snapshot Snap(const Broker& b) {
+  Snapshot s;
+  s.topics = b.topics();
+  for (const auto& t : s.topics) {
+    s.end[t] = b.end_offset(t);
+    s.oldest[t] = b.oldest_offset(t);
+    s.subscriptions[t] = b.subscriptions(t);
+    for (const auto& n : s.subscriptions[t]) {
+      s.stats[t + "/" + n] = b.stats(t, n);
+      for (const auto& d : b.dead_letters(t, n)) {
+        s.dead[t + "/" + n].emplace_back(d.message->offset, d.reason);
+      }
+    }
+  }
+  return s;
+}
+
+inline std::ostream& operator<<(std::ostream& os, const Snapshot& s) {
+  os << "topics:";
+  for (const auto& t : s.topics) os << " " << t << "[" << s.oldest.at(t) << "," << s.end.at(t) << ")";
+  for (const auto& [k, v] : s.stats) os << "\n  " << k << " " << v;
+  return os;
+}
+
+}  // namespace broker::testing
+
+/// Asserts that `stmt` throws exactly ErrType with code `code`, and that the broker `b`
+/// looks the same afterwards (SPEC R14).
+#define EXPECT_ERROR_CHANGES_NOTHING(b, ErrType, expected_code, stmt)                                \
+  do {                                                                                     \
+    const auto before_ = ::broker::testing::Snap(b);                                       \
+    bool caught_ = false;                                                                  \
+    try {                                                                                  \
+      stmt;                                                                                \
+    } catch (const ErrType& e_) {                                                          \
+      caught_ = true;                                                                      \
+      EXPECT_EQ(e_.code(), expected_code) << #stmt;                                              \
+    } catch (const std::exception& e_) {                                                   \
+      ADD_FAILURE() << #stmt << " threw the wrong exception: " << e_.what();               \
+    }                                                                                      \
+    EXPECT_TRUE(caught_) << #stmt << " did not throw " #ErrType;                           \
+    EXPECT_EQ(::broker::testing::Snap(b), before_) << #stmt << " changed the broker";      \
+  } while (false)
