@@ -1,0 +1,256 @@
+#include "op_decoder.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "FuzzedDataProvider.h"
+
+namespace fuzzing {
+namespace {
+
+const std::vector<std::string> kTopics = {"t0", "t1", "t2"};
+const std::vector<std::string> kSubs = {"s0", "s1", "s2", "s3"};
+const std::vector<std::string> kMembers = {"w0", "w1", "w2"};
+const std::vector<std::string> kGroups = {"", "g0", "g1"};
+const std::vector<model::Headers> kHeaders = {
+    {}, {{"type", "created"}}, {{"type", "paid"}}, {{"type", "created"}, {"prio", "high"}}};
+const std::vector<model::Millis> kTimeouts = {10, 20, 30};
+const std::vector<model::Millis> kAdvances = {0, 1, 5, 10, 20, 30};
+
+/// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
+class Reader {
+ public:
+  Reader(const std::uint8_t* data, std::size_t size) : in_(data, size) {}
+  bool empty() { return in_.remaining_bytes() == 0; }
+  std::uint8_t byte() { return in_.ConsumeIntegral<std::uint8_t>(); }
+  std::size_t pick(std::size_t n) { return byte() % n; }
+  template <class T>
+  const T& from(const std::vector<T>& pool) {
+    return pool[pick(pool.size())];
+  }
+
+ private:
+  FuzzedDataProvider in_;
+};
+
+model::Start read_start(Reader& r) {
+  const std::uint8_t kind = r.byte() % 3;
+  const std::uint8_t offset = r.byte();
+  if (kind == 1) return {model::Start::Kind::kBeginning, 0};
+  if (kind == 2) return {model::Start::Kind::kOffset, offset};
+  return {};
+}
+
+model::Script read_script(Reader& r) {
+  model::Script script(r.pick(5));
+  for (auto& step : script) {
+    step.verdict = static_cast<model::Verdict>(r.pick(4));
+    step.effect = static_cast<model::EffectKind>(r.pick(6));
+    switch (step.effect) {
+      case model::EffectKind::kUnsubscribe:
+        step.topic = r.from(kTopics);
+        step.name = r.from(kSubs);
+        break;
+      case model::EffectKind::kPublish:
+        step.topic = r.from(kTopics);
+        step.payload = "m" + std::to_string(r.byte());
+        break;
+      case model::EffectKind::kSeek:
+        step.topic = r.from(kTopics);
+        step.name = r.from(kSubs);
+        step.offset = r.byte();
+        break;
+      default: break;
+    }
+  }
+  return script;
+}
+
+oplang::Op read_op(Reader& r) {
+  using namespace oplang;  // NOLINT: op kinds
+  switch (r.pick(16)) {
+    case 0: {
+      CreateTopic op{r.from(kTopics), r.pick(5), 0};
+      op.retention_bytes = r.pick(16);
+      return op;
+    }
+    case 1: return DeleteTopic{r.from(kTopics)};
+    case 2: {
+      Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
+      op.headers = r.from(kHeaders);
+      op.key = r.byte() % 4 == 0 ? "k" : "";
+      return op;
+    }
+    case 3: {
+      Subscribe op;
+      op.topic = r.from(kTopics);
+      op.name = r.from(kSubs);
+      op.filter = r.from(kHeaders);
+      op.max_deliveries = r.pick(6);
+      op.start = read_start(r);
+      op.group = r.from(kGroups);
+      op.script = read_script(r);
+      return op;
+    }
+    case 4: {
+      SubscribePull op;
+      op.topic = r.from(kTopics);
+      op.name = r.from(kSubs);
+      op.filter = r.from(kHeaders);
+      op.ack_timeout = r.from(kTimeouts);
+      op.max_deliveries = r.pick(6);
+      op.start = read_start(r);
+      return op;
+    }
+    case 5: return Unsubscribe{r.from(kTopics), r.from(kSubs)};
+    case 6: {
+      Seek op{r.from(kTopics), r.from(kSubs), 0};
+      op.offset = r.byte();
+      return op;
+    }
+    case 7: return Drain{};
+    case 8: {
+      Poll op{r.from(kTopics), r.from(kSubs), r.from(kMembers), 0};
+      op.max = r.pick(4);  // 0 is a typed error
+      return op;
+    }
+    case 9: {
+      Ack op{r.from(kTopics), r.from(kSubs), 0, {}};
+      op.offset = r.byte();
+      op.member = r.from(kMembers);
+      return op;
+    }
+    case 10: {
+      Nack op{r.from(kTopics), r.from(kSubs), 0, {}};
+      op.offset = r.byte();
+      op.member = r.from(kMembers);
+      return op;
+    }
+    case 11: {
+      Extend op{r.from(kTopics), r.from(kSubs), 0, {}, 0};
+      op.offset = r.byte();
+      op.member = r.from(kMembers);
+      op.extension = r.from(kAdvances);
+      return op;
+    }
+    case 12: return Expire{};
+    case 13: return Advance{r.from(kAdvances)};
+    case 14: return GetStats{r.from(kTopics), r.from(kSubs)};
+    default: return GetDeadLetters{r.from(kTopics), r.from(kSubs)};
+  }
+}
+
+}  // namespace
+
+oplang::Script decode_ops(const std::uint8_t* data, std::size_t size, std::size_t max_ops) {
+  Reader r(data, size);
+  oplang::Script script;
+  while (!r.empty() && script.size() < max_ops) script.push_back(read_op(r));
+  return script;
+}
+
+namespace {
+
+/// Writes the choices decode_ops will read, in reading order; reversed at the end.
+class Writer {
+ public:
+  void byte(std::size_t b) { bytes_.push_back(static_cast<std::uint8_t>(b)); }
+  // Maps a name to its pool index in first-seen order (per pool).
+  void name(const std::string& value, const std::vector<std::string>& pool) {
+    auto& seen = seen_[&pool];
+    auto it = seen.find(value);
+    if (it == seen.end()) {
+      std::size_t next = seen.size();
+      if (&pool == &kGroups && !value.empty()) next = std::max<std::size_t>(next, 1);
+      if (value.empty()) next = 0;
+      it = seen.emplace(value, next % pool.size()).first;
+    }
+    byte(it->second);
+  }
+  template <class T>
+  void index_of(const T& value, const std::vector<T>& pool) {
+    auto it = std::find(pool.begin(), pool.end(), value);
+    byte(it == pool.end() ? 0 : static_cast<std::size_t>(it - pool.begin()));
+  }
+  void payload(const std::string& p) {
+    auto it = payloads_.find(p);
+    if (it == payloads_.end()) it = payloads_.emplace(p, payloads_.size() % 256).first;
+    byte(it->second);
+  }
+  std::vector<std::uint8_t> done() {
+    std::reverse(bytes_.begin(), bytes_.end());
+    return bytes_;
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::map<const void*, std::map<std::string, std::size_t>> seen_;
+  std::map<std::string, std::size_t> payloads_;
+};
+
+void write_start(Writer& w, const model::Start& s) {
+  w.byte(s.kind == model::Start::Kind::kBeginning ? 1 : s.kind == model::Start::Kind::kOffset ? 2 : 0);
+  w.byte(s.offset);
+}
+
+struct OpWriter {
+  Writer& w;
+  void operator()(const oplang::CreateTopic& op) {
+    w.byte(0), w.name(op.name, kTopics), w.byte(op.retention_messages), w.byte(op.retention_bytes);
+  }
+  void operator()(const oplang::DeleteTopic& op) { w.byte(1), w.name(op.name, kTopics); }
+  void operator()(const oplang::Publish& op) {
+    w.byte(2), w.name(op.topic, kTopics), w.payload(op.payload), w.index_of(op.headers, kHeaders);
+    w.byte(op.key.empty() ? 1 : 0);
+  }
+  void operator()(const oplang::Subscribe& op) {
+    w.byte(3), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
+    w.byte(op.script.size());
+    for (const auto& step : op.script) {
+      w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(step.effect));
+      if (step.effect == model::EffectKind::kUnsubscribe) w.name(step.topic, kTopics), w.name(step.name, kSubs);
+      if (step.effect == model::EffectKind::kPublish) w.name(step.topic, kTopics), w.payload(step.payload);
+      if (step.effect == model::EffectKind::kSeek) {
+        w.name(step.topic, kTopics), w.name(step.name, kSubs), w.byte(step.offset);
+      }
+    }
+  }
+  void operator()(const oplang::SubscribePull& op) {
+    w.byte(4), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    w.index_of(op.ack_timeout, kTimeouts), w.byte(op.max_deliveries), write_start(w, op.start);
+  }
+  void operator()(const oplang::Unsubscribe& op) { w.byte(5), w.name(op.topic, kTopics), w.name(op.name, kSubs); }
+  void operator()(const oplang::Seek& op) {
+    w.byte(6), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.byte(op.offset);
+  }
+  void operator()(const oplang::Drain&) { w.byte(7); }
+  void operator()(const oplang::Poll& op) {
+    w.byte(8), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.name(op.member, kMembers), w.byte(op.max);
+  }
+  template <class T>
+  void ack_like(std::size_t kind, const T& op) {
+    w.byte(kind), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.byte(op.offset), w.name(op.member, kMembers);
+  }
+  void operator()(const oplang::Ack& op) { ack_like(9, op); }
+  void operator()(const oplang::Nack& op) { ack_like(10, op); }
+  void operator()(const oplang::Extend& op) { ack_like(11, op), w.index_of(op.extension, kAdvances); }
+  void operator()(const oplang::Expire&) { w.byte(12); }
+  void operator()(const oplang::Advance& op) { w.byte(13), w.index_of(op.ms, kAdvances); }
+  void operator()(const oplang::GetStats& op) { w.byte(14), w.name(op.topic, kTopics), w.name(op.name, kSubs); }
+  void operator()(const oplang::GetDeadLetters& op) {
+    w.byte(15), w.name(op.topic, kTopics), w.name(op.name, kSubs);
+  }
+};
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_ops(const oplang::Script& script) {
+  Writer w;
+  OpWriter ow{w};
+  for (const auto& op : script) std::visit(ow, op);
+  return w.done();
+}
+
+}  // namespace fuzzing

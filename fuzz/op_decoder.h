@@ -1,0 +1,32 @@
+// The one byte decoder of the fuzz targets: arbitrary bytes -> an operation script.
+//
+// Format: every choice takes exactly one byte, consumed from the END of the input
+// (FuzzedDataProvider's integral order), so libFuzzer's mutations map to small script
+// changes and an input that runs out ends the script cleanly. Per op:
+//   kind (mod 16, in oplang::Op order) then its fields, each one byte:
+//   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),
+//   payload = "m<byte>", offsets and counts = the byte (small ranges), headers/filters =
+//   index into a few header sets, retention = 0..4 messages or 0..15 bytes,
+//   ack timeout = 10/20/30 ms, advance = 0/1/5/10/20/30 ms, script = 0..4 steps of
+//   (verdict 0..3, effect 0..5 with its own fields).
+// Every op and every handler behaviour is reachable. encode() is the inverse for scripts
+// that use only pool names, so examples/ become seed corpora.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "oplang/ops.h"
+
+namespace fuzzing {
+
+/// Decodes up to max_ops operations from data.
+oplang::Script decode_ops(const std::uint8_t* data, std::size_t size, std::size_t max_ops = 64);
+
+/// Bytes that decode_ops turns back into `script`, after renaming every topic, subscription,
+/// member, group and payload to pool names in first-seen order (the renamed script is
+/// what decode_ops returns).
+std::vector<std::uint8_t> encode_ops(const oplang::Script& script);
+
+}  // namespace fuzzing
