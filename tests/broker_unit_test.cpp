@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/broker.h"
+#include "broker/idempotent.h"
 #include "test_support.h"
 
 
@@ -314,7 +315,8 @@ TEST(Stats, CountersAddUp) {
   EXPECT_EQ(s.next_offset, 4u);
   EXPECT_EQ(s.skipped, 0u);
   EXPECT_EQ(s.filtered, 0u);
-  EXPECT_EQ(s.delivered, s.confirmed + s.dead_lettered + s.in_flight) << "R13, nothing waiting";
+  // Every first offer ends confirmed, dead, in flight or waiting for redelivery (none here).
+  EXPECT_EQ(s.delivered - s.redelivered, s.confirmed + s.dead_lettered + s.in_flight);
 }
 
 TEST(Stats, PushInFlightDuringTheHandlerAndConfirmedAfter) {
@@ -572,6 +574,63 @@ TEST_F(PullRules, SeekForgetsHeldMessagesAndRefusesTheirLateAcks) {
   const auto again = b.poll("orders", "p", "w1", Time{0}, 1);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].attempt, 1) << "attempts are forgotten too";
+}
+
+// ---- exactly-once in effect (broker/idempotent.h) ----
+
+TEST(Idempotent, RepeatsOfAnAppliedOffsetAreConfirmedWithoutCallingTheInnerHandler) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  std::vector<Offset> applied;
+  b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
+                applied.push_back(d.message.offset);
+                return true;
+              }));
+  for (int i = 0; i < 3; ++i) b.publish("orders", "m");
+  EXPECT_EQ(b.drain(), 3u);
+  b.seek("orders", "billing", 0);  // the broker replays 0..2 (at-least-once)
+
+  EXPECT_EQ(b.drain(), 3u) << "the repeats are confirmed";
+
+  EXPECT_EQ(applied, (std::vector<Offset>{0, 1, 2})) << "but applied only once";
+  EXPECT_EQ(b.stats("orders", "billing").delivered, 6u) << "the broker did offer them twice";
+}
+
+TEST(Idempotent, AFailedOfferIsNotRememberedAsApplied) {
+  Broker b{SyncBroker()};
+  b.create_topic("orders");
+  std::vector<std::pair<Offset, int>> calls;
+  b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
+                calls.emplace_back(d.message.offset, d.attempt);
+                if (d.attempt == 1) throw std::runtime_error("not applied");
+                return true;
+              }));
+  b.publish("orders", "m");
+  b.drain();
+  b.drain();
+  EXPECT_EQ(calls, (std::vector<std::pair<Offset, int>>{{0, 1}, {0, 2}}));
+  EXPECT_EQ(b.stats("orders", "billing").confirmed, 1u);
+  const auto dead = b.dead_letters("orders", "billing");
+  EXPECT_TRUE(dead.empty());
+}
+
+TEST(Idempotent, KeepsOneMarkPerTopic) {
+  Broker b{SyncBroker()};
+  b.create_topic("a");
+  b.create_topic("b");
+  std::vector<std::string> applied;
+  const Handler shared = idempotent([&](const Delivery& d) {
+    applied.push_back(d.topic + "@" + std::to_string(d.message.offset));
+    return true;
+  });
+  b.subscribe("a", "s", shared);
+  b.subscribe("b", "s", shared);
+  b.publish("a", "m");
+  b.publish("a", "m");
+  b.publish("b", "m");
+  b.drain();
+  EXPECT_EQ(applied, (std::vector<std::string>{"a@0", "a@1", "b@0"}))
+      << "offset 0 of topic b is not a repeat of offset 0 of topic a";
 }
 
 }  // namespace

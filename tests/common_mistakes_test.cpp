@@ -271,7 +271,7 @@ TEST(CommonMistakes, NoMessageAfterUnsubscribeReturns) {
   int b_calls = 0;
   bool unsubscribed = false;
   b.subscribe("orders", "a", [&](const Delivery&) {
-    unsubscribed = b.unsubscribe("orders", "b");
+    if (b.unsubscribe("orders", "b")) unsubscribed = true;
     return true;
   });
   b.subscribe("orders", "b", [&](const Delivery&) {
