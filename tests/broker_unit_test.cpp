@@ -12,7 +12,6 @@
 #include "broker/idempotent.h"
 #include "test_support.h"
 
-
 namespace broker {
 namespace {
 
@@ -227,7 +226,8 @@ TEST(StartPosition, SubscriptionNamesAreUniqueAcrossKindsButGroupNamesAreSeparat
   b.subscribe("orders", "g", [](const Delivery&) { return true; });
   PushOptions group = Push();
   group.group = "g";
-  EXPECT_NO_THROW(b.subscribe("orders", "m1", [](const Delivery&) { return true; }, group));
+  EXPECT_NO_THROW(b.subscribe(
+      "orders", "m1", [](const Delivery&) { return true; }, group));
   EXPECT_EQ(b.subscriptions("orders"), (std::vector<std::string>{"g", "m1"}));
   b.create_topic("other");
   EXPECT_NO_THROW(b.subscribe("other", "g", [](const Delivery&) { return true; }))
@@ -342,11 +342,13 @@ TEST(Stats, PushInFlightDuringTheHandlerAndConfirmedAfter) {
 TEST(DeadLetters, ReasonsNameTheFailure) {
   Broker b{SyncBroker()};
   b.create_topic("orders");
-  b.subscribe("orders", "rejects", [](const Delivery&) { return false; }, Push(1));
+  b.subscribe(
+      "orders", "rejects", [](const Delivery&) { return false; }, Push(1));
   b.subscribe(
       "orders", "throws", [](const Delivery&) -> bool { throw std::runtime_error("boom"); },
       Push(1));
-  b.subscribe("orders", "throws42", [](const Delivery&) -> bool { throw 42; }, Push(1));
+  b.subscribe(
+      "orders", "throws42", [](const Delivery&) -> bool { throw 42; }, Push(1));
   b.subscribe_pull("orders", "nacks", Pull(Millis{1000}, 1));
   b.subscribe_pull("orders", "expires", Pull(Millis{1000}, 1));
   b.publish("orders", "m");
@@ -423,8 +425,7 @@ TEST_F(Groups, OffersGoRoundRobinInMemberOrder) {
   Join("c");
   for (int i = 0; i < 7; ++i) b.publish("orders", "m");
   EXPECT_EQ(b.drain(), 7u);
-  EXPECT_EQ(log.calls, (std::vector<std::string>{"a@0", "b@1", "c@2", "a@3", "b@4", "c@5",
-                                                  "a@6"}));
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"a@0", "b@1", "c@2", "a@3", "b@4", "c@5", "a@6"}));
 }
 
 TEST_F(Groups, WhenTheLastServedMemberLeftTheFirstMemberIsNext) {
@@ -545,8 +546,8 @@ TEST_F(PullRules, ExtendMovesTheDeadline) {
 TEST_F(PullRules, ExpireReturnsLateMessagesToTheFrontInOffsetOrder) {
   ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
   EXPECT_EQ(b.expire(Time{99}), std::vector<Expired>{});
-  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 0, false},
-                                                       {"orders", "p", 1, false}}));
+  EXPECT_EQ(b.expire(Time{100}),
+            (std::vector<Expired>{{"orders", "p", 0, false}, {"orders", "p", 1, false}}));
   EXPECT_EQ(Offsets(b.poll("orders", "p", "w2", Time{100}, 3)), (std::vector<Offset>{0, 1, 2}));
 }
 
@@ -558,9 +559,9 @@ TEST_F(PullRules, ExpireWalksTopicsAndSubscriptionsInCreationOrder) {
   ASSERT_EQ(b.poll("audit", "a", "w", Time{0}, 1).size(), 1u);
   ASSERT_EQ(b.poll("orders", "q", "w", Time{0}, 1).size(), 1u);
   ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
-  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 0, false},
-                                                       {"orders", "q", 0, false},
-                                                       {"audit", "a", 0, false}}));
+  EXPECT_EQ(b.expire(Time{100}),
+            (std::vector<Expired>{
+                {"orders", "p", 0, false}, {"orders", "q", 0, false}, {"audit", "a", 0, false}}));
 }
 
 TEST_F(PullRules, SeekForgetsHeldMessagesAndRefusesTheirLateAcks) {

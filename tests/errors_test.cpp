@@ -57,8 +57,7 @@ class Errors : public ::testing::Test {
 // ---- R1 topics ----
 
 TEST_F(Errors, CreateTopicWithEmptyNameIsInvalidArgument) {
-  EXPECT_ERROR_CHANGES_NOTHING(b, InvalidArgument, ErrorCode::kInvalidArgument,
-                               b.create_topic(""));
+  EXPECT_ERROR_CHANGES_NOTHING(b, InvalidArgument, ErrorCode::kInvalidArgument, b.create_topic(""));
 }
 
 TEST_F(Errors, CreateTopicWithNameInUseIsDuplicateTopic) {
@@ -67,8 +66,7 @@ TEST_F(Errors, CreateTopicWithNameInUseIsDuplicateTopic) {
 }
 
 TEST_F(Errors, DeleteUnknownTopicIsUnknownTopic) {
-  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic,
-                               b.delete_topic("nope"));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic, b.delete_topic("nope"));
 }
 
 TEST_F(Errors, DeleteTopicWithPushSubscriptionsIsTopicInUse) {
@@ -91,8 +89,7 @@ TEST_F(Errors, TopicQueriesOnUnknownTopicAreUnknownTopic) {
 // ---- R2 publish ----
 
 TEST_F(Errors, PublishToUnknownTopicIsUnknownTopicAndAppendsNothing) {
-  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic,
-                               b.publish("nope", "x"));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic, b.publish("nope", "x"));
   EXPECT_EQ(b.end_offset("orders"), 5u);
   EXPECT_EQ(b.end_offset("audit"), 1u);
 }
@@ -400,8 +397,8 @@ TEST(Reentrancy, PublishFromInsideAHandlerIsSeenByUnfinishedSubscriptionsInTheSa
 
   EXPECT_EQ(b.drain(), 3u);
 
-  EXPECT_EQ(seen, (std::vector<std::string>{"billing:order-1", "billing:order-2",
-                                            "mailer:invoice-1"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"billing:order-1", "billing:order-2", "mailer:invoice-1"}));
 }
 
 TEST(Reentrancy, SubscribeFromInsideAHandlerWorks) {

@@ -34,8 +34,7 @@ class Isolation : public ::testing::TestWithParam<Threaded> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Dispatchers, Isolation,
-                         ::testing::Values(Threaded::kLane, Threaded::kPool),
-                         [](const auto& info) {
+                         ::testing::Values(Threaded::kLane, Threaded::kPool), [](const auto& info) {
                            return info.param == Threaded::kLane ? "Lane" : "Pool";
                          });
 
@@ -77,9 +76,9 @@ TEST_P(Isolation, StuckHandlerDoesNotDelayOtherSubscriptions) {
       b.publish("audit", "a");
     }
 
-    ASSERT_TRUE(WaitUntil(
-        [&] { return healthy.load() == kMessages && other_topic.load() == kMessages - 1; }))
-        << "healthy subscriptions must finish while 'stuck' is blocked";
+    ASSERT_TRUE(WaitUntil([&] {
+      return healthy.load() == kMessages && other_topic.load() == kMessages - 1;
+    })) << "healthy subscriptions must finish while 'stuck' is blocked";
     EXPECT_EQ(stuck_entries.load(), 1) << "still inside m0";
     EXPECT_EQ(stuck_exits.load(), 0);
     EXPECT_EQ(b.stats("orders", "healthy").confirmed, static_cast<std::uint64_t>(kMessages));
@@ -149,7 +148,8 @@ TEST(IsolationSync, HandlerThatThrows42IsAFailureNotACrash) {
   Broker b{SyncBroker()};
   b.create_topic("orders");
   int neighbour = 0;
-  b.subscribe("orders", "thrower", [](const Delivery&) -> bool { throw 42; }, Push(1));
+  b.subscribe(
+      "orders", "thrower", [](const Delivery&) -> bool { throw 42; }, Push(1));
   b.subscribe("orders", "neighbour", [&](const Delivery&) {
     ++neighbour;
     return true;

@@ -26,8 +26,8 @@ namespace {
 
 using testing::Gate;
 using testing::kHangGuard;
-using testing::OpenOnExit;
 using testing::LaneBroker;
+using testing::OpenOnExit;
 using testing::PoolBroker;
 using testing::Pull;
 using testing::Push;
@@ -158,8 +158,8 @@ TEST(Seed004DemoStress, AllThousandMessagesAckedExactlyOnce_PollWait) {
 TEST(Seed004DemoStress, PublishersKeepTheirOwnOrderInTheLog) {
   Broker b{SyncBroker()};
   b.create_topic("orders");
-  b.subscribe_pull("orders", "audit", Pull(Millis{3'600'000}, kDefaultMaxDeliveries, {},
-                                           StartPosition::beginning()));
+  b.subscribe_pull("orders", "audit",
+                   Pull(Millis{3'600'000}, kDefaultMaxDeliveries, {}, StartPosition::beginning()));
   std::vector<std::thread> threads;
   std::latch start{kPublishers};
   for (int p = 0; p < kPublishers; ++p) {
@@ -193,8 +193,7 @@ BrokerOptions Options(Threaded kind) {
 class ThreadedPushStress : public ::testing::TestWithParam<Threaded> {};
 
 INSTANTIATE_TEST_SUITE_P(Dispatchers, ThreadedPushStress,
-                         ::testing::Values(Threaded::kLane, Threaded::kPool),
-                         [](const auto& info) {
+                         ::testing::Values(Threaded::kLane, Threaded::kPool), [](const auto& info) {
                            return info.param == Threaded::kLane ? "Lane" : "Pool";
                          });
 
@@ -235,7 +234,8 @@ TEST_P(ThreadedPushStress, ConcurrentPublishersEverySubscriptionGetsEveryMessage
 
   ASSERT_TRUE(WaitIdleUntil(b, [&] {
     for (int s = 0; s < kSubs; ++s) {
-      if (b.stats("orders", "s" + std::to_string(s)).confirmed < static_cast<std::uint64_t>(kTotal)) {
+      if (b.stats("orders", "s" + std::to_string(s)).confirmed <
+          static_cast<std::uint64_t>(kTotal)) {
         return false;
       }
     }

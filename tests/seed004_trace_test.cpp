@@ -31,8 +31,8 @@ class Seed004Trace : public ::testing::Test {
   void SetUp() override {
     b.create_topic("orders");
     b.subscribe_pull("orders", "billing", Pull(Millis{30000}, /*max_deliveries=*/2));
-    b.subscribe_pull("orders", "email", Pull(Millis{30000}, kDefaultMaxDeliveries,
-                                             Headers{{"type", "created"}}));
+    b.subscribe_pull("orders", "email",
+                     Pull(Millis{30000}, kDefaultMaxDeliveries, Headers{{"type", "created"}}));
   }
 };
 

@@ -7,9 +7,9 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <ostream>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,11 +19,10 @@
 namespace broker {
 
 inline std::ostream& operator<<(std::ostream& os, const SubscriptionStats& s) {
-  return os << "{next=" << s.next_offset << " backlog=" << s.backlog
-            << " in_flight=" << s.in_flight << " delivered=" << s.delivered
-            << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
-            << " dead=" << s.dead_lettered << " skipped=" << s.skipped
-            << " filtered=" << s.filtered << "}";
+  return os << "{next=" << s.next_offset << " backlog=" << s.backlog << " in_flight=" << s.in_flight
+            << " delivered=" << s.delivered << " redelivered=" << s.redelivered
+            << " confirmed=" << s.confirmed << " dead=" << s.dead_lettered
+            << " skipped=" << s.skipped << " filtered=" << s.filtered << "}";
 }
 
 inline std::ostream& operator<<(std::ostream& os, const Expired& e) {
@@ -168,7 +167,8 @@ inline Snapshot Snap(const Broker& b) {
 
 inline std::ostream& operator<<(std::ostream& os, const Snapshot& s) {
   os << "topics:";
-  for (const auto& t : s.topics) os << " " << t << "[" << s.oldest.at(t) << "," << s.end.at(t) << ")";
+  for (const auto& t : s.topics)
+    os << " " << t << "[" << s.oldest.at(t) << "," << s.end.at(t) << ")";
   for (const auto& [k, v] : s.stats) os << "\n  " << k << " " << v;
   return os;
 }
@@ -177,18 +177,18 @@ inline std::ostream& operator<<(std::ostream& os, const Snapshot& s) {
 
 /// Asserts that `stmt` throws exactly ErrType with code `code`, and that the broker `b`
 /// looks the same afterwards (SPEC R14).
-#define EXPECT_ERROR_CHANGES_NOTHING(b, ErrType, expected_code, stmt)                                \
-  do {                                                                                     \
-    const auto before_ = ::broker::testing::Snap(b);                                       \
-    bool caught_ = false;                                                                  \
-    try {                                                                                  \
-      stmt;                                                                                \
-    } catch (const ErrType& e_) {                                                          \
-      caught_ = true;                                                                      \
-      EXPECT_EQ(e_.code(), expected_code) << #stmt;                                              \
-    } catch (const std::exception& e_) {                                                   \
-      ADD_FAILURE() << #stmt << " threw the wrong exception: " << e_.what();               \
-    }                                                                                      \
-    EXPECT_TRUE(caught_) << #stmt << " did not throw " #ErrType;                           \
-    EXPECT_EQ(::broker::testing::Snap(b), before_) << #stmt << " changed the broker";      \
+#define EXPECT_ERROR_CHANGES_NOTHING(b, ErrType, expected_code, stmt)                 \
+  do {                                                                                \
+    const auto before_ = ::broker::testing::Snap(b);                                  \
+    bool caught_ = false;                                                             \
+    try {                                                                             \
+      stmt;                                                                           \
+    } catch (const ErrType& e_) {                                                     \
+      caught_ = true;                                                                 \
+      EXPECT_EQ(e_.code(), expected_code) << #stmt;                                   \
+    } catch (const std::exception& e_) {                                              \
+      ADD_FAILURE() << #stmt << " threw the wrong exception: " << e_.what();          \
+    }                                                                                 \
+    EXPECT_TRUE(caught_) << #stmt << " did not throw " #ErrType;                      \
+    EXPECT_EQ(::broker::testing::Snap(b), before_) << #stmt << " changed the broker"; \
   } while (false)
