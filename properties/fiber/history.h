@@ -15,6 +15,7 @@ namespace fiberprop {
 /// One call of a pull worker: invoked and returned at logical ticks.
 struct PullCall {
   enum class Kind { kPoll, kAck, kNack, kExpire };
+  PullCall(Kind k, int w, std::uint64_t at) : kind(k), worker(w), invoke(at) {}
   Kind kind = Kind::kPoll;
   int worker = 0;
   std::uint64_t invoke = 0;

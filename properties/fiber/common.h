@@ -1,0 +1,45 @@
+// Shared pieces of the fiber properties: generated schedules, the env override, and
+// the failure message that tells how to replay.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fiber/run.h"
+#include "fiber/schedule.h"
+
+namespace fiberprop {
+
+/// A walk schedule as RapidCheck data: explicit choices, then a seeded random tail.
+/// Shrinks toward fewer/zero choices and seed 0 (no preemption after the choices).
+inline rc::Gen<fiber::Schedule> gen_schedule() {
+  return rc::gen::map(rc::gen::pair(rc::gen::container<std::vector<std::uint32_t>>(
+                                        rc::gen::inRange<std::uint32_t>(0, 4)),
+                                    rc::gen::inRange<std::uint64_t>(0, 1u << 20)),
+                      [](const std::pair<std::vector<std::uint32_t>, std::uint64_t>& p) {
+                        fiber::Schedule s = fiber::Schedule::walk(p.first);
+                        s.seed = p.second;
+                        return s;
+                      });
+}
+
+/// The generated schedule, unless FIBER_SCHEDULE overrides it.
+inline fiber::Schedule pick_schedule(const fiber::Schedule& generated) {
+  if (auto s = fiber::schedule_from_env()) return *s;
+  return generated;
+}
+
+/// Fails the property with the script, the schedule and how to replay both.
+inline std::string failure_text(const std::string& failures, const std::string& script,
+                                const fiber::RunResult& run) {
+  return "\n" + failures + "script:\n" + script + run.describe() +
+         "  replay exactly: the RC_PARAMS=\"reproduce=...\" line RapidCheck prints below, with "
+         "the same --gtest_filter; or keep the script and force a schedule with "
+         "FIBER_SCHEDULE='" +
+         fiber::to_string(run.schedule) + "'\n";
+}
+
+}  // namespace fiberprop

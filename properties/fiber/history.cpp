@@ -1,0 +1,229 @@
+// Checkers of concurrent broker histories (see history.h).
+#include "history.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+namespace fiberprop {
+namespace {
+
+using broker::Offset;
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
+// Collects failures, at most a few per name.
+class Failures {
+ public:
+  std::ostringstream& add(const char* name) {
+    if (++count_[name] <= 3) {
+      out_ << name << ": ";
+      return out_;
+    }
+    return sink_;
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::map<std::string, int> count_;
+  std::ostringstream out_;
+  std::ostringstream sink_;
+};
+
+struct Hold {
+  int worker;
+  Offset offset;
+  std::uint64_t invoke, ret, release;
+};
+
+// Offers (offset, attempt) in hand-out order: no (offset, attempt) twice, no attempt jump.
+void check_attempts(const std::vector<std::pair<Offset, int>>& offers, Failures& f,
+                    const std::string& who) {
+  std::map<Offset, int> last;
+  for (auto [o, a] : offers) {
+    int& prev = last[o];
+    if (a <= prev)
+      f.add("duplicated-beyond-redelivery")
+          << who << "offset " << o << " attempt " << a << " after attempt " << prev << "\n";
+    else if (a != prev + 1)
+      f.add("duplicated-beyond-redelivery")
+          << who << "offset " << o << " attempt " << a << " without attempt " << a - 1 << "\n";
+    prev = std::max(prev, a);
+  }
+}
+
+}  // namespace
+
+std::string check_offsets(const History& h) {
+  Failures f;
+  std::vector<Offset> sorted = h.published;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != i) {
+      f.add("inconsistent-offsets") << "publish offsets not 0.." << sorted.size() - 1 << " (got "
+                                    << sorted[i] << " at rank " << i << ")\n";
+      break;
+    }
+  }
+  return f.str();
+}
+
+std::string check_pull(const History& h, const FinalState& end) {
+  Failures f;
+  const std::set<Offset> published(h.published.begin(), h.published.end());
+  std::vector<Hold> holds;
+  std::vector<std::pair<Offset, int>> offers;
+  std::set<Offset> acked, first_offers;
+  std::uint64_t delivered = 0, redelivered = 0, confirmed = 0;
+  for (const PullCall& c : h.pull) {
+    if (c.kind != PullCall::Kind::kPoll) continue;
+    Offset prev_new = 0;
+    bool any_new = false;
+    for (auto [o, a] : c.got) {
+      ++delivered;
+      if (a > 1) ++redelivered;
+      offers.push_back({o, a});
+      holds.push_back({c.worker, o, c.invoke, c.ret, kNever});
+      if (!published.count(o))
+        f.add("unexpected") << "poll returned offset " << o << " never published\n";
+      if (a == 1) {
+        if (any_new && o <= prev_new)
+          f.add("nonmonotonic") << "one poll returned new offsets " << prev_new << " then " << o
+                                << "\n";
+        prev_new = o;
+        any_new = true;
+        first_offers.insert(o);
+      }
+    }
+  }
+  // Attempts: hand-out order is only known between polls that did not overlap; the attempt
+  // numbers themselves must still be unique per offset.
+  {
+    std::vector<std::pair<Offset, int>> sorted = offers;
+    std::sort(sorted.begin(), sorted.end());
+    check_attempts(sorted, f, "");
+  }
+  // Releases: accepted ack/nack by the holder, or an expire that moved the offset.
+  for (Hold& hold : holds) {
+    for (const PullCall& c : h.pull) {
+      const bool own = (c.kind == PullCall::Kind::kAck || c.kind == PullCall::Kind::kNack) &&
+                       c.accepted && c.worker == hold.worker && c.offset == hold.offset &&
+                       c.invoke > hold.ret;
+      const bool expired = c.kind == PullCall::Kind::kExpire && c.ret > hold.invoke &&
+                           std::count(c.expired.begin(), c.expired.end(), hold.offset);
+      if (own || expired) hold.release = std::min(hold.release, c.invoke);
+    }
+  }
+  for (const Hold& a : holds) {
+    for (const Hold& b : holds) {
+      if (&a == &b || a.offset != b.offset) continue;
+      if (b.invoke > a.ret && b.ret < a.release) {
+        f.add("double-held") << "offset " << a.offset << " held by worker " << a.worker
+                             << " (ticks " << a.ret << ".." << a.release
+                             << ") and handed to worker " << b.worker << " at " << b.ret << "\n";
+      }
+    }
+  }
+  // Polls that did not overlap hand out new offsets in increasing order.
+  for (const PullCall& x : h.pull) {
+    for (const PullCall& y : h.pull) {
+      if (x.kind != PullCall::Kind::kPoll || y.kind != PullCall::Kind::kPoll || x.ret >= y.invoke)
+        continue;
+      for (auto [ox, ax] : x.got) {
+        for (auto [oy, ay] : y.got) {
+          if (ax == 1 && ay == 1 && ox >= oy)
+            f.add("nonmonotonic") << "new offset " << oy << " handed out after new offset " << ox
+                                  << "\n";
+        }
+      }
+    }
+  }
+  for (const PullCall& c : h.pull) {
+    if (c.kind != PullCall::Kind::kAck || !c.accepted) continue;
+    ++confirmed;
+    if (!acked.insert(c.offset).second)
+      f.add("acked-came-back") << "offset " << c.offset << " acked twice\n";
+    for (const PullCall& p : h.pull) {
+      if (p.kind != PullCall::Kind::kPoll || p.invoke < c.ret) continue;
+      for (auto [o, a] : p.got) {
+        if (o == c.offset)
+          f.add("acked-came-back") << "offset " << o << " acked at tick " << c.ret
+                                   << ", polled again at " << p.ret << " (attempt " << a << ")\n";
+      }
+    }
+  }
+  for (Offset o : published) {
+    if (!acked.count(o) && !end.dead.count(o))
+      f.add("lost") << "offset " << o << " neither acked nor dead-lettered\n";
+    if (!first_offers.count(o) && first_offers.size() && o < *first_offers.rbegin())
+      f.add("poll-skip") << "offset " << o << " never offered while later offsets were\n";
+  }
+  const broker::SubscriptionStats& s = end.stats;
+  if (s.delivered != delivered || s.redelivered != redelivered || s.confirmed != confirmed ||
+      s.dead_lettered != end.dead.size() || s.in_flight != 0 || s.backlog != 0 ||
+      s.delivered != s.confirmed + s.dead_lettered + s.redelivered) {
+    f.add("counters") << "stats delivered=" << s.delivered << " redelivered=" << s.redelivered
+                      << " confirmed=" << s.confirmed << " dead=" << s.dead_lettered
+                      << " in_flight=" << s.in_flight << " backlog=" << s.backlog
+                      << "; history delivered=" << delivered << " redelivered=" << redelivered
+                      << " confirmed=" << confirmed << " dead letters=" << end.dead.size() << "\n";
+  }
+  return f.str();
+}
+
+std::string check_push(const History& h, const std::map<int, FinalState>& alive,
+                       std::int64_t timeout_ms) {
+  Failures f;
+  std::map<int, std::vector<const HandlerCall*>> by_sub;
+  for (const auto& entry : alive) by_sub[entry.first];
+  for (const HandlerCall& c : h.handlers) by_sub[c.sub].push_back(&c);  // in entry order
+  for (auto& [sub, calls] : by_sub) {
+    const std::string who = "s" + std::to_string(sub) + " ";
+    auto un = h.unsubscribed_at.find(sub);
+    std::vector<std::pair<Offset, int>> offers;
+    Offset last_new = 0;
+    bool any_new = false;
+    std::set<Offset> ok;
+    for (const HandlerCall* c : calls) {
+      offers.push_back({c->offset, c->attempt});
+      if (c->returned_true) ok.insert(c->offset);
+      if (un != h.unsubscribed_at.end() && c->enter > un->second) {
+        f.add("delivery-after-unsubscribe")
+            << who << "handler entered at tick " << c->enter << " for offset " << c->offset
+            << "; unsubscribe returned at " << un->second << "\n";
+      }
+      if (c->attempt == 1) {
+        if (any_new && c->offset <= last_new)
+          f.add("nonmonotonic") << who << "offset " << c->offset << " first offered after "
+                                << last_new << "\n";
+        last_new = c->offset;
+        any_new = true;
+      }
+      for (const HandlerCall* d : calls) {  // a second offer while one runs (not overrun)
+        if (d == c || d->enter >= c->enter || (d->exit != 0 && d->exit < c->enter)) continue;
+        const bool overrun = timeout_ms > 0 && c->enter_ms - d->enter_ms >= timeout_ms;
+        if (!overrun)
+          f.add("double-held") << who << "offset " << c->offset << " offered while offset "
+                               << d->offset << " was still in its handler\n";
+      }
+    }
+    check_attempts(offers, f, who);
+    auto a = alive.find(sub);
+    if (a == alive.end()) continue;
+    for (Offset o : h.published) {
+      if (!ok.count(o) && !a->second.dead.count(o))
+        f.add("lost") << who << "offset " << o << " never confirmed nor dead-lettered\n";
+    }
+    const broker::SubscriptionStats& s = a->second.stats;
+    if (s.delivered != calls.size() || s.in_flight != 0 || s.backlog != 0 ||
+        s.dead_lettered != a->second.dead.size() ||
+        s.delivered != s.confirmed + s.dead_lettered + s.redelivered) {
+      f.add("counters") << who << "delivered=" << s.delivered << " (handler calls " << calls.size()
+                        << ") confirmed=" << s.confirmed << " dead=" << s.dead_lettered
+                        << " redelivered=" << s.redelivered << " in_flight=" << s.in_flight
+                        << " backlog=" << s.backlog << "\n";
+    }
+  }
+  return f.str();
+}
+
+}  // namespace fiberprop
