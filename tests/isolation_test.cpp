@@ -180,7 +180,7 @@ TEST(PoolHandlerTimeout, StuckHandlersMessageFailsWithHandlerTimeoutAndOthersPro
     std::atomic<int> healthy{0};
   };
   auto sh = std::make_shared<Shared>();
-  Broker b{PoolBroker(/*threads=*/1, /*handler_timeout=*/Millis{50})};
+  Broker b{PoolBroker(/*threads=*/1, /*handler_timeout=*/Millis{200})};
   OpenOnExit open_on_exit{sh->release};
   b.create_topic("orders");
   b.subscribe(
@@ -205,7 +205,8 @@ TEST(PoolHandlerTimeout, StuckHandlersMessageFailsWithHandlerTimeoutAndOthersPro
   for (int i = 0; i < kLater; ++i) b.publish("orders", "m");
 
   ASSERT_TRUE(WaitIdleUntil(b, [&] {
-    return sh->healthy.load() == kLater + 1 && sh->stuck_confirmed_later.load() == kLater;
+    return b.stats("orders", "healthy").confirmed == static_cast<std::uint64_t>(kLater) + 1 &&
+           b.stats("orders", "stuck").confirmed == static_cast<std::uint64_t>(kLater);
   })) << "the only pool thread is stuck: the timeout must free capacity";
   EXPECT_EQ(sh->stuck_exits.load(), 0) << "the stuck handler is still blocked";
   const auto dead = b.dead_letters("orders", "stuck");
@@ -232,7 +233,7 @@ TEST(PoolHandlerTimeout, TimedOutMessageIsOfferedAgainWhenDeliveriesRemain) {
     std::atomic<int> attempt2{0};
   };
   auto sh = std::make_shared<Shared>();
-  Broker b{PoolBroker(/*threads=*/1, /*handler_timeout=*/Millis{50})};
+  Broker b{PoolBroker(/*threads=*/1, /*handler_timeout=*/Millis{200})};
   OpenOnExit open_on_exit{sh->release};
   b.create_topic("orders");
   b.subscribe(
