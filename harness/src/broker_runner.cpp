@@ -9,17 +9,28 @@ model::ErrorCode to_model(broker::ErrorCode code) {
   using B = broker::ErrorCode;
   using M = model::ErrorCode;
   switch (code) {
-    case B::kUnknownTopic: return M::kUnknownTopic;
-    case B::kDuplicateTopic: return M::kDuplicateTopic;
-    case B::kTopicInUse: return M::kTopicInUse;
-    case B::kUnknownSubscription: return M::kUnknownSubscription;
-    case B::kDuplicateSubscription: return M::kDuplicateSubscription;
-    case B::kOptionsMismatch: return M::kOptionsMismatch;
-    case B::kWrongKind: return M::kWrongKind;
-    case B::kOffsetOutOfRange: return M::kOffsetOutOfRange;
-    case B::kInvalidArgument: return M::kInvalidArgument;
-    case B::kReentrantDrain: return M::kReentrantDrain;
-    case B::kNotSynchronous: return M::kNotSynchronous;
+    case B::kUnknownTopic:
+      return M::kUnknownTopic;
+    case B::kDuplicateTopic:
+      return M::kDuplicateTopic;
+    case B::kTopicInUse:
+      return M::kTopicInUse;
+    case B::kUnknownSubscription:
+      return M::kUnknownSubscription;
+    case B::kDuplicateSubscription:
+      return M::kDuplicateSubscription;
+    case B::kOptionsMismatch:
+      return M::kOptionsMismatch;
+    case B::kWrongKind:
+      return M::kWrongKind;
+    case B::kOffsetOutOfRange:
+      return M::kOffsetOutOfRange;
+    case B::kInvalidArgument:
+      return M::kInvalidArgument;
+    case B::kReentrantDrain:
+      return M::kReentrantDrain;
+    case B::kNotSynchronous:
+      return M::kNotSynchronous;
   }
   throw std::logic_error("unknown broker::ErrorCode");
 }
@@ -28,9 +39,12 @@ namespace {
 
 broker::StartPosition to_broker(const model::Start& s) {
   switch (s.kind) {
-    case model::Start::Kind::kEnd: return broker::StartPosition::end();
-    case model::Start::Kind::kBeginning: return broker::StartPosition::beginning();
-    case model::Start::Kind::kOffset: return broker::StartPosition::at(s.offset);
+    case model::Start::Kind::kEnd:
+      return broker::StartPosition::end();
+    case model::Start::Kind::kBeginning:
+      return broker::StartPosition::beginning();
+    case model::Start::Kind::kOffset:
+      return broker::StartPosition::at(s.offset);
   }
   return broker::StartPosition::end();
 }
@@ -164,8 +178,8 @@ oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
 
 // Script: record the call, run the step's side effect, then end with its verdict.
 bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
-  calls_.push_back({delivery.topic, handler.name, delivery.message.offset,
-                    delivery.message.payload, delivery.attempt, ""});
+  calls_.push_back({delivery.topic, handler.name, delivery.message.offset, delivery.message.payload,
+                    delivery.attempt, ""});
   const std::size_t index = calls_.size() - 1;
   const model::Step step =
       handler.next_step < handler.script.size() ? handler.script[handler.next_step] : model::Step{};
@@ -173,10 +187,14 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
   std::string effect = run_effect(step, handler);
   calls_[index].effect = std::move(effect);
   switch (step.verdict) {
-    case model::Verdict::kConfirm: return true;
-    case model::Verdict::kReject: return false;
-    case model::Verdict::kThrowStd: throw std::runtime_error("boom");
-    case model::Verdict::kThrowOther: throw 42;
+    case model::Verdict::kConfirm:
+      return true;
+    case model::Verdict::kReject:
+      return false;
+    case model::Verdict::kThrowStd:
+      throw std::runtime_error("boom");
+    case model::Verdict::kThrowOther:
+      throw 42;
   }
   return true;
 }
@@ -186,7 +204,8 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
   broker::Broker& b = *broker_;
   try {
     switch (step.effect) {
-      case EffectKind::kNone: return "";
+      case EffectKind::kNone:
+        return "";
       case EffectKind::kUnsubscribeSelf:
         return model::effect_result(step.effect,
                                     b.unsubscribe(handler.topic, handler.name) ? "true" : "false");
@@ -194,11 +213,13 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
         return model::effect_result(step.effect,
                                     b.unsubscribe(step.topic, step.name) ? "true" : "false");
       case EffectKind::kPublish:
-        return model::effect_result(step.effect, std::to_string(b.publish(step.topic, step.payload)));
+        return model::effect_result(step.effect,
+                                    std::to_string(b.publish(step.topic, step.payload)));
       case EffectKind::kSeek:
         b.seek(step.topic, step.name, step.offset);
         return model::effect_result(step.effect, "ok");
-      case EffectKind::kDrain: return model::effect_result(step.effect, std::to_string(b.drain()));
+      case EffectKind::kDrain:
+        return model::effect_result(step.effect, std::to_string(b.drain()));
     }
   } catch (const broker::Error& e) {
     return model::effect_result(step.effect, model::to_string(to_model(e.code())));

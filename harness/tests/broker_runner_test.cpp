@@ -1,1 +1,51 @@
+// The broker runner: real handlers that really throw and call back into the broker.
+#include "harness/broker_runner.h"
+
 #include <gtest/gtest.h>
+
+#include "oplang/text.h"
+
+namespace harness {
+namespace {
+
+TEST(BrokerRunnerTest, ScriptedHandlersRunForReal) {
+  const std::vector<oplang::Outcome> out = run_broker(
+      oplang::parse("create_topic t\n"
+                    "subscribe t s max=1 script=[throw,publish(t,x)+throw42,unsubscribe]\n"
+                    "publish t a\n"
+                    "publish t b\n"
+                    "drain\n"
+                    "drain\n"
+                    "dead_letters t s\n"
+                    "drain\n"
+                    "stats t s\n"));
+  ASSERT_EQ(out.size(), 9u);
+  ASSERT_EQ(out[4].calls.size(), 1u);
+  EXPECT_EQ(out[5].calls.at(0).effect, "publish -> 2");
+  EXPECT_EQ(out[7].calls.at(0).effect, "unsubscribe -> true");
+  EXPECT_EQ(out[6].value, oplang::Value(std::vector<model::DeadLetter>{
+                              {0, "a", 1, "exception: boom"}, {1, "b", 1, "unknown exception"}}));
+  EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownSubscription);
+}
+
+TEST(BrokerRunnerTest, StepByStepWithTheManualClock) {
+  BrokerRunner r;
+  r.step(oplang::CreateTopic{"t"});
+  r.step(oplang::SubscribePull{"t", "p", {}, 100, 5, model::Start{}});
+  r.step(oplang::Publish{"t", "a", {}, ""});
+  r.step(oplang::Advance{40});
+  const oplang::Outcome polled = r.step(oplang::Poll{"t", "p", "w", 1});
+  EXPECT_EQ(polled.value, oplang::Value(std::vector<model::Received>{{0, "a", 1, 140}}));
+  EXPECT_EQ(r.broker().clock().now().count(), 40);
+  EXPECT_EQ(r.step(oplang::Drain{}).value, oplang::Value(oplang::CountResult{0}));
+}
+
+TEST(BrokerRunnerTest, MapsEveryErrorCodeByName) {
+  for (int i = 0; i <= static_cast<int>(broker::ErrorCode::kNotSynchronous); ++i) {
+    const auto code = static_cast<broker::ErrorCode>(i);
+    EXPECT_STREQ(model::to_string(to_model(code)), broker::to_string(code));
+  }
+}
+
+}  // namespace
+}  // namespace harness

@@ -1,1 +1,31 @@
+// The comparator: identical runs report nothing; a report names the step and both sides.
+#include "harness/comparator.h"
+
 #include <gtest/gtest.h>
+
+#include "oplang/text.h"
+
+namespace harness {
+namespace {
+
+TEST(ComparatorTest, AgreeingScriptHasNoDifference) {
+  const auto diff =
+      first_difference(oplang::parse("create_topic t\n"
+                                     "subscribe t a group=g\n"
+                                     "subscribe t b group=g script=[reject]\n"
+                                     "publish t x\n"
+                                     "publish t y\n"
+                                     "drain\n"
+                                     "stats t a\n"));
+  EXPECT_FALSE(diff.has_value()) << describe(*diff);
+}
+
+TEST(ComparatorTest, DescribeShowsStepOpAndBothOutcomes) {
+  Difference d{2, oplang::Drain{}, {}, {}};
+  d.model.value = oplang::CountResult{1};
+  d.broker.error = model::ErrorCode::kReentrantDrain;
+  EXPECT_EQ(describe(d), "step 3: drain\n  model:  confirmed 1\n  broker: error reentrant_drain\n");
+}
+
+}  // namespace
+}  // namespace harness

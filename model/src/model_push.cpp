@@ -133,20 +133,20 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
       confirmations += 1;
       continue;
     }
-    const char* reason = step.verdict == Verdict::kReject      ? "rejected"
+    const char* reason = step.verdict == Verdict::kReject     ? "rejected"
                          : step.verdict == Verdict::kThrowStd ? "exception: boom"
-                                                               : "unknown exception";
+                                                              : "unknown exception";
     fail(s_after, *offset, reason);
     return confirmations;  // R8: a failure stops this subscription for this drain
   }
 }
 
 // Script: the step's side effect, run from inside the handler; returns its printed result.
-std::string Model::run_effect(const Step& step, const std::string& topic,
-                              const std::string& self) {
+std::string Model::run_effect(const Step& step, const std::string& topic, const std::string& self) {
   try {
     switch (step.effect) {
-      case EffectKind::kNone: return "";
+      case EffectKind::kNone:
+        return "";
       case EffectKind::kUnsubscribeSelf:
         return effect_result(step.effect, unsubscribe(topic, self) ? "true" : "false");
       case EffectKind::kUnsubscribe:
@@ -156,7 +156,8 @@ std::string Model::run_effect(const Step& step, const std::string& topic,
       case EffectKind::kSeek:
         seek(step.topic, step.name, step.offset);
         return effect_result(step.effect, "ok");
-      case EffectKind::kDrain: return effect_result(step.effect, std::to_string(drain()));
+      case EffectKind::kDrain:
+        return effect_result(step.effect, std::to_string(drain()));
     }
   } catch (const Error& e) {
     return effect_result(step.effect, to_string(e.code()));

@@ -31,9 +31,12 @@ void Model::validate_start(const Topic& t, const Start& start) {
 // R4: end of the log (default), the oldest kept offset, or the given offset.
 Offset Model::start_cursor(const Topic& t, const Start& start) {
   switch (start.kind) {
-    case Start::Kind::kEnd: return t.end;
-    case Start::Kind::kBeginning: return oldest(t);
-    case Start::Kind::kOffset: return start.offset;
+    case Start::Kind::kEnd:
+      return t.end;
+    case Start::Kind::kBeginning:
+      return oldest(t);
+    case Start::Kind::kOffset:
+      return start.offset;
   }
   return t.end;
 }

@@ -27,7 +27,9 @@ struct Apply {
     m.subscribe_pull(o.topic, o.name, {o.filter, o.ack_timeout, o.max_deliveries, o.start});
     return Done{};
   }
-  Value operator()(const Unsubscribe& o) const { return BoolResult{m.unsubscribe(o.topic, o.name)}; }
+  Value operator()(const Unsubscribe& o) const {
+    return BoolResult{m.unsubscribe(o.topic, o.name)};
+  }
   Value operator()(const Seek& o) const {
     m.seek(o.topic, o.name, o.offset);
     return Done{};

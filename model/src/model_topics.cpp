@@ -70,8 +70,8 @@ std::vector<std::string> Model::topics() const {
 }
 
 // R2: append at the next offset, stamped with the clock; then retention (R3).
-Offset Model::publish(const std::string& topic, const std::string& payload,
-                      const Headers& headers, const std::string& key) {
+Offset Model::publish(const std::string& topic, const std::string& payload, const Headers& headers,
+                      const std::string& key) {
   Topic& t = topic_or_throw(topic);
   const Offset offset = t.end++;
   t.log[offset] = Message{offset, payload, headers, key, now_};

@@ -101,7 +101,8 @@ std::vector<Token> tokenize(std::string_view line, std::size_t line_no) {
 // A recursive-descent reader over one line's tokens.
 class LineParser {
  public:
-  LineParser(std::vector<Token> tokens, std::size_t line) : tokens_(std::move(tokens)), line_(line) {}
+  LineParser(std::vector<Token> tokens, std::size_t line)
+      : tokens_(std::move(tokens)), line_(line) {}
 
   Op op() {
     const Token& verb = peek();
@@ -150,8 +151,7 @@ class LineParser {
     return v;
   }
   int max_deliveries() {
-    return static_cast<int>(signed_number("a number of deliveries",
-                                          std::numeric_limits<int>::min(),
+    return static_cast<int>(signed_number("a number of deliveries", std::numeric_limits<int>::min(),
                                           std::numeric_limits<int>::max()));
   }
   Millis millis(const char* what) {

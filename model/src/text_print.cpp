@@ -38,9 +38,12 @@ std::string quote(std::string_view v) {
 
 std::string print_start(const Start& s) {
   switch (s.kind) {
-    case Start::Kind::kEnd: return "end";
-    case Start::Kind::kBeginning: return "begin";
-    case Start::Kind::kOffset: return std::to_string(s.offset);
+    case Start::Kind::kEnd:
+      return "end";
+    case Start::Kind::kBeginning:
+      return "begin";
+    case Start::Kind::kOffset:
+      return std::to_string(s.offset);
   }
   return "end";
 }
@@ -58,10 +61,14 @@ std::string print_headers(const Headers& h, const char* separator) {
 
 const char* print_verdict(model::Verdict v) {
   switch (v) {
-    case model::Verdict::kConfirm: return "confirm";
-    case model::Verdict::kReject: return "reject";
-    case model::Verdict::kThrowStd: return "throw";
-    case model::Verdict::kThrowOther: return "throw42";
+    case model::Verdict::kConfirm:
+      return "confirm";
+    case model::Verdict::kReject:
+      return "reject";
+    case model::Verdict::kThrowStd:
+      return "throw";
+    case model::Verdict::kThrowOther:
+      return "throw42";
   }
   return "confirm";
 }
@@ -70,8 +77,11 @@ std::string print_step(const model::Step& s) {
   using model::EffectKind;
   std::string effect;
   switch (s.effect) {
-    case EffectKind::kNone: return print_verdict(s.verdict);
-    case EffectKind::kUnsubscribeSelf: effect = "unsubscribe"; break;
+    case EffectKind::kNone:
+      return print_verdict(s.verdict);
+    case EffectKind::kUnsubscribeSelf:
+      effect = "unsubscribe";
+      break;
     case EffectKind::kUnsubscribe:
       effect = "unsubscribe(" + format_value(s.topic) + "," + format_value(s.name) + ")";
       break;
@@ -82,7 +92,9 @@ std::string print_step(const model::Step& s) {
       effect = "seek(" + format_value(s.topic) + "," + format_value(s.name) + "," +
                std::to_string(s.offset) + ")";
       break;
-    case EffectKind::kDrain: effect = "drain"; break;
+    case EffectKind::kDrain:
+      effect = "drain";
+      break;
   }
   if (s.verdict != model::Verdict::kConfirm) effect += std::string("+") + print_verdict(s.verdict);
   return effect;
@@ -95,7 +107,9 @@ struct Printer {
     if (o.retention_bytes) out += " bytes=" + std::to_string(o.retention_bytes);
     return out;
   }
-  std::string operator()(const DeleteTopic& o) const { return "delete_topic " + format_value(o.name); }
+  std::string operator()(const DeleteTopic& o) const {
+    return "delete_topic " + format_value(o.name);
+  }
   std::string operator()(const Publish& o) const {
     std::string out = "publish " + format_value(o.topic) + " " + format_value(o.payload);
     if (!o.headers.empty()) out += " " + print_headers(o.headers, " ");
@@ -144,7 +158,9 @@ struct Printer {
     return std::string(verb) + " " + format_value(topic) + " " + format_value(sub) + " " +
            std::to_string(offset) + " " + format_value(member);
   }
-  std::string operator()(const Ack& o) const { return answer("ack", o.topic, o.sub, o.offset, o.member); }
+  std::string operator()(const Ack& o) const {
+    return answer("ack", o.topic, o.sub, o.offset, o.member);
+  }
   std::string operator()(const Nack& o) const {
     return answer("nack", o.topic, o.sub, o.offset, o.member);
   }

@@ -10,8 +10,9 @@ class ModelPullTest : public ::testing::Test {
  protected:
   void SetUp() override {
     m.create_topic("orders");
-    m.subscribe_pull("orders", "billing",
-                     {.ack_timeout = 30, .max_deliveries = 2, .start = {Start::Kind::kBeginning, 0}});
+    m.subscribe_pull(
+        "orders", "billing",
+        {.ack_timeout = 30, .max_deliveries = 2, .start = {Start::Kind::kBeginning, 0}});
     m.subscribe_pull("orders", "email", {.header_filter = {{"type", "created"}}});
     m.publish("orders", "m1", {{"type", "created"}});
     m.publish("orders", "m2", {{"type", "created"}});

@@ -139,14 +139,17 @@ TEST(ModelPushTest, R12SeekForgetsAndReplays) {
   m.drain();
   const std::vector<HandlerCall> calls = m.take_calls();
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[1].attempt, 1);  // attempts forgotten
+  EXPECT_EQ(calls[1].attempt, 1);              // attempts forgotten
   EXPECT_EQ(m.stats("t", "s").delivered, 2u);  // counters kept
 }
 
 TEST(ModelPushTest, R8SeekInsideHandlerVoidsItsResultAndServingGoesOn) {
   Model m;
   m.create_topic("t");
-  Step seek{.effect = EffectKind::kSeek, .topic = "t", .name = "s", .offset = 0,
+  Step seek{.effect = EffectKind::kSeek,
+            .topic = "t",
+            .name = "s",
+            .offset = 0,
             .verdict = Verdict::kReject};
   m.subscribe("t", "s", {.start = {Start::Kind::kBeginning, 0}, .script = {seek}});
   m.publish("t", "a");

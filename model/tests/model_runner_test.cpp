@@ -1,19 +1,20 @@
 // The model runner: outcomes carry results, errors and handler calls.
+#include "oplang/model_runner.h"
+
 #include <gtest/gtest.h>
 
-#include "oplang/model_runner.h"
 #include "oplang/text.h"
 
 namespace oplang {
 namespace {
 
 TEST(ModelRunnerTest, RecordsValuesErrorsAndCalls) {
-  const std::vector<Outcome> out = run(parse(
-      "create_topic t\n"
-      "subscribe t s script=[publish(t,x)+reject]\n"
-      "publish t a\n"
-      "drain\n"
-      "publish nope a\n"));
+  const std::vector<Outcome> out =
+      run(parse("create_topic t\n"
+                "subscribe t s script=[publish(t,x)+reject]\n"
+                "publish t a\n"
+                "drain\n"
+                "publish nope a\n"));
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[2].value, Value(OffsetResult{0}));
   EXPECT_EQ(out[3].value, Value(CountResult{0}));
@@ -25,14 +26,14 @@ TEST(ModelRunnerTest, RecordsValuesErrorsAndCalls) {
 }
 
 TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
-  const std::vector<Outcome> out = run(parse(
-      "create_topic t\n"
-      "subscribe_pull t p timeout=10 start=begin\n"
-      "publish t a\n"
-      "advance 5\n"
-      "poll t p w\n"
-      "advance 10\n"
-      "ack t p 0 w\n"));
+  const std::vector<Outcome> out =
+      run(parse("create_topic t\n"
+                "subscribe_pull t p timeout=10 start=begin\n"
+                "publish t a\n"
+                "advance 5\n"
+                "poll t p w\n"
+                "advance 10\n"
+                "ack t p 0 w\n"));
   EXPECT_EQ(out[4].value, Value(std::vector<model::Received>{{0, "a", 1, 15}}));
   EXPECT_EQ(out[6].value, Value(BoolResult{false}));
 }

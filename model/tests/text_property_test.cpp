@@ -30,8 +30,8 @@ rc::Gen<model::Start> any_start() {
 
 rc::Gen<Step> any_step() {
   return rc::gen::apply(
-      [](int effect, std::string topic, std::string name, std::string payload,
-         model::Offset offset, int verdict) {
+      [](int effect, std::string topic, std::string name, std::string payload, model::Offset offset,
+         int verdict) {
         Step s;
         s.effect = static_cast<EffectKind>(effect);
         if (s.effect == EffectKind::kUnsubscribe || s.effect == EffectKind::kPublish ||
@@ -54,8 +54,8 @@ rc::Gen<oplang::Op> any_op() {
   auto offset = rc::gen::arbitrary<model::Offset>;
   auto millis = rc::gen::arbitrary<model::Millis>;
   return rc::gen::oneOf(
-      rc::gen::construct<Op>(rc::gen::construct<CreateTopic>(
-          s(), rc::gen::arbitrary<std::size_t>(), rc::gen::arbitrary<std::size_t>())),
+      rc::gen::construct<Op>(rc::gen::construct<CreateTopic>(s(), rc::gen::arbitrary<std::size_t>(),
+                                                             rc::gen::arbitrary<std::size_t>())),
       rc::gen::construct<Op>(rc::gen::construct<DeleteTopic>(s())),
       rc::gen::construct<Op>(rc::gen::construct<Publish>(s(), s(), any_headers(), s())),
       rc::gen::construct<Op>(rc::gen::construct<Subscribe>(

@@ -1,7 +1,7 @@
 // The text form: printing, parsing, round trips and parse errors with line and column.
-#include <gtest/gtest.h>
-
 #include "oplang/text.h"
+
+#include <gtest/gtest.h>
 
 namespace oplang {
 namespace {
@@ -35,8 +35,11 @@ TEST(TextTest, ParsesTheBriefExamples) {
 
 TEST(TextTest, PrintsCanonicalLines) {
   Subscribe sub{"t", "s", {{"a", "b c"}}, 0, Start{Start::Kind::kOffset, 4}, "g", {}};
-  sub.script = {model::Step{.effect = model::EffectKind::kSeek, .topic = "t", .name = "s",
-                            .offset = 0, .verdict = model::Verdict::kReject},
+  sub.script = {model::Step{.effect = model::EffectKind::kSeek,
+                            .topic = "t",
+                            .name = "s",
+                            .offset = 0,
+                            .verdict = model::Verdict::kReject},
                 model::Step{.effect = model::EffectKind::kUnsubscribeSelf}};
   EXPECT_EQ(print(sub),
             "subscribe t s filter=[a=\"b c\"] max=0 start=4 group=g "
@@ -50,9 +53,16 @@ TEST(TextTest, RoundTripsEveryOpKind) {
       CreateTopic{"t", 3, 100},
       DeleteTopic{"t"},
       Publish{"t", "p \"q\" \\ \x01\xff", {{"key", "v"}, {"x y", ""}}, "k"},
-      Subscribe{"t", "s", {{"h", "1"}}, 7, Start{Start::Kind::kBeginning, 0}, "g",
+      Subscribe{"t",
+                "s",
+                {{"h", "1"}},
+                7,
+                Start{Start::Kind::kBeginning, 0},
+                "g",
                 {model::Step{.effect = model::EffectKind::kPublish, .topic = "t", .payload = "x"},
-                 model::Step{.effect = model::EffectKind::kUnsubscribe, .topic = "a", .name = "b",
+                 model::Step{.effect = model::EffectKind::kUnsubscribe,
+                             .topic = "a",
+                             .name = "b",
                              .verdict = model::Verdict::kThrowOther},
                  model::Step{.effect = model::EffectKind::kDrain}}},
       SubscribePull{"t", "p", {}, 10, 0, Start{Start::Kind::kOffset, 2}},
@@ -114,8 +124,9 @@ TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {
 TEST(TextTest, NeverCrashesOnTruncations) {
   const std::string text =
       "subscribe t s filter=[a=b] max=2 start=begin group=g script=[publish(t,\"x\")+throw42]";
-  EXPECT_EQ(print(parse(text).at(0)), text.substr(0, 21) + "[a=b] max=2 start=begin group=g "
-                                                         "script=[publish(t,x)+throw42]");
+  EXPECT_EQ(print(parse(text).at(0)), text.substr(0, 21) +
+                                          "[a=b] max=2 start=begin group=g "
+                                          "script=[publish(t,x)+throw42]");
   for (std::size_t n = 0; n < text.size(); ++n) {
     try {
       parse(text.substr(0, n));

@@ -96,11 +96,11 @@ class Model {
     Headers filter;
     int max_deliveries = 5;
     Start start;
-    Millis ack_timeout = 0;          // pull only
-    std::string group;               // push group name, "" for a single subscription
+    Millis ack_timeout = 0;            // pull only
+    std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
-    std::string last_member;         // push: who got the previous offer (R10)
-    std::uint64_t seeks = 0;         // bumped by seek; an offer's result needs it unchanged (R9)
+    std::string last_member;           // push: who got the previous offer (R10)
+    std::uint64_t seeks = 0;           // bumped by seek; an offer's result needs it unchanged (R9)
     Offset cursor = 0;
     std::set<Offset> redelivery;
     std::map<Offset, Held> in_flight;
@@ -121,10 +121,10 @@ class Model {
     std::size_t retention_bytes = 0;
     std::map<Offset, Message> log;  // kept messages only
     Offset end = 0;
-    std::vector<std::uint64_t> order;            // subscription states in creation order
-    std::map<std::uint64_t, Sub> subs;           // by state id
-    std::map<std::string, Member> members;       // push names
-    std::map<std::string, std::uint64_t> pulls;  // pull names
+    std::vector<std::uint64_t> order;             // subscription states in creation order
+    std::map<std::uint64_t, Sub> subs;            // by state id
+    std::map<std::string, Member> members;        // push names
+    std::map<std::string, std::uint64_t> pulls;   // pull names
     std::map<std::string, std::uint64_t> groups;  // group name -> state id
   };
 

@@ -35,7 +35,7 @@ struct Step {
   std::string topic{};    // kUnsubscribe, kPublish, kSeek
   std::string name{};     // kUnsubscribe, kSeek
   std::string payload{};  // kPublish
-  Offset offset = 0;    // kSeek
+  Offset offset = 0;      // kSeek
   Verdict verdict = Verdict::kConfirm;
   bool operator==(const Step&) const = default;
 };

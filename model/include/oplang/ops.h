@@ -135,9 +135,9 @@ struct GetDeadLetters {
 };
 
 /// One operation of a script.
-using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
-                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
-                        GetDeadLetters>;
+using Op =
+    std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
+                 Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

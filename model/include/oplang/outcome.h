@@ -34,8 +34,9 @@ struct CountResult {
 };
 
 /// Any return value of an op.
-using Value = std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
-                           std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>>;
+using Value =
+    std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
+                 std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {
