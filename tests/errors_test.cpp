@@ -228,6 +228,33 @@ TEST_F(Errors, PollOnUnknownTopicOrSubscriptionIsTyped) {
                                (void)b.poll("orders", "nope", "w2", Time{0}, 1));
 }
 
+TEST_F(Errors, AckNackExtendOnUnknownTopicOrSubscriptionAreTyped) {
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic,
+                               (void)b.ack("nope", "workers", 2, "w1", Time{0}));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownSubscription, ErrorCode::kUnknownSubscription,
+                               (void)b.ack("orders", "nope", 2, "w1", Time{0}));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic,
+                               (void)b.nack("nope", "workers", 2, "w1", Time{0}));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownSubscription, ErrorCode::kUnknownSubscription,
+                               (void)b.nack("orders", "nope", 2, "w1", Time{0}));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownTopic, ErrorCode::kUnknownTopic,
+                               (void)b.extend("nope", "workers", 2, "w1", Time{0}, Millis{5}));
+  EXPECT_ERROR_CHANGES_NOTHING(b, UnknownSubscription, ErrorCode::kUnknownSubscription,
+                               (void)b.extend("orders", "nope", 2, "w1", Time{0}, Millis{5}));
+}
+
+TEST_F(Errors, RefusedAckIsFalseNotAnError) {
+  const auto before = testing::Snap(b);
+  EXPECT_FALSE(b.ack("orders", "workers", 2, "w2", Time{0})) << "valid call, wrong holder";
+  EXPECT_FALSE(b.nack("orders", "workers", 3, "w1", Time{0})) << "valid call, not held";
+  EXPECT_EQ(testing::Snap(b), before);
+}
+
+TEST_F(Errors, PrecedenceArgumentsBeforeSubscriptionForExtend) {
+  EXPECT_ERROR_CHANGES_NOTHING(b, InvalidArgument, ErrorCode::kInvalidArgument,
+                               (void)b.extend("nope", "nope", 2, "w1", Time{0}, Millis{0}));
+}
+
 TEST_F(Errors, PullCallsOnAPushSubscriptionAreWrongKind) {
   EXPECT_ERROR_CHANGES_NOTHING(b, WrongKind, ErrorCode::kWrongKind,
                                (void)b.poll("orders", "billing", "w", Time{0}, 1));
