@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "mutant.h"
 #include "offer.h"
 
 namespace broker {
@@ -95,6 +96,19 @@ Offset BrokerImpl::publish(const std::string& topic, std::string payload, Header
   std::shared_ptr<Topic> t = find_topic(topic);
   const Offset offset =
       t->log->append(std::move(payload), std::move(headers), std::move(key), clock_->now());
+  if (MUTANT(handlers_in_publish)) {  // the seed's weak design: publish runs every handler
+    std::vector<std::shared_ptr<SubscriptionState>> states;
+    {
+      sync::MutexLock lock(t->mu);
+      states = t->states;
+    }
+    for (const auto& s : states) {
+      if (s->config().kind == Kind::kPush) {
+        while (offer_next(s, nullptr) == OfferResult::kConfirmed) {
+        }
+      }
+    }
+  }
   if (!dispatcher_->synchronous()) {
     std::vector<std::shared_ptr<SubscriptionState>> push;
     {
@@ -189,7 +203,7 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
       sync::MutexLock state_lock(s->mu);
       std::erase_if(s->members, [&](const Member& m) { return m.name == name; });
       state_gone = s->config().kind == Kind::kPull || s->members.empty();
-      if (state_gone) s->alive = false;  // from here on no offer can start (offer_next checks)
+      if (state_gone && !MUTANT(unsubscribe_one_more)) s->alive = false;  // from here on no offer can start (offer_next checks)
     }
     if (state_gone) {
       std::erase(t->states, s);
@@ -209,7 +223,11 @@ void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset 
     s->catch_up();
     const Offset oldest = s->log()->oldest();
     const Offset end = s->log()->end();
-    if (offset < oldest || offset > end) {
+    if (MUTANT(lock_order_inversion)) {  // takes the topic after the subscription
+      std::shared_ptr<Topic> t = find_topic(topic);
+      sync::MutexLock topic_lock(t->mu);
+    }
+    if (offset < oldest || offset > end + (MUTANT(seek_off_by_one) ? 1 : 0)) {
       throw OffsetOutOfRange("seek to " + std::to_string(offset) + " outside [" +
                              std::to_string(oldest) + ", " + std::to_string(end) + "]");
     }
@@ -230,6 +248,22 @@ std::size_t BrokerImpl::drain() {
       for (const auto& s : t->states) {
         if (s->config().kind == Kind::kPush) states.push_back(s);
       }
+    }
+    if (MUTANT(live_list_iteration)) {  // walks the live list by index: a removal skips one
+      for (std::size_t i = 0;; ++i) {
+        std::shared_ptr<SubscriptionState> s;
+        {
+          sync::MutexLock lock(t->mu);
+          if (i >= t->states.size()) break;
+          s = t->states[i];
+        }
+        if (s->config().kind != Kind::kPush) continue;
+        for (OfferResult r; (r = offer_next(s, nullptr)) == OfferResult::kConfirmed ||
+                            r == OfferResult::kIgnored;) {
+          if (r == OfferResult::kConfirmed) ++confirmed;
+        }
+      }
+      continue;
     }
     for (const auto& s : states) {
       for (;;) {
@@ -344,9 +378,23 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
   require(!member.empty(), "member must not be empty");
   std::shared_ptr<SubscriptionState> s = pull_state(topic, sub);
   std::vector<Received> out;
+  if (MUTANT(inflight_no_lock)) return poll_unlocked(*s, member, now, max_messages);
   sync::MutexLock lock(s->mu);
   while (out.size() < max_messages) {
     std::optional<Held> held = s->take_next(member, now + s->config().ack_timeout);
+    if (!held) break;
+    out.push_back(Received{held->message, held->attempt, held->deadline});
+  }
+  return out;
+}
+
+// Planted bug inflight_no_lock: poll without the subscription's lock.
+std::vector<Received> BrokerImpl::poll_unlocked(SubscriptionState& s, const std::string& member,
+                                                Time now, std::size_t max_messages)
+    NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<Received> out;
+  while (out.size() < max_messages) {
+    std::optional<Held> held = s.take_next(member, now + s.config().ack_timeout);
     if (!held) break;
     out.push_back(Received{held->message, held->attempt, held->deadline});
   }

@@ -66,6 +66,8 @@ class BrokerImpl {
   /// Like find_state, and throws WrongKind unless it is a pull subscription.
   std::shared_ptr<SubscriptionState> pull_state(const std::string& topic,
                                                 const std::string& name) const;
+  std::vector<Received> poll_unlocked(SubscriptionState& s, const std::string& member, Time now,
+                                     std::size_t max_messages);
   void notify_progress();
   bool all_idle() const;
 

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "dispatcher.h"
+#include "mutant.h"
 #include "offer.h"
 
 namespace broker {
@@ -99,10 +100,21 @@ class LaneDispatcher final : public Dispatcher {
     retired_.swap(keep);
   }
 
+  // Planted bug lost_wakeup_lane: the lock is dropped between the check and the wait.
+  static void let_go_between_check_and_wait(Lane& lane) NO_THREAD_SAFETY_ANALYSIS {
+    lane.mu.unlock();
+    sync::schedule_point();
+    lane.mu.lock();
+  }
+
   void run(Lane& lane) {
     for (;;) {
       {
         sync::MutexLock lock(lane.mu);
+        if (MUTANT(lost_wakeup_lane) && !lane.pending && !lane.stop) {
+          let_go_between_check_and_wait(lane);  // a notify in this window is lost
+          lane.wake.wait(lane.mu);
+        }
         while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
         if (lane.stop) break;
         lane.pending = false;

@@ -3,10 +3,23 @@
 #include <exception>
 #include <string>
 
+#include "mutant.h"
+
 namespace broker {
 namespace {
 
 void* this_context() { return &sync::context_slot(); }
+
+// Planted bug handler_under_lock: user code runs while the subscription's lock is held.
+bool call_under_lock(SubscriptionState& s, const Handler& handler, const Delivery& d)
+    NO_THREAD_SAFETY_ANALYSIS {
+  s.mu.lock();
+  struct Unlock {
+    SubscriptionState& s;
+    ~Unlock() NO_THREAD_SAFETY_ANALYSIS { s.mu.unlock(); }
+  } unlock{s};
+  return handler(d);
+}
 
 }  // namespace
 
@@ -23,7 +36,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   {
     sync::MutexLock lock(s.mu);
     if (!s.alive) return OfferResult::kGone;
-    if (s.delivering != nullptr) return OfferResult::kBusy;
+    if (s.delivering != nullptr && !MUTANT(two_pool_tasks)) return OfferResult::kBusy;
     const Member* member = s.next_member();
     if (member == nullptr) return OfferResult::kGone;
     std::optional<Held> next = s.take_next(member->name, Time::max());
@@ -45,7 +58,9 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   bool confirmed = false;
   sync::schedule_point();
   try {
-    confirmed = (*handler)(Delivery{s.config().topic, *held.message, held.attempt});
+    confirmed = MUTANT(handler_under_lock)
+                    ? call_under_lock(s, *handler, Delivery{s.config().topic, *held.message, held.attempt})
+                    : (*handler)(Delivery{s.config().topic, *held.message, held.attempt});
     if (!confirmed) failure.reason = "rejected";
   } catch (const std::exception& e) {
     failure.reason = std::string("exception: ") + e.what();
@@ -79,6 +94,7 @@ bool abandon_offer(SubscriptionState& s, std::uint64_t token) {
 }
 
 void wait_for_offer_end(SubscriptionState& s, const std::string& member, WaitGraph& graph) {
+  if (MUTANT(unsubscribe_window)) return;  // the seed's design: flag set, nobody waits
   SubscriptionState* const mine = current_offer();
   sync::MutexLock lock(s.mu);
   auto running = [&]() REQUIRES(s.mu) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dispatcher.h"
+#include "mutant.h"
 #include "offer.h"
 
 namespace broker {
@@ -49,7 +50,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
 
   void enqueue(const std::shared_ptr<Entry>& e) REQUIRES(mu) {
     if (e->removed || e->queued || e->retrying) return;
-    if (e->running) {
+    if (e->running && !MUTANT(two_pool_tasks)) {
       e->again = true;
       return;
     }
@@ -87,44 +88,67 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
 
   void work(Worker& w) {
     Watch watch(*this, w);
-    sync::MutexLock lock(mu);
     for (;;) {
-      while (!stop && !w.abandoned && queue.empty()) ready.wait(mu);
-      if (stop || w.abandoned) return;
-      std::shared_ptr<Entry> e = queue.front();
-      queue.pop_front();
-      e->queued = false;
-      e->running = true;
-      OfferResult r = OfferResult::kNothing;
+      std::shared_ptr<Entry> e = next_task(w);
+      if (!e) return;
       int done = 0;
-      {
-        sync::MutexUnlock unlock(mu);
-        {
-          sync::MutexLock s_lock(e->s->mu);
-          e->s->backing_off = false;
-        }
-        for (; done < kBatch; ++done) {
-          r = offer_next(e->s, &watch);
-          on_progress();
-          if (r != OfferResult::kConfirmed && r != OfferResult::kIgnored) break;
-        }
-        if (r == OfferResult::kFailed) {
-          sync::MutexLock s_lock(e->s->mu);
-          e->s->backing_off = true;
-        }
-      }
-      if (w.abandoned) return;  // the timer failed our offer and requeued e already
+      const OfferResult r = run_task(*e, watch, done);
+      if (!finish_task(w, e, r, done)) return;
+    }
+  }
+
+  // Waits for a ready subscription and marks it running; null when the worker must exit.
+  std::shared_ptr<Entry> next_task(Worker& w) EXCLUDES(mu) {
+    sync::MutexLock lock(mu);
+    while (!stop && !w.abandoned && queue.empty()) ready.wait(mu);
+    if (stop || w.abandoned) return nullptr;
+    std::shared_ptr<Entry> e = queue.front();
+    queue.pop_front();
+    e->queued = false;
+    e->running = true;
+    return e;
+  }
+
+  // Runs up to kBatch offers of one subscription, with no pool lock held.
+  OfferResult run_task(Entry& e, Watch& watch, int& done) EXCLUDES(mu) {
+    {
+      sync::MutexLock s_lock(e.s->mu);
+      e.s->backing_off = false;
+    }
+    OfferResult r = OfferResult::kNothing;
+    for (; done < kBatch; ++done) {
+      r = offer_next(e.s, &watch);
+      on_progress();
+      if (r != OfferResult::kConfirmed && r != OfferResult::kIgnored) break;
+    }
+    if (r == OfferResult::kFailed) {
+      sync::MutexLock s_lock(e.s->mu);
+      e.s->backing_off = true;
+    }
+    return r;
+  }
+
+  // Ends a task: schedules a retry after a failure, or requeues if more may be waiting.
+  // Returns false when the worker must exit.
+  bool finish_task(Worker& w, const std::shared_ptr<Entry>& e, OfferResult r, int done)
+      EXCLUDES(mu) {
+    bool failed = false;
+    {
+      sync::MutexLock lock(mu);
+      if (w.abandoned) return false;  // the timer failed our offer and requeued e already
       e->running = false;
       if (r == OfferResult::kFailed) {
         e->retrying = true;
         e->retry_at = sync::steady_now() + options.retry_backoff;
-        on_progress();
+        failed = true;
       } else if (done == kBatch || e->again) {
         e->again = false;
         enqueue(e);
       }
       e->again = false;
     }
+    if (failed) on_progress();
+    return true;
   }
 
   // Requeues subscriptions whose backoff ended and abandons overrunning handlers.
@@ -132,41 +156,19 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     const Millis timeout = options.handler_timeout;
     Millis period = std::max(Millis{1}, options.retry_backoff);
     if (timeout.count() > 0) period = std::min(period, std::max(Millis{1}, timeout / 4));
-    sync::MutexLock lock(mu);
-    while (!stop) {
-      tick.wait_for(mu, period);
-      if (stop) break;
-      const Millis now = sync::steady_now();
+    for (;;) {
       std::vector<std::shared_ptr<Entry>> due;
-      for (auto& [key, e] : entries) {
-        if (e->retrying && e->retry_at <= now) due.push_back(e);
-      }
-      for (auto& e : due) {
-        e->retrying = false;
-        {
-          sync::MutexUnlock unlock(mu);
-          sync::MutexLock s_lock(e->s->mu);
-          e->s->backing_off = false;
-        }
-        enqueue(e);
-      }
-      if (timeout.count() <= 0) continue;
       std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>> victims;
-      for (auto& w : workers) {
-        if (w->current && !w->abandoned && now - w->started > timeout) {
-          w->abandoned = true;
-          victims.emplace_back(w->current, w->token);
-          w->thread.detach();  // it may never return; it holds the core alive
-          start_worker();
-        }
+      if (!collect_timer_work(period, due, victims)) return;
+      // Without the pool lock: subscription locks come first in the lock order.
+      for (auto& e : due) {
+        sync::MutexLock s_lock(e->s->mu);
+        e->s->backing_off = false;
       }
-      std::erase_if(workers, [](const std::shared_ptr<Worker>& w) { return w->abandoned; });
-      if (victims.empty()) continue;
-      {
-        sync::MutexUnlock unlock(mu);
-        for (auto& [s, token] : victims) abandon_offer(*s, token);
-        on_progress();
-      }
+      for (auto& [s, token] : victims) abandon_offer(*s, token);
+      if (!victims.empty()) on_progress();
+      sync::MutexLock lock(mu);
+      for (auto& e : due) enqueue(e);
       for (auto& [s, token] : victims) {
         auto it = entries.find(s.get());
         if (it == entries.end()) continue;
@@ -176,6 +178,39 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
         enqueue(it->second);
       }
     }
+  }
+
+  // Sleeps one period, then lists retries that are due and offers that overran (their
+  // workers are replaced). Returns false at stop.
+  bool collect_timer_work(
+      Millis period, std::vector<std::shared_ptr<Entry>>& due,
+      std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>>& victims)
+      EXCLUDES(mu) {
+    sync::MutexLock lock(mu);
+    if (!stop) tick.wait_for(mu, period);
+    if (stop) return false;
+    const Millis now = sync::steady_now();
+    for (auto& [key, e] : entries) {
+      if (e->retrying && e->retry_at <= now) {
+        e->retrying = false;
+        due.push_back(e);
+      }
+    }
+    const Millis timeout = options.handler_timeout;
+    if (timeout.count() <= 0) return true;
+    std::size_t replaced = 0;
+    for (auto& w : workers) {
+      if (w->current && !w->abandoned && now - w->started > timeout) {
+        w->abandoned = true;
+        victims.emplace_back(w->current, w->token);
+        w->thread.detach();  // it may never return; it holds the core alive
+        ++replaced;
+      }
+    }
+    std::erase_if(workers, [](const std::shared_ptr<Worker>& w) { return w->abandoned; });
+    // Only now: start_worker() grows `workers`, which the loop above walked.
+    for (std::size_t i = 0; i < replaced; ++i) start_worker();
+    return true;
   }
 };
 

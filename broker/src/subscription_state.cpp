@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "mutant.h"
+
 namespace broker {
 
 SubscriptionState::SubscriptionState(Config config, std::shared_ptr<TopicLog> log, Offset cursor)
@@ -21,10 +23,10 @@ void SubscriptionState::catch_up() {
   while (!redelivery_.empty() && *redelivery_.begin() < oldest) {
     attempts_.erase(*redelivery_.begin());
     redelivery_.erase(redelivery_.begin());
-    ++counters_.skipped;
+    if (!MUTANT(gap_not_counted)) ++counters_.skipped;
   }
   if (cursor_ < oldest) {
-    counters_.skipped += oldest - cursor_;
+    if (!MUTANT(gap_not_counted)) counters_.skipped += oldest - cursor_;
     cursor_ = oldest;
   }
 }
@@ -32,30 +34,47 @@ void SubscriptionState::catch_up() {
 std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline) {
   catch_up();
   MessagePtr message;
-  if (!redelivery_.empty()) {
+  auto from_redelivery = [&]() REQUIRES(mu) {
+    if (redelivery_.empty()) return;
     message = log_->read(*redelivery_.begin());
     redelivery_.erase(redelivery_.begin());
-  } else {
-    for (MessagePtr m = log_->read(cursor_); m; m = log_->read(cursor_)) {
-      ++cursor_;
-      if (matches(*m)) {
+  };
+#if defined(BROKER_MUTANTS)
+  Offset& cursor = MUTANT(shared_offset) ? log_->mutant_shared_cursor() : cursor_;
+#else
+  Offset& cursor = cursor_;
+#endif
+  auto from_cursor = [&]() REQUIRES(mu) {
+    for (MessagePtr m = log_->read(cursor); m; m = log_->read(cursor)) {
+      ++cursor;
+      if (matches(*m) || (MUTANT(filter_wrong_time) && config_.kind == Kind::kPull)) {
         message = std::move(m);
-        break;
+        return;
       }
       ++counters_.filtered;
     }
+  };
+  if (MUTANT(late_to_back)) {
+    from_cursor();
+    if (!message) from_redelivery();
+  } else {
+    from_redelivery();
+    if (!message) from_cursor();
   }
   if (!message) return std::nullopt;
-  const int attempt = ++attempts_[message->offset];
+  const int attempt =
+      MUTANT(attempt_not_counted) ? (attempts_[message->offset] = 1) : ++attempts_[message->offset];
   ++counters_.delivered;
-  if (attempt > 1) ++counters_.redelivered;
+  if (attempt > 1 && !MUTANT(stats_drift)) ++counters_.redelivered;
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
   return held;
 }
 
 bool SubscriptionState::confirm(Offset offset) {
-  if (in_flight_.erase(offset) == 0) return false;
+  auto it = in_flight_.find(offset);
+  if (it == in_flight_.end()) return false;
+  if (!MUTANT(double_ack)) in_flight_.erase(it);
   attempts_.erase(offset);
   ++counters_.confirmed;
   return true;
@@ -66,8 +85,14 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   if (it == in_flight_.end()) return false;
   MessagePtr message = std::move(it->second.message);
   in_flight_.erase(it);
+  if (MUTANT(offset_before_confirm)) {  // at-most-once: a failed message is simply gone
+    attempts_.erase(offset);
+    return false;
+  }
   const int attempts = attempts_[offset];
-  if (config_.max_deliveries > 0 && attempts >= config_.max_deliveries) {
+  const int limit = config_.max_deliveries - (MUTANT(dead_letter_early) ? 1 : 0) +
+                    (MUTANT(dead_letter_late) ? 1 : 0);
+  if (config_.max_deliveries > 0 && !MUTANT(failed_blocks_forever) && attempts >= limit) {
     attempts_.erase(offset);
     dead_.push_back(DeadLetter{std::move(message), attempts, failure.reason});
     ++counters_.dead_lettered;
@@ -79,7 +104,8 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
 
 Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
   auto it = in_flight_.find(offset);
-  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
+  if (it == in_flight_.end() || (it->second.member != member && !MUTANT(ack_wrong_worker)) ||
+      (MUTANT(ack_after_deadline) ? now > it->second.deadline : now >= it->second.deadline)) {
     return nullptr;
   }
   return &it->second;
@@ -88,7 +114,7 @@ Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time 
 std::vector<Offset> SubscriptionState::late(Time now) const {
   std::vector<Offset> out;
   for (const auto& [offset, held] : in_flight_) {
-    if (held.deadline <= now) out.push_back(offset);
+    if (MUTANT(expire_tie) ? held.deadline < now : held.deadline <= now) out.push_back(offset);
   }
   return out;
 }
@@ -128,11 +154,11 @@ SubscriptionStats SubscriptionState::stats() {
 
 const Member* SubscriptionState::next_member() const {
   if (members.empty()) return nullptr;
-  auto it = std::find_if(members.begin(), members.end(),
-                         [&](const Member& m) { return m.name == last_member; });
-  if (it == members.end()) return &members.front();
-  ++it;
-  return it == members.end() ? &members.front() : &*it;
+  if (MUTANT(group_no_rotation)) return &members.front();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].name == last_member) return &members[(i + 1) % members.size()];
+  }
+  return &members.front();  // nobody yet, or the previous member left
 }
 
 }  // namespace broker
