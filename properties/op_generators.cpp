@@ -34,7 +34,11 @@ model::Headers gen_filter() {
   });
 }
 
-int gen_max_deliveries() { return *g::weightedOneOf<int>({{3, g::inRange(1, 4)}, {1, g::just(0)}, {1, g::just(5)}}); }
+// Small limits on purpose: dead letters need max_deliveries failed offers.
+int gen_max_deliveries() {
+  return *g::weightedOneOf<int>(
+      {{3, g::just(1)}, {3, g::just(2)}, {1, g::just(3)}, {1, g::just(0)}, {1, g::just(5)}});
+}
 
 model::Start gen_start(const Hints& h, const std::string& topic) {
   switch (*g::inRange(0, 6)) {
@@ -49,25 +53,18 @@ model::Millis gen_timeout() { return *g::elementOf(std::vector<model::Millis>{10
 }  // namespace
 
 void Hints::observe(const oplang::Op& op) {
-  if (auto* c = std::get_if<oplang::CreateTopic>(&op)) {
-    if (!topics.count(c->name)) topics[c->name] = TopicHint{0, c->retention_messages, {}};
-  } else if (auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
-    (void)d;  // deletion usually fails (TopicInUse): keep the hint
-  } else if (auto* p = std::get_if<oplang::Publish>(&op)) {
-    if (topics.count(p->topic)) ++topics[p->topic].end;
-    ++payloads;
-  } else if (auto* s = std::get_if<oplang::SubscribePull>(&op)) {
-    if (topics.count(s->topic)) topics[s->topic].timeouts.push_back(s->ack_timeout);
-  } else if (auto* a = std::get_if<oplang::Advance>(&op)) {
-    now += a->ms;
-  }
+  runner.step(op);
+  if (std::holds_alternative<oplang::Publish>(op)) ++payloads;
 }
 
 model::Offset Hints::edge_offset(const std::string& topic) const {
-  auto it = topics.find(topic);
-  const model::Offset end = it == topics.end() ? 0 : it->second.end;
-  const std::size_t keep = it == topics.end() ? 0 : it->second.retention;
-  const model::Offset oldest = keep > 0 && end > keep ? end - keep : 0;
+  model::Offset oldest = 0;
+  model::Offset end = 0;
+  try {
+    oldest = model().oldest_offset(topic);
+    end = model().end_offset(topic);
+  } catch (const model::Error&) {
+  }
   const std::vector<model::Offset> edges = {oldest == 0 ? 0 : oldest - 1, oldest, oldest + 1,
                                             end == 0 ? 0 : end - 1, end, end + 1,
                                             oldest + (end - oldest) / 2};
@@ -75,13 +72,27 @@ model::Offset Hints::edge_offset(const std::string& topic) const {
 }
 
 std::string gen_topic(const Hints& h) {
-  std::vector<std::string> known;
-  for (const auto& [name, hint] : h.topics) known.push_back(name);
+  const std::vector<std::string> known = h.model().topics();
   if (known.empty() || *g::inRange(0, 8) == 0) return pick(kTopics);
   return pick(known);
 }
 
-std::string gen_sub_name() { return pick(kSubs); }
+std::string gen_sub_name(const Hints& h, const std::string& topic) {
+  std::vector<std::string> known;
+  try {
+    known = h.model().subscriptions(topic);
+  } catch (const model::Error&) {
+  }
+  if (known.empty() || *g::inRange(0, 5) == 0) return pick(kSubs);
+  return pick(known);
+}
+
+std::string gen_pull_name(const Hints& h, const std::string& topic) {
+  const std::vector<std::string> pulls = h.model().pull_names(topic);
+  if (pulls.empty() || *g::inRange(0, 6) == 0) return gen_sub_name(h, topic);
+  return pick(pulls);
+}
+
 std::string gen_member() { return pick(kMembers); }
 
 model::Script gen_script(const Hints& h) {
@@ -100,7 +111,7 @@ model::Script gen_script(const Hints& h) {
       case 1:
         step.effect = model::EffectKind::kUnsubscribe;
         step.topic = gen_topic(h);
-        step.name = gen_sub_name();
+        step.name = gen_sub_name(h, step.topic);
         break;
       case 2:
         step.effect = model::EffectKind::kPublish;
@@ -110,7 +121,7 @@ model::Script gen_script(const Hints& h) {
       case 3:
         step.effect = model::EffectKind::kSeek;
         step.topic = gen_topic(h);
-        step.name = gen_sub_name();
+        step.name = gen_sub_name(h, step.topic);
         step.offset = h.edge_offset(step.topic);
         break;
       case 4: step.effect = model::EffectKind::kDrain; break;
@@ -137,10 +148,15 @@ oplang::Op gen_op<oplang::DeleteTopic>(const Hints& h) {
   return oplang::DeleteTopic{gen_topic(h)};
 }
 
+// Publishes go mostly where someone listens.
 template <>
 oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   oplang::Publish op;
-  op.topic = gen_topic(h);
+  std::vector<std::string> listened;
+  for (const auto& t : h.model().topics()) {
+    if (!h.model().subscriptions(t).empty()) listened.push_back(t);
+  }
+  op.topic = !listened.empty() && *g::inRange(0, 3) != 0 ? pick(listened) : gen_topic(h);
   op.payload = "m" + std::to_string(h.payloads);
   op.headers = gen_headers();
   if (*g::inRange(0, 4) == 0) op.key = pick(kMembers);
@@ -151,7 +167,7 @@ template <>
 oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   oplang::Subscribe op;
   op.topic = gen_topic(h);
-  op.name = gen_sub_name();
+  op.name = pick(kSubs);
   op.filter = gen_filter();
   op.max_deliveries = gen_max_deliveries();
   op.start = gen_start(h, op.topic);
@@ -169,7 +185,7 @@ template <>
 oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   oplang::SubscribePull op;
   op.topic = gen_topic(h);
-  op.name = gen_sub_name();
+  op.name = pick(kSubs);
   op.filter = gen_filter();
   op.ack_timeout = gen_timeout();
   op.max_deliveries = gen_max_deliveries();
@@ -179,12 +195,14 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
 
 template <>
 oplang::Op gen_op<oplang::Unsubscribe>(const Hints& h) {
-  return oplang::Unsubscribe{gen_topic(h), gen_sub_name()};
+  const std::string topic = gen_topic(h);
+  return oplang::Unsubscribe{topic, gen_sub_name(h, topic)};
 }
 
 template <>
 oplang::Op gen_op<oplang::Seek>(const Hints& h) {
-  oplang::Seek op{gen_topic(h), gen_sub_name(), 0};
+  const std::string topic = gen_topic(h);
+  oplang::Seek op{topic, gen_sub_name(h, topic), 0};
   op.offset = h.edge_offset(op.topic);
   return op;
 }
@@ -196,18 +214,31 @@ oplang::Op gen_op<oplang::Drain>(const Hints&) {
 
 template <>
 oplang::Op gen_op<oplang::Poll>(const Hints& h) {
-  return oplang::Poll{gen_topic(h), gen_sub_name(), gen_member(), *g::inRange<std::size_t>(1, 4)};
+  const std::string topic = gen_topic(h);
+  return oplang::Poll{topic, gen_pull_name(h, topic), gen_member(),
+                      *g::inRange<std::size_t>(1, 4)};
 }
 
-// Acks aim at recent offsets, so they often hit a held message (or its neighbour).
+// Acks aim at held messages and their holders most of the time (so they are accepted or
+// refused for the interesting reason), else at a nearby offset and any member.
 template <class T>
 T gen_ack_like(const Hints& h) {
   T op;
   op.topic = gen_topic(h);
-  op.sub = gen_sub_name();
+  op.sub = gen_pull_name(h, op.topic);
+  const auto held = h.model().held(op.topic, op.sub);
+  if (!held.empty() && *g::inRange(0, 4) != 0) {
+    const auto& target = *g::elementOf(held);
+    op.offset = target.offset;
+    op.member = *g::inRange(0, 5) == 0 ? gen_member() : target.member;
+    return op;
+  }
   op.member = gen_member();
-  auto it = h.topics.find(op.topic);
-  const model::Offset end = it == h.topics.end() ? 0 : it->second.end;
+  model::Offset end = 0;
+  try {
+    end = h.model().end_offset(op.topic);
+  } catch (const model::Error&) {
+  }
   op.offset = end == 0 ? 0 : *g::inRange<model::Offset>(end > 4 ? end - 4 : 0, end);
   return op;
 }
@@ -234,24 +265,34 @@ oplang::Op gen_op<oplang::Expire>(const Hints&) {
   return oplang::Expire{};
 }
 
-// Advances by the exact timeouts in use, so deadlines are often hit on the tick.
+// Advances to exact deadlines of held messages (ties) or by small steps.
 template <>
 oplang::Op gen_op<oplang::Advance>(const Hints& h) {
-  std::vector<model::Millis> steps = {0, 1, 5, 10, 20, 30};
-  for (const auto& [name, hint] : h.topics) {
-    for (model::Millis t : hint.timeouts) steps.push_back(t);
+  std::vector<model::Millis> steps = {0, 1, 5, 10, 30};
+  const model::Millis now = h.model().now();
+  for (const auto& topic : h.model().topics()) {
+    for (const auto& sub : h.model().pull_names(topic)) {
+      for (const auto& held : h.model().held(topic, sub)) {
+        if (held.deadline >= now) {
+          steps.push_back(held.deadline - now);
+          steps.push_back(held.deadline - now + 1);
+        }
+      }
+    }
   }
   return oplang::Advance{*g::elementOf(steps)};
 }
 
 template <>
 oplang::Op gen_op<oplang::GetStats>(const Hints& h) {
-  return oplang::GetStats{gen_topic(h), *g::elementOf(std::vector<std::string>{"s0", "s1", "s2", "s3"})};
+  const std::string topic = gen_topic(h);
+  return oplang::GetStats{topic, gen_sub_name(h, topic)};
 }
 
 template <>
 oplang::Op gen_op<oplang::GetDeadLetters>(const Hints& h) {
-  return oplang::GetDeadLetters{gen_topic(h), gen_sub_name()};
+  const std::string topic = gen_topic(h);
+  return oplang::GetDeadLetters{topic, gen_sub_name(h, topic)};
 }
 
 }  // namespace props

@@ -9,31 +9,32 @@
 
 #include <rapidcheck.h>
 
+#include "oplang/model_runner.h"
 #include "oplang/ops.h"
 
 namespace props {
 
-/// What the generators know about the run so far. Only a hint: a stale hint yields an op
-/// that fails with a typed error, which the properties check like any other outcome.
+/// What the generators know about the run so far: the reference model, stepped through
+/// every op generated so far. Generators aim at what exists (known topics, pull
+/// subscriptions, held messages, deadlines) most of the time, and at names that do not
+/// exist the rest of the time, so typed errors stay covered.
 struct Hints {
-  struct TopicHint {
-    model::Offset end = 0;            // messages published so far
-    std::size_t retention = 0;        // retention_messages, 0 = unbounded
-    std::vector<model::Millis> timeouts;  // ack timeouts of pull subscriptions
-  };
-  std::map<std::string, TopicHint> topics;
-  model::Millis now = 0;
+  oplang::ModelRunner runner;
   int payloads = 0;  // next payload number, so every payload is unique and readable
 
-  /// Updates the hints after op ran (whatever its outcome).
+  /// Runs op on the hint model (whatever its outcome).
   void observe(const oplang::Op& op);
+  [[nodiscard]] const model::Model& model() const { return runner.model(); }
   /// An offset near an edge of topic: oldest-1 .. oldest+1, end-1 .. end+1, or inside.
   model::Offset edge_offset(const std::string& topic) const;
 };
 
 /// Name pools: small on purpose, so names collide.
 std::string gen_topic(const Hints& h);
-std::string gen_sub_name();
+/// A subscription name: mostly one that exists on topic, sometimes any pool name.
+std::string gen_sub_name(const Hints& h, const std::string& topic);
+/// A pull subscription name of topic when there is one.
+std::string gen_pull_name(const Hints& h, const std::string& topic);
 std::string gen_member();
 /// A handler script that fails often and sometimes acts on the broker from inside.
 model::Script gen_script(const Hints& h);

@@ -26,4 +26,28 @@ std::vector<DeadLetter> Model::dead_letters(const std::string& topic, const std:
   return s.dead;
 }
 
+// Generators only: what a pull subscription holds, so acks can aim at it.
+std::vector<Model::HeldView> Model::held(const std::string& topic, const std::string& sub) const {
+  std::vector<HeldView> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    auto it = t.pulls.find(sub);
+    if (it == t.pulls.end()) break;
+    for (const auto& [offset, h] : t.subs.at(it->second).in_flight) {
+      out.push_back(HeldView{offset, h.member, h.deadline});
+    }
+  }
+  return out;
+}
+
+// Generators only: the pull subscription names of a topic.
+std::vector<std::string> Model::pull_names(const std::string& topic) const {
+  std::vector<std::string> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    for (const auto& [name, id] : t.pulls) out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace model

@@ -4,19 +4,13 @@
 
 namespace model {
 
-// R11: the pull subscription `name`; WrongKind for a push one, UnknownSubscription if none.
+// R11: the pull subscription `name` for poll/ack/nack/extend; WrongKind for a push one,
+// UnknownSubscription if none (bad input is an error; false means "not accepted").
 Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
   if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
   auto it = t.pulls.find(name);
   if (it == t.pulls.end()) throw Error(ErrorCode::kUnknownSubscription);
   return t.subs.at(it->second);
-}
-
-// R11: for ack/nack/extend: WrongKind for a push name, nullptr (answer false) if unknown.
-Model::Sub* Model::find_pull_for_answer(Topic& t, const std::string& name) {
-  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
-  auto it = t.pulls.find(name);
-  return it == t.pulls.end() ? nullptr : &t.subs.at(it->second);
 }
 
 // R11: same name with equal options is a no-op; other options or a push name are refused.
@@ -68,18 +62,18 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
 // R11, R7: an accepted ack confirms.
 bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
                 const std::string& member, Millis now) {
-  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
-  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
-  confirm(*s, offset);
+  Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  if (!accepted(s, offset, member, now)) return false;
+  confirm(s, offset);
   return true;
 }
 
 // R11, R7: an accepted nack fails the message (reason "nacked").
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now) {
-  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
-  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
-  fail(*s, offset, "nacked");
+  Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  if (!accepted(s, offset, member, now)) return false;
+  fail(s, offset, "nacked");
   return true;
 }
 
@@ -87,9 +81,9 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension) {
   if (extension <= 0) throw Error(ErrorCode::kInvalidArgument);
-  Sub* s = find_pull_for_answer(topic_or_throw(topic), sub);
-  if (s == nullptr || !accepted(*s, offset, member, now)) return false;
-  s->in_flight.at(offset).deadline = now + extension;
+  Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  if (!accepted(s, offset, member, now)) return false;
+  s.in_flight.at(offset).deadline = now + extension;
   return true;
 }
 

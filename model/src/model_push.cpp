@@ -20,11 +20,11 @@ void Model::subscribe(const std::string& topic, const std::string& name,
       throw Error(ErrorCode::kOptionsMismatch);
     }
   }
-  validate_start(t, options.start);
   std::uint64_t id = 0;
   if (g != t.groups.end()) {
-    id = g->second;
+    id = g->second;  // R10: a joiner shares the group's position; its start is not resolved
   } else {
+    validate_start(t, options.start);
     id = next_id_++;
     Sub s;
     s.id = id;

@@ -58,7 +58,7 @@ TEST_F(ModelPullTest, R11AnswersOnlyFromHolderBeforeDeadline) {
   EXPECT_FALSE(m.ack("orders", "billing", 0, "w1", 30));  // now == deadline: too late
   EXPECT_TRUE(m.extend("orders", "billing", 0, "w1", 29, 10));
   EXPECT_TRUE(m.ack("orders", "billing", 0, "w1", 38));
-  EXPECT_FALSE(m.ack("orders", "nobody", 0, "w1", 0));
+  EXPECT_THROW(m.ack("orders", "nobody", 0, "w1", 0), Error);  // bad input, not "refused"
   EXPECT_THROW(m.extend("orders", "billing", 0, "w1", 0, 0), Error);
   EXPECT_THROW(m.poll("orders", "billing", "", 0, 1), Error);
 }

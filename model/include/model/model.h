@@ -78,6 +78,18 @@ class Model {
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name);
   [[nodiscard]] std::vector<std::string> subscriptions(const std::string& topic) const;
 
+  // ---- for generators (not part of the broker's API) ----
+  /// One held message of a pull subscription, as generators aim acks at it.
+  struct HeldView {
+    Offset offset = 0;
+    std::string member;
+    Millis deadline = 0;
+  };
+  /// Messages held on a pull subscription; empty if the topic or subscription is unknown.
+  [[nodiscard]] std::vector<HeldView> held(const std::string& topic, const std::string& sub) const;
+  /// Names of the pull subscriptions of a topic; empty if the topic is unknown.
+  [[nodiscard]] std::vector<std::string> pull_names(const std::string& topic) const;
+
   /// Handler calls made since the last take_calls(), in order; clears them.
   std::vector<HandlerCall> take_calls();
 
@@ -136,7 +148,6 @@ class Model {
   static Sub* find_sub(Topic& t, const std::string& name);
   static Sub& sub_or_throw(Topic& t, const std::string& name);
   static Sub& pull_or_throw(Topic& t, const std::string& name);
-  static Sub* find_pull_for_answer(Topic& t, const std::string& name);
 
   // the rules, one small function each
   static void apply_retention(Topic& t);

@@ -16,6 +16,7 @@ class ModelRunner {
   Outcome step(const Op& op);
   /// The model, for properties that want to look inside.
   [[nodiscard]] model::Model& model() { return model_; }
+  [[nodiscard]] const model::Model& model() const { return model_; }
 
  private:
   model::Model model_;
