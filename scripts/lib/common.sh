@@ -2,7 +2,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PRESETS=(default asan tsan fuzz coverage)
+PRESETS=(default asan tsan fuzz coverage mutants)
 JOBS="${JOBS:-$(nproc)}"
 
 # Debian packages the build and every campaign need.
