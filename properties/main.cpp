@@ -1,7 +1,8 @@
 // GoogleTest main for the property suites. Sizes the RapidCheck budget before any
 // property runs: RC_PARAMS wins where it sets a value; otherwise max_success is
-// kBaseCases x BROKER_BUDGET (1 in `scripts/test`, 10 in `scripts/verify`) and sequences
-// are up to 100 steps long.
+// kBaseCases x BROKER_BUDGET (1 in `scripts/test`, 10 in `scripts/verify`, a fraction in
+// sanitizer builds), at least kMinCases, and sizes go up to 100.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -9,14 +10,16 @@
 
 namespace {
 
-constexpr long kBaseCases = 2500;
+constexpr double kBaseCases = 2500;
+constexpr long kMinCases = 100;
 
 void size_budget() {
   std::string params = std::getenv("RC_PARAMS") ? std::getenv("RC_PARAMS") : "";
-  long budget = 1;
-  if (const char* b = std::getenv("BROKER_BUDGET")) budget = std::max(1L, std::atol(b));
+  double budget = 1;
+  if (const char* b = std::getenv("BROKER_BUDGET")) budget = std::atof(b);
   if (params.find("max_success") == std::string::npos) {
-    params += " max_success=" + std::to_string(kBaseCases * budget);
+    const long cases = std::max(kMinCases, static_cast<long>(kBaseCases * budget));
+    params += " max_success=" + std::to_string(cases);
   }
   if (params.find("max_size") == std::string::npos) params += " max_size=100";
   setenv("RC_PARAMS", params.c_str(), 1);
