@@ -1,0 +1,97 @@
+// Scenario 1: fan-out throughput, 1 publisher -> 1, 4 and 64 subscriptions, 64 B and 1 KiB
+// payloads; every delivery confirmed. All contenders in one process run.
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "baselines/good.h"
+#include "baselines/signals2.h"
+#include "baselines/spsc.h"
+#include "baselines/weak.h"
+#include "baselines/zmq.h"
+#include "broker_contender.h"
+#include "common.h"
+
+namespace bench {
+namespace {
+
+/// Publishes rounds of messages and waits until every subscriber confirmed each round.
+template <class Make>
+void fan_out(benchmark::State& state, Make make_contender) {
+  const auto subs = static_cast<std::size_t>(state.range(0));
+  const auto bytes = static_cast<std::size_t>(state.range(1));
+  const std::int64_t per_round =
+      scaled(std::max<std::int64_t>(500, 200'000 / static_cast<std::int64_t>(subs)), 50);
+  Completion done(subs);
+  auto contender = make_contender(subs, [&](std::size_t i) -> SubHandler {
+    return [&done, i, bytes](std::string_view p) {
+      if (p.size() != bytes) return false;
+      done.confirm(i);
+      return true;
+    };
+  });
+  const std::string payload = make_payload(bytes);
+  std::int64_t rounds = 0;
+  for (auto _ : state) {
+    done.arm(subs, per_round);
+    for (std::int64_t m = 0; m < per_round; ++m) contender->publish(payload);
+    if (!done.wait()) {
+      state.SkipWithError("deliveries missing after 60 s");
+      break;
+    }
+    ++rounds;
+  }
+  const auto msgs = static_cast<double>(rounds * per_round);
+  state.SetItemsProcessed(rounds * per_round);
+  state.counters["deliveries_per_s"] =
+      benchmark::Counter(msgs * static_cast<double>(subs), benchmark::Counter::kIsRate);
+}
+
+template <class C>
+std::unique_ptr<C> plain(std::size_t subs, const HandlerFactory& make) {
+  return std::make_unique<C>(subs, make);
+}
+
+void register_all() {
+  using Factory = std::function<void(benchmark::State&)>;
+  struct Contender {
+    std::string name;
+    Factory run;
+  };
+  const std::vector<Contender> contenders = {
+      {"broker",
+       [](benchmark::State& s) {
+         fan_out(s, [&](std::size_t subs, const HandlerFactory& make) {
+           // SPEC R15: lanes for few subscriptions, the 2-thread pool for many.
+           return std::make_unique<BrokerFanOut>(subs, make, subs <= 4 ? lane() : pool(2));
+         });
+       }},
+      {"weak", [](benchmark::State& s) { fan_out(s, plain<WeakFanOut>); }},
+      {"good", [](benchmark::State& s) { fan_out(s, plain<GoodFanOut>); }},
+      {"spsc", [](benchmark::State& s) { fan_out(s, plain<SpscFanOut>); }},
+      {"zmq", [](benchmark::State& s) { fan_out(s, plain<ZmqFanOut>); }},
+      {"signals2", [](benchmark::State& s) { fan_out(s, plain<Signals2FanOut>); }},
+  };
+  for (const auto& c : contenders) {
+    benchmark::RegisterBenchmark(("fanout/" + c.name).c_str(), c.run)
+        ->ArgNames({"subs", "bytes"})
+        ->ArgsProduct({{1, 4, 64}, {64, 1024}})
+        ->Iterations(3)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  bench::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,222 @@
+// Shared helpers of the benchmark suites: clocks, completion counting, log-bucket latency
+// histograms, process memory and CPU probes, and workload scaling.
+#pragma once
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace bench {
+
+/// What every contender calls per delivered message. Returns true to confirm; false asks for
+/// the message again (at-least-once). Called from the contender's delivery threads.
+using SubHandler = std::function<bool(std::string_view payload)>;
+/// Makes the handler of subscriber i (called once per subscriber at construction).
+using HandlerFactory = std::function<SubHandler(std::size_t index)>;
+
+/// Steady-clock nanoseconds; the time base of every latency figure.
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Workload multiplier from BENCH_SCALE (default 1): tiny values for development runs.
+inline double scale() {
+  static const double s = [] {
+    const char* v = std::getenv("BENCH_SCALE");
+    return v != nullptr ? std::max(1e-4, std::atof(v)) : 1.0;
+  }();
+  return s;
+}
+
+/// n scaled by BENCH_SCALE, at least lo.
+inline std::int64_t scaled(std::int64_t n, std::int64_t lo = 1) {
+  return std::max<std::int64_t>(lo, static_cast<std::int64_t>(static_cast<double>(n) * scale()));
+}
+
+/// A payload of size bytes (at least 8): the first 8 bytes carry a stamp (an intended send
+/// time or a sequence number), the rest is filler.
+inline std::string make_payload(std::size_t size, std::int64_t stamp = 0) {
+  std::string p(std::max<std::size_t>(size, 8), 'x');
+  std::memcpy(p.data(), &stamp, sizeof stamp);
+  return p;
+}
+
+/// The stamp written by make_payload.
+inline std::int64_t read_stamp(std::string_view payload) {
+  std::int64_t stamp = 0;
+  std::memcpy(&stamp, payload.data(), sizeof stamp);
+  return stamp;
+}
+
+/// Counts confirmed deliveries per subscriber and wakes the benchmark thread when every
+/// awaited subscriber has reached its target. Thread-safe; each subscriber's counter is
+/// written by one delivery at a time (the contenders keep per-subscriber order).
+class Completion {
+ public:
+  explicit Completion(std::size_t subscribers) : counts_(subscribers) {}
+
+  /// Starts a round: each of the first `awaited` subscribers must confirm `per_sub` more.
+  void arm(std::size_t awaited, std::int64_t per_sub) {
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      counts_[i].target.store(
+          i < awaited ? counts_[i].n.load(std::memory_order_relaxed) + per_sub : -1,
+          std::memory_order_relaxed);
+    }
+    remaining_.store(static_cast<std::int64_t>(awaited), std::memory_order_release);
+  }
+
+  /// One confirmed delivery to subscriber i.
+  void confirm(std::size_t i) {
+    Slot& s = counts_[i];
+    const std::int64_t n = s.n.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n == s.target.load(std::memory_order_relaxed)) {
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining_.notify_all();
+    }
+  }
+
+  /// Waits until the round is complete or timeout_s passed; returns whether it completed.
+  bool wait(double timeout_s = 60.0) {
+    const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
+    for (;;) {
+      const std::int64_t r = remaining_.load(std::memory_order_acquire);
+      if (r == 0) return true;
+      if (now_ns() > deadline) return false;
+      // Short sleeps rather than atomic::wait: a timeout must be possible.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  /// Total confirmations to subscriber i so far.
+  [[nodiscard]] std::int64_t count(std::size_t i) const {
+    return counts_[i].n.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct alignas(64) Slot {
+    std::atomic<std::int64_t> n{0};
+    std::atomic<std::int64_t> target{-1};
+  };
+  std::vector<Slot> counts_;
+  std::atomic<std::int64_t> remaining_{0};
+};
+
+/// HdrHistogram-style latency histogram: 64 linear sub-buckets per power of two (about
+/// 1.6% relative precision) from 1 ns to about 500 s. Single writer; merge() to combine.
+class Histogram {
+ public:
+  static constexpr int kSubBits = 6;
+  static constexpr int kSub = 1 << kSubBits;
+  static constexpr int kMagnitudes = 34;
+
+  /// Records one value in nanoseconds (negative values count as 0).
+  void record(std::int64_t ns) {
+    const auto v = static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0));
+    ++buckets_[index(v)];
+    ++total_;
+    max_ = std::max(max_, v);
+  }
+
+  /// Adds other's counts to this one.
+  void merge(const Histogram& other) {
+    for (std::size_t i = 0; i < buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
+    total_ += other.total_;
+    max_ = std::max(max_, other.max_);
+  }
+
+  /// The value at quantile q in [0, 1], in nanoseconds (the bucket's upper edge).
+  [[nodiscard]] double quantile(double q) const {
+    if (total_ == 0) return 0;
+    const auto want = static_cast<std::uint64_t>(q * static_cast<double>(total_ - 1)) + 1;
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      seen += buckets_[i];
+      if (seen >= want) return static_cast<double>(std::min(upper(i), max_));
+    }
+    return static_cast<double>(max_);
+  }
+
+  [[nodiscard]] std::uint64_t count() const { return total_; }
+  [[nodiscard]] double max() const { return static_cast<double>(max_); }
+
+ private:
+  // Row 0 holds 0..63 exactly; row r >= 1 holds [64 << (r-1), 64 << r) in 64 equal steps.
+  static std::size_t index(std::uint64_t v) {
+    if (v < kSub) return static_cast<std::size_t>(v);
+    const int shift = std::bit_width(v) - kSubBits - 1;  // >= 0
+    const auto sub = static_cast<std::size_t>((v >> shift) - kSub);
+    return std::min<std::size_t>(static_cast<std::size_t>(shift + 1) * kSub + sub,
+                                 kMagnitudes * kSub - 1);
+  }
+  static std::uint64_t upper(std::size_t i) {
+    if (i < kSub) return i;
+    const std::size_t shift = i / kSub - 1;
+    const std::uint64_t sub = i % kSub + kSub;
+    return ((sub + 1) << shift) - 1;
+  }
+
+  std::array<std::uint64_t, kMagnitudes * kSub> buckets_{};
+  std::uint64_t total_ = 0;
+  std::uint64_t max_ = 0;
+};
+
+/// Resident set size of this process in bytes (VmRSS).
+inline std::int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+/// Peak resident set size of this process in bytes (VmHWM).
+inline std::int64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<std::int64_t>(u.ru_maxrss) * 1024;
+}
+
+/// Bytes the allocator has handed out and not got back (glibc mallinfo2, all arenas).
+inline std::int64_t heap_in_use() {
+  const struct mallinfo2 mi = mallinfo2();
+  return static_cast<std::int64_t>(mi.uordblks + mi.hblkhd);
+}
+
+/// CPU time (user + system) this process has used, in seconds.
+inline double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Waits until t (steady ns): sleeps while far away, then yields, so a paced publisher
+/// does not starve the subscribers it shares two cores with.
+inline void wait_until_ns(std::int64_t t) {
+  for (;;) {
+    const std::int64_t left = t - now_ns();
+    if (left <= 0) return;
+    if (left > 200'000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(left - 150'000));
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace bench
