@@ -13,6 +13,7 @@
 #include "baselines/zmq.h"
 #include "broker_contender.h"
 #include "common.h"
+#include "main.h"
 
 namespace bench {
 namespace {
@@ -87,11 +88,4 @@ void register_all() {
 }  // namespace
 }  // namespace bench
 
-int main(int argc, char** argv) {
-  bench::register_all();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+BENCH_MAIN(bench::register_all)
