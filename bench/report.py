@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Turns the suites' Google Benchmark JSON (bench/results/*.json) into the ratio table and
+the issue's goals with PASS/SHORT. Usage: report.py RESULTS_DIR. Prints Markdown."""
+import glob
+import json
+import os
+import re
+import sys
+
+BASELINES = ["weak", "good", "spsc", "zmq", "signals2", "function_loop"]
+
+
+def load(results_dir):
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
+        with open(path) as f:
+            data = json.load(f)
+        for b in data.get("benchmarks", []):
+            name = re.sub(r"/(iterations:\d+|real_time|min_time:[^/]+)", "", b["name"])
+            runs[name] = b
+    return runs
+
+
+def val(runs, name, key):
+    b = runs.get(name)
+    if b is None or b.get("error_occurred") or key not in b:
+        return None
+    return float(b[key])
+
+
+def fmt(x, unit=""):
+    if x is None:
+        return "n/a"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.3g}{suffix}{unit}"
+    return f"{x:.3g}{unit}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def rfmt(r):
+    return "n/a" if r is None else f"{r:.2f}x"
+
+
+def main():
+    runs = load(sys.argv[1] if len(sys.argv) > 1 else "bench/results")
+    rows = []  # (scenario, broker figure, {baseline: ratio}) with higher = broker better
+
+    def add(label, bname, key, unit, lower_is_better=False, contender="broker"):
+        b = val(runs, bname.format(c=contender), key)
+        rs = {}
+        for base in BASELINES:
+            v = val(runs, bname.format(c=base), key)
+            rs[base] = ratio(v, b) if lower_is_better else ratio(b, v)
+        rows.append((label, fmt(b, unit), rs))
+
+    for subs in (1, 4, 64):
+        for size in (64, 1024):
+            add(f"fan-out {subs} sub(s), {size} B (msg/s)",
+                "fanout/{c}/subs:%d/bytes:%d" % (subs, size), "items_per_second", "/s")
+    for rate in (10_000, 100_000, 1_000_000):
+        for q in ("p50", "p99", "p999"):
+            add(f"latency {fmt(rate)}/s {q} (us, lane)", "latency/{c}/rate:%d" % rate,
+                f"{q}_us", "", lower_is_better=True, contender="broker_lane")
+    add("10k subs ns/delivery (pool)", "scale/{c}/subs:10000", "ns_per_delivery", "",
+        lower_is_better=True, contender="broker_pool")
+    add("10k subs idle CPU % (pool)", "scale_footprint/{c}/subs:%d" % 10000, "idle_cpu_pct", "",
+        lower_is_better=True, contender="broker_pool")
+    for key in ("heap_bytes_per_sub", "rss_bytes_per_sub"):
+        b = val(runs, "scale_footprint/broker_pool/subs:10000", key)
+        g = val(runs, "scale_footprint/good/subs:1000", key)
+        rows.append((f"memory per subscription, {key.split('_')[0]} (B)", fmt(b),
+                     {"good": ratio(g, b)}))
+    for subs in (1, 4):
+        add(f"retained heap B/msg, {subs} lagging sub(s)",
+            "memory/{c}/subs:%d/msgs:1000000" % subs, "heap_bytes_per_msg", "",
+            lower_is_better=True)
+    add("peak RSS growth MB, bound 100k, 2M msgs", "memory_bound/{c}/subs:1/msgs:2000000",
+        "peak_rss_growth_mb", "", lower_is_better=True)
+    for pct in (0, 1, 10):
+        add(f"acks {pct}% failing (msg/s, lane)", "acks/{c}/fail_pct:%d" % pct,
+            "items_per_second", "/s", contender="broker_lane")
+
+    print("### Ratios against the baselines (higher = broker better)\n")
+    cols = [c for c in BASELINES if any(r[2].get(c) is not None for r in rows)]
+    print("| scenario | broker | " + " | ".join(f"vs {c}" for c in cols) + " |")
+    print("|---|---:|" + "---:|" * len(cols))
+    for label, figure, rs in rows:
+        print(f"| {label} | {figure} | " + " | ".join(rfmt(rs.get(c)) for c in cols) + " |")
+
+    goals = []
+
+    def goal(text, measured, target, ok):
+        state = "n/a" if measured is None else ("PASS" if ok(measured) else "SHORT")
+        goals.append((text, "n/a" if measured is None else f"{measured:.3g}", target, state))
+
+    tp = lambda c, s: val(runs, f"fanout/{c}/subs:{s}/bytes:64", "items_per_second")
+    goal("1 sub: broker / ZeroMQ inproc", ratio(tp("broker", 1), tp("zmq", 1)), ">= 3",
+         lambda r: r >= 3)
+    goal("4 subs: broker / ZeroMQ inproc", ratio(tp("broker", 4), tp("zmq", 4)), ">= 2",
+         lambda r: r >= 2)
+    goal("64 subs (pool): broker / good", ratio(tp("broker", 64), tp("good", 64)), ">= 10",
+         lambda r: r >= 10)
+    for rate in (10_000, 100_000, 1_000_000):
+        lat = lambda c, q: val(runs, f"latency/{c}/rate:{rate}", f"{q}_us")
+        goal(f"latency {fmt(rate)}/s: p50 lane / p50 good", ratio(lat("broker_lane", "p50"),
+             lat("good", "p50")), "<= 0.5", lambda r: r <= 0.5)
+        goal(f"latency {fmt(rate)}/s: p99.9 lane / p99.9 ZeroMQ",
+             ratio(lat("broker_lane", "p999"), lat("zmq", "p999")), "<= 1", lambda r: r <= 1)
+    iso = lambda s, k: val(runs, f"isolation/broker_lane/stall:{s}", k)
+    goal("isolation: fast throughput stalled / not", ratio(iso(1, "items_per_second"),
+         iso(0, "items_per_second")), ">= 0.9", lambda r: r >= 0.9)
+    goal("isolation: publisher p99 stalled / not", ratio(iso(1, "pub_p99_ns"),
+         iso(0, "pub_p99_ns")), "<= 1.1", lambda r: r <= 1.1)
+    goal("bytes per retained message beyond payload (10M msgs)",
+         val(runs, "memory/broker/subs:1/msgs:10000000", "beyond_payload_bytes_per_msg"),
+         "<= 32", lambda r: r <= 32)
+    mem = lambda c: val(runs, f"memory/{c}/subs:4/msgs:1000000", "heap_bytes_per_msg")
+    goal("memory, 4 lagging subs: broker / good", ratio(mem("broker"), mem("good")), "<= 0.25",
+         lambda r: r <= 0.25)
+    ack = lambda p: val(runs, f"acks/broker_lane/fail_pct:{p}", "items_per_second")
+    goal("1% failing handlers: throughput / none failing", ratio(ack(1), ack(0)), ">= 0.95",
+         lambda r: r >= 0.95)
+
+    print("\n### Goals\n")
+    print("| goal | measured | target | result |")
+    print("|---|---:|---:|---|")
+    for g in goals:
+        print("| " + " | ".join(g) + " |")
+    passed = sum(1 for g in goals if g[3] == "PASS")
+    print(f"\n{passed} of {len(goals)} goals met.")
+
+
+if __name__ == "__main__":
+    main()
