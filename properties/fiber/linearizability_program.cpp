@@ -1,0 +1,176 @@
+// Generating parallel pull programs and running them on broker_fiber.
+#include "linearizability_program.h"
+
+#include <memory>
+#include <sstream>
+#include <utility>
+
+#include "broker/broker.h"
+#include "sync/sync.h"
+
+namespace fiberprop {
+namespace {
+
+using Kind = PullOp::Kind;
+
+rc::Gen<PullOp> gen_op(int subs) {
+  const auto sub = rc::gen::inRange(0, subs);
+  const auto member = rc::gen::inRange(0, 2);
+  const auto now = rc::gen::map(rc::gen::inRange(0, 7), [](int k) { return std::int64_t{5} * k; });
+  const auto offset = rc::gen::inRange<std::uint64_t>(0, 5);
+  auto settle = [=](Kind kind) {
+    return rc::gen::apply([kind](int s, int m, std::uint64_t o,
+                                 std::int64_t t) { return PullOp{kind, s, m, o, t, 0, 0}; },
+                          sub, member, offset, now);
+  };
+  return rc::gen::weightedOneOf<PullOp>(
+      {{2, rc::gen::just(PullOp{Kind::kPublish})},
+       {4, rc::gen::apply([](int s, int m, std::int64_t t,
+                             int max) { return PullOp{Kind::kPoll, s, m, 0, t, max, 0}; },
+                          sub, member, now, rc::gen::inRange(1, 3))},
+       {3, settle(Kind::kAck)},
+       {2, settle(Kind::kNack)},
+       {1, rc::gen::apply(
+               [](PullOp op, int ext) {
+                 op.kind = Kind::kExtend;
+                 op.arg = ext;
+                 return op;
+               },
+               settle(Kind::kExtend), rc::gen::element(5, 10))},
+       {2, rc::gen::map(now, [](std::int64_t t) {
+          return PullOp{Kind::kExpire, 0, 0, 0, t};
+        })}});
+}
+
+rc::Gen<std::vector<std::vector<PullOp>>> gen_branches(int subs, const ProgramShape& shape) {
+  auto branch = rc::gen::mapcat(rc::gen::inRange(shape.min_ops, shape.max_ops + 1), [subs](int n) {
+    return rc::gen::container<std::vector<PullOp>>(static_cast<std::size_t>(n), gen_op(subs));
+  });
+  return rc::gen::mapcat(rc::gen::inRange(shape.min_branches, shape.max_branches + 1),
+                         [branch](int n) {
+                           return rc::gen::container<std::vector<std::vector<PullOp>>>(
+                               static_cast<std::size_t>(n), branch);
+                         });
+}
+
+std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
+  using broker::Time;
+  const std::string sub = "p" + std::to_string(op.sub);
+  const std::string member = "m" + std::to_string(op.member);
+  const char* boolean[] = {"false", "true"};
+  switch (op.kind) {
+    case Kind::kCreateTopic:
+      b.create_topic(kLinTopic);
+      return "ok";
+    case Kind::kSubscribePull: {
+      broker::PullOptions options;
+      options.ack_timeout = broker::Millis{op.arg};
+      options.max_deliveries = op.max_deliveries;
+      options.start = broker::StartPosition::beginning();
+      b.subscribe_pull(kLinTopic, sub, options);
+      return "ok";
+    }
+    case Kind::kPublish:
+      return std::to_string(b.publish(kLinTopic, "x"));
+    case Kind::kPoll: {
+      std::vector<PolledItem> items;
+      for (const broker::Received& r :
+           b.poll(kLinTopic, sub, member, Time{op.now}, static_cast<std::size_t>(op.arg)))
+        items.push_back({r.message->offset, r.attempt, r.deadline.count()});
+      return format_poll(items);
+    }
+    case Kind::kAck:
+      return boolean[b.ack(kLinTopic, sub, op.offset, member, Time{op.now})];
+    case Kind::kNack:
+      return boolean[b.nack(kLinTopic, sub, op.offset, member, Time{op.now})];
+    case Kind::kExtend:
+      return boolean[b.extend(kLinTopic, sub, op.offset, member, Time{op.now},
+                              broker::Millis{op.arg})];
+    case Kind::kExpire: {
+      std::vector<ExpiredItem> items;
+      for (const broker::Expired& e : b.expire(Time{op.now}))
+        items.push_back({e.subscription, e.offset, e.dead_lettered});
+      return format_expire(items);
+    }
+  }
+  return "?";
+}
+
+std::string apply_broker(broker::Broker& b, const PullOp& op) {
+  try {
+    return apply_or_throw(b, op);
+  } catch (const broker::Error& e) {
+    return format_error(broker::to_string(e.code()));
+  }
+}
+
+}  // namespace
+
+std::string ParallelProgram::show() const {
+  std::ostringstream out;
+  out << "  prefix:";
+  for (const PullOp& op : prefix) out << " " << to_string(op) << ";";
+  out << "\n";
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    out << "  branch " << b << ":";
+    for (const PullOp& op : branches[b]) out << " " << to_string(op) << ";";
+    out << "\n";
+  }
+  return out.str();
+}
+
+rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape) {
+  const auto options =
+      rc::gen::pair(rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4));
+  return rc::gen::mapcat(rc::gen::inRange(1, shape.max_subscriptions + 1), [=](int subs) {
+    return rc::gen::apply(
+        [subs](const std::vector<std::pair<std::int64_t, int>>& sub_options, int publishes,
+               std::vector<std::vector<PullOp>> branches) {
+          ParallelProgram p;
+          p.prefix.push_back({Kind::kCreateTopic});
+          for (int s = 0; s < subs; ++s) {
+            p.prefix.push_back(
+                {Kind::kSubscribePull, s, 0, 0, 0, sub_options[s].first, sub_options[s].second});
+          }
+          for (int i = 0; i < publishes; ++i) p.prefix.push_back({Kind::kPublish});
+          p.branches = std::move(branches);
+          return p;
+        },
+        rc::gen::container<std::vector<std::pair<std::int64_t, int>>>(
+            static_cast<std::size_t>(subs), options),
+        rc::gen::inRange(0, 5), gen_branches(subs, shape));
+  });
+}
+
+ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& schedule) {
+  auto history = std::make_shared<ParallelHistory>();
+  auto shared = std::make_shared<const ParallelProgram>(program);
+  fiber::RunResult run =
+      fiber::run_fibers({[history, shared] {
+                          std::uint64_t clock = 0;
+                          broker::BrokerOptions options;
+                          options.clock = std::make_shared<broker::ManualClock>();
+                          broker::Broker b{options};
+                          auto record = [&](const PullOp& op, int branch, std::vector<Call>& into) {
+                            Call c{op, branch, ++clock, 0, ""};
+                            c.result = apply_broker(b, op);
+                            c.ret = ++clock;  // no scheduling point since the call returned
+                            into.push_back(std::move(c));
+                          };
+                          for (const PullOp& op : shared->prefix) record(op, -1, history->prefix);
+                          std::vector<broker::sync::Thread> threads;
+                          for (std::size_t k = 0; k < shared->branches.size(); ++k) {
+                            threads.emplace_back([&, k] {
+                              for (const PullOp& op : shared->branches[k]) {
+                                fiber::yield("next-op");
+                                record(op, static_cast<int>(k), history->calls);
+                              }
+                            });
+                          }
+                          for (auto& t : threads) t.join();
+                        }},
+                        schedule);
+  return {std::move(run), *history};
+}
+
+}  // namespace fiberprop

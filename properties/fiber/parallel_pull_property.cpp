@@ -1,0 +1,103 @@
+// R11 under parallel state-machine testing (Erlang QuickCheck style): a sequential prefix,
+// then 2-3 concurrent branches of pull calls on the real broker (broker_fiber) under a
+// generated fiber schedule; the recorded history must be linearizable against the model.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "common.h"
+#include "linearizability.h"
+#include "linearizability_program.h"
+
+namespace fiberprop {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// One subscription: expire() locks subscriptions one at a time, so with two it is not
+// atomic (see ExpireAcrossSubscriptionsIsNotAtomic below) and histories need not linearize.
+constexpr ProgramShape kShape{1, 2, 3, 2, 5};
+
+double seconds_since(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// "" when the run completed and its history linearizes; else the failure report.
+std::string judge(const ParallelProgram& program, const ParallelRun& r) {
+  if (!r.run.ok())
+    return failure_text("run-failed: " + std::string(fiber::to_string(r.run.outcome)) + "\n",
+                        program.show(), r.run);
+  const LinearizabilityResult lin = check_linearizable(r.history);
+  if (lin.ok) return "";
+  return failure_text("non-linearizable:\n" + describe(r.history, lin), program.show(), r.run);
+}
+
+RC_GTEST_PROP(ParallelPull, R11HistoriesAreLinearizableAgainstTheModel, ()) {
+  const ParallelProgram program = *gen_parallel_program(kShape);
+  const fiber::Schedule schedule = pick_schedule(*gen_schedule());
+  const std::string failure = judge(program, run_parallel(program, schedule));
+  if (!failure.empty()) RC_FAIL(failure);
+}
+
+// Schedules per second (run + check) and histories checked per second (check alone) for
+// programs of the property's shape. Printed; a smoke bound only.
+TEST(ParallelPullThroughput, SchedulesAndHistoriesPerSecond) {
+  const rc::Gen<ParallelProgram> gen = gen_parallel_program(kShape);
+  constexpr int kRuns = 400;
+  double run_secs = 0, check_secs = 0, worst_check = 0;
+  std::size_t states = 0, calls = 0;
+  for (int seed = 1; seed <= kRuns; ++seed) {
+    const ParallelProgram program = gen(rc::Random(seed), 100).value();
+    auto start = SteadyClock::now();
+    const ParallelRun r = run_parallel(program, fiber::Schedule::random(seed));
+    run_secs += seconds_since(start);
+    ASSERT_TRUE(r.run.ok()) << r.run.describe();
+    start = SteadyClock::now();
+    const LinearizabilityResult lin = check_linearizable(r.history);
+    const double took = seconds_since(start);
+    check_secs += took;
+    worst_check = std::max(worst_check, took);
+    ASSERT_TRUE(lin.ok) << describe(r.history, lin) << program.show();
+    states += lin.states;
+    calls += r.history.calls.size();
+  }
+  std::printf(
+      "parallel pull: %.0f schedules/s (run + check), %.0f histories checked/s (check only); "
+      "%.1f branch calls and %.1f search states per history, worst check %.3f ms\n",
+      kRuns / (run_secs + check_secs), kRuns / check_secs, double(calls) / kRuns,
+      double(states) / kRuns, worst_check * 1e3);
+}
+
+// Check time by branch length (3 branches), memoized and plain: where ~1 ms per history ends.
+TEST(ParallelPullThroughput, CheckTimeByBranchLength) {
+  for (int ops = 2; ops <= 8; ++ops) {
+    const rc::Gen<ParallelProgram> gen = gen_parallel_program({1, 3, 3, ops, ops});
+    constexpr int kRuns = 60;
+    double memo_total = 0, memo_worst = 0, plain_total = 0, plain_worst = 0;
+    for (int seed = 1; seed <= kRuns; ++seed) {
+      const ParallelProgram program = gen(rc::Random(seed * 7919), 100).value();
+      const ParallelRun r = run_parallel(program, fiber::Schedule::random(seed));
+      ASSERT_TRUE(r.run.ok()) << r.run.describe();
+      for (bool memo : {true, false}) {
+        if (!memo && ops > 6) continue;
+        const auto start = SteadyClock::now();
+        const LinearizabilityResult lin = check_linearizable(r.history, memo);
+        const double took = seconds_since(start) * 1e3;
+        ASSERT_TRUE(lin.ok) << describe(r.history, lin);
+        (memo ? memo_total : plain_total) += took;
+        double& worst = memo ? memo_worst : plain_worst;
+        worst = std::max(worst, took);
+      }
+    }
+    std::printf(
+        "3 branches x %d ops: memoized mean %.3f ms worst %.3f ms; plain mean %.3f ms "
+        "worst %.3f ms\n",
+        ops, memo_total / kRuns, memo_worst, plain_total / kRuns, plain_worst);
+  }
+}
+
+}  // namespace
+}  // namespace fiberprop
