@@ -82,6 +82,17 @@ def main():
             lower_is_better=True)
     add("peak RSS growth MB, bound 100k, 2M msgs", "memory_bound/{c}/subs:1/msgs:2000000",
         "peak_rss_growth_mb", "", lower_is_better=True)
+    for key, label in (("items_per_second", "fast msg/s"), ("pub_p99_ns", "publish p99")):
+        def iso_ratio(c):
+            a = val(runs, f"isolation/{c}/stall:1", key)
+            b = val(runs, f"isolation/{c}/stall:0", key)
+            return ratio(a, b)
+        mine = iso_ratio("broker_lane")
+        rs = {}
+        for base in BASELINES:
+            theirs = iso_ratio(base)
+            rs[base] = ratio(mine, theirs) if key == "items_per_second" else ratio(theirs, mine)
+        rows.append((f"isolation, {label} stalled / not (lane)", rfmt(mine), rs))
     for pct in (0, 1, 10):
         add(f"acks {pct}% failing (msg/s, lane)", "acks/{c}/fail_pct:%d" % pct,
             "items_per_second", "/s", contender="broker_lane")
