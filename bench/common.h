@@ -153,7 +153,9 @@ class Histogram {
     return static_cast<double>(max_);
   }
 
+  /// Number of recorded values.
   [[nodiscard]] std::uint64_t count() const { return total_; }
+  /// Largest recorded value in nanoseconds.
   [[nodiscard]] double max() const { return static_cast<double>(max_); }
 
  private:
