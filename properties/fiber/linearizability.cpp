@@ -97,10 +97,15 @@ std::string fingerprint(model::Model m) {
   return out.str();
 }
 
+// States a plain search may visit before the checker switches to a memoized one.
+constexpr std::size_t kPlainBudget = 200;
+
 // Depth-first search over the calls not yet linearized.
 class Search {
  public:
-  Search(const std::vector<Call>& calls, bool memoize) : calls_(calls), memoize_(memoize) {
+  // budget: give up (exhausted()) after this many states; 0 = no limit.
+  Search(const std::vector<Call>& calls, bool memoize, std::size_t budget)
+      : calls_(calls), memoize_(memoize), budget_(budget) {
     const std::size_t n = calls.size();
     all_ = n == 64 ? ~0ULL : (1ULL << n) - 1;
     before_.assign(n, 0);
@@ -113,11 +118,14 @@ class Search {
   std::vector<std::size_t> path() const { return path_; }
   std::vector<std::size_t> best() const { return best_; }
   std::size_t states() const { return states_; }
+  bool exhausted() const { return exhausted_; }
 
  private:
   bool dfs(std::uint64_t done, const model::Model& m) {
     ++states_;
     if (done == all_) return true;
+    if (budget_ != 0 && states_ > budget_) exhausted_ = true;
+    if (exhausted_) return false;
     if (memoize_ && !seen_.insert(std::to_string(done) + '|' + fingerprint(m)).second) return false;
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       const std::uint64_t bit = 1ULL << i;
@@ -134,6 +142,8 @@ class Search {
 
   const std::vector<Call>& calls_;
   bool memoize_;
+  std::size_t budget_;
+  bool exhausted_ = false;
   std::uint64_t all_ = 0;
   std::vector<std::uint64_t> before_;  // calls that returned before call i was invoked
   std::unordered_set<std::string> seen_;
@@ -234,10 +244,17 @@ LinearizabilityResult check_linearizable(const ParallelHistory& h, bool memoize)
     r.prefix_mismatch = "more than 64 branch calls: too many to check";
     return r;
   }
-  Search search(h.calls, memoize);
-  r.ok = search.run(m);
-  r.order = r.ok ? search.path() : search.best();
-  r.states = search.states();
+  // Most histories linearize along the first orders tried, where fingerprinting states
+  // costs more than it saves: search plainly first, memoized once that takes long.
+  Search plain(h.calls, false, memoize ? kPlainBudget : 0);
+  r.ok = plain.run(m);
+  r.order = r.ok ? plain.path() : plain.best();
+  r.states = plain.states();
+  if (r.ok || !plain.exhausted()) return r;
+  Search memoized(h.calls, true, 0);
+  r.ok = memoized.run(m);
+  r.order = r.ok ? memoized.path() : memoized.best();
+  r.states += memoized.states();
   return r;
 }
 

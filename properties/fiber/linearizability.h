@@ -87,9 +87,10 @@ struct LinearizabilityResult {
   std::size_t states = 0;  // search nodes visited
 };
 
-/// Wing-Gong search with real-time order. memoize: skip (calls done, model state) pairs
-/// already explored. At most 64 branch calls. The model state key is complete for
-/// pull-only histories without filters, retention or seek (what the generators make).
+/// Wing-Gong search with real-time order. memoize: once a plain search has visited a few
+/// hundred states, restart skipping (calls done, model state) pairs already explored. At most 64
+/// branch calls. The model state key is complete for pull-only histories without filters, retention
+/// or seek (what the generators make).
 LinearizabilityResult check_linearizable(const ParallelHistory& h, bool memoize = true);
 
 /// A readable account of a history: the prefix, each branch's calls with ticks and results,
