@@ -125,12 +125,15 @@ class LaneDispatcher final : public Dispatcher {
     lane.finished = true;
   }
 
-  // Offers until nothing is left; after a failure waits retry_backoff and tries again.
+  // Offers until nothing is left. A failure is retried at once (most are transient); a
+  // second failure in a row waits retry_backoff first, so a failing handler cannot spin.
   // Returns false when the lane must stop.
   bool deliver_until_idle(Lane& lane) {
+    int failures_in_a_row = 0;
     for (;;) {
       const OfferResult r = offer_next(lane.s, nullptr);
-      if (r == OfferResult::kFailed) {
+      if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
+        failures_in_a_row = 0;
         {
           sync::MutexLock lock(lane.s->mu);
           lane.s->backing_off = true;
@@ -146,6 +149,8 @@ class LaneDispatcher final : public Dispatcher {
         continue;
       }
       on_progress_();
+      if (r == OfferResult::kFailed) continue;  // the first failure in a row: again at once
+      failures_in_a_row = 0;
       if (r == OfferResult::kConfirmed || r == OfferResult::kIgnored) continue;
       return r != OfferResult::kGone;
     }

@@ -116,10 +116,16 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       e.s->backing_off = false;
     }
     OfferResult r = OfferResult::kNothing;
+    bool failed_once = false;  // the first failure is retried at once, the second backs off
     for (; done < kBatch; ++done) {
       r = offer_next(e.s, &watch);
       on_progress();
+      if (r == OfferResult::kFailed && !failed_once) {
+        failed_once = true;
+        continue;
+      }
       if (r != OfferResult::kConfirmed && r != OfferResult::kIgnored) break;
+      failed_once = false;
     }
     if (r == OfferResult::kFailed) {
       sync::MutexLock s_lock(e.s->mu);

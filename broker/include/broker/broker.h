@@ -20,7 +20,8 @@ struct DispatcherOptions {
   Kind kind = Kind::kSynchronous;
   std::size_t pool_threads = 2;        // kPool only
   Millis handler_timeout{0};           // kPool only; 0 = no timeout. Real (steady) time.
-  Millis retry_backoff{5};             // kLane/kPool: wait before re-offering a failed message
+  Millis retry_backoff{5};  // kLane/kPool: a failure is re-offered at once; a second failure
+                            // in a row waits this long first (real time)
 };
 
 /// Construction options of a Broker.
