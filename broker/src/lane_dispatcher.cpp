@@ -54,6 +54,7 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   void notify(const std::shared_ptr<SubscriptionState>& s) override {
+    if (s->wake_pending.exchange(true, std::memory_order_acq_rel)) return;  // already woken
     sync::MutexLock lock(mu_);
     auto it = lanes_.find(s.get());
     if (it == lanes_.end()) return;
@@ -119,6 +120,7 @@ class LaneDispatcher final : public Dispatcher {
         if (lane.stop) break;
         lane.pending = false;
       }
+      lane.s->wake_pending.exchange(false, std::memory_order_acq_rel);  // before looking
       if (!deliver_until_idle(lane)) break;
     }
     sync::MutexLock lock(lane.mu);

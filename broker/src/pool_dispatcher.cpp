@@ -115,6 +115,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       sync::MutexLock s_lock(e.s->mu);
       e.s->backing_off = false;
     }
+    e.s->wake_pending.exchange(false, std::memory_order_acq_rel);  // before looking
     OfferResult r = OfferResult::kNothing;
     bool failed_once = false;  // the first failure is retried at once, the second backs off
     for (; done < kBatch; ++done) {
@@ -253,6 +254,7 @@ class PoolDispatcher final : public Dispatcher {
   }
 
   void notify(const std::shared_ptr<SubscriptionState>& s) override {
+    if (s->wake_pending.exchange(true, std::memory_order_acq_rel)) return;  // already woken
     sync::MutexLock lock(core_->mu);
     auto it = core_->entries.find(s.get());
     if (it != core_->entries.end()) core_->enqueue(it->second);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <set>
@@ -97,6 +98,11 @@ class SubscriptionState {
   std::string delivering_member GUARDED_BY(mu);
   std::uint64_t offer_token GUARDED_BY(mu) = 0;  // identifies the running offer
   bool backing_off GUARDED_BY(mu) = false;       // threaded dispatchers: failed, waiting
+  /// Threaded dispatchers: a wake-up is already on its way, so publishers skip the
+  /// dispatcher's locks. Set by notify (acq_rel exchange); the consumer clears it with an
+  /// exchange before it looks for work, which makes every append before a skipped notify
+  /// visible to that look.
+  std::atomic<bool> wake_pending{false};
   sync::CondVar offer_done;                      // notified when an offer ends
 
   /// SPEC R10: the member to offer the next message to; null if there is none.
