@@ -201,8 +201,8 @@ TEST_P(PushDispatchersTwin, R9UnsubscribeFromInsideItsOwnHandlerEndsItsDeliverie
     b.subscribe("t", "bystander", Recording(bystander, [](Offset, int) { return true; }),
                 Push(kMaxDeliveries, StartPosition::beginning()));
     Publish(b);
-    ASSERT_TRUE(WaitIdleUntil(b, [&] { return Settled(b, "bystander"); }));
-    EXPECT_TRUE(returned.load()) << "round " << round << ": victim left at call " << leave_at;
+    ASSERT_TRUE(WaitIdleUntil(b, [&] { return returned.load() && Settled(b, "bystander"); }))
+        << "round " << round << ": victim left at call " << leave_at;
     EXPECT_EQ(late.load(), 0) << "delivery-after-unsubscribe, round " << round;
     EXPECT_EQ(victim_calls.load(), leave_at) << "round " << round;
     EXPECT_EQ(b.subscriptions("t"), std::vector<std::string>{"bystander"});
