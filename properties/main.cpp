@@ -10,7 +10,10 @@
 
 namespace {
 
-constexpr double kBaseCases = 2500;
+#ifndef PROPS_BASE_CASES
+#define PROPS_BASE_CASES 2500
+#endif
+constexpr double kBaseCases = PROPS_BASE_CASES;
 constexpr long kMinCases = 100;
 
 void size_budget() {
