@@ -210,18 +210,9 @@ TEST_P(PushDispatchersTwin, R9UnsubscribeFromInsideItsOwnHandlerEndsItsDeliverie
   }
 }
 
-// Found by this file (TSan: heap-use-after-free): ~Broker returns while a handler that
-// overran handler_timeout still runs on its abandoned pool thread, which then calls
-// BrokerImpl::notify_progress on the freed broker (pool_dispatcher.cpp run_task). The
-// header says the destructor stops the threads after their current handler call. Set to
-// false once the pool joins overrun threads: BrokerDestructorWaitsForOverrunHandlers
-// then becomes the regression test.
-constexpr bool kOverrunHandlerOutlivesBroker = true;
-
 // A pool broker whose handler sleeps past the 10 ms timeout on attempt 1 of every 25th
 // offset; publishes, waits until settled, runs `check`, destroys the broker.
-void RunOverrun(const std::shared_ptr<SubLog>& log, bool let_overruns_finish,
-                const std::function<void(Broker&)>& check) {
+void RunOverrun(const std::shared_ptr<SubLog>& log, const std::function<void(Broker&)>& check) {
   Broker b{PoolBroker(2, Millis{10})};
   b.create_topic("t");
   b.subscribe("t", "s",
@@ -236,27 +227,26 @@ void RunOverrun(const std::shared_ptr<SubLog>& log, bool let_overruns_finish,
   ASSERT_TRUE(WaitIdleUntil(b, [&] { return Settled(b, "s"); }));
   EXPECT_TRUE(b.wait_idle(Millis{60000}));
   check(b);
-  if (let_overruns_finish) {  // works around the bug above; not an assertion on time
-    ASSERT_TRUE(testing::WaitUntil([&] { return log->running.load() == 0; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
 }
 
 TEST(PoolDispatcherTwin, R15HandlersOverrunningTheTimeoutAreRetriedNotLost) {
   auto log = std::make_shared<SubLog>();
-  RunOverrun(log, kOverrunHandlerOutlivesBroker, [&](Broker& b) {
+  RunOverrun(log, [&](Broker& b) {
     // An overrun handler's late `true` is ignored (the offer already failed), so the
     // handler's own tally may exceed `confirmed`; everything else must add up.
     EXPECT_EQ(Check(b, "s", *log, true), "");
   });
 }
 
-TEST(PoolDispatcherTwin, BrokerDestructorWaitsForOverrunHandlers) {
-  if (kOverrunHandlerOutlivesBroker)
-    GTEST_SKIP() << "known bug: ~Broker does not wait for overrun pool handlers (see above)";
-  auto log = std::make_shared<SubLog>();  // shared: a buggy broker lets handlers outlive it
-  RunOverrun(log, false, [](Broker&) {});
-  EXPECT_EQ(log->running.load(), 0) << "~Broker returned while an overrun handler still ran";
+// Found by this file (TSan: heap-use-after-free): ~Broker returned while a handler that
+// overran handler_timeout still ran on its abandoned pool thread, which then signalled
+// progress on the freed broker. The destructor must not wait for an abandoned handler (it
+// may never return); the abandoned thread may only touch state it co-owns. Under TSan and
+// ASan a use after free here is a report.
+TEST(PoolDispatcherTwin, R15AbandonedHandlerMayOutliveTheBrokerSafely) {
+  auto log = std::make_shared<SubLog>();  // shared: handlers outlive the broker
+  RunOverrun(log, [](Broker&) {});
+  EXPECT_TRUE(testing::WaitUntil([&] { return log->running.load() == 0; }));
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ std::unique_ptr<Dispatcher> make_dispatcher(const DispatcherOptions& o,
 
 BrokerImpl::BrokerImpl(BrokerOptions options)
     : clock_(options.clock ? options.clock : std::make_shared<SteadyClock>()),
-      dispatcher_(make_dispatcher(options.dispatcher, [this] { notify_progress(); })) {}
+      dispatcher_(make_dispatcher(options.dispatcher,
+                                  [progress = progress_] { progress->notify(); })) {}
 
 BrokerImpl::~BrokerImpl() { dispatcher_->stop(); }
 
@@ -279,10 +280,10 @@ std::size_t BrokerImpl::drain() {
   return confirmed;
 }
 
-void BrokerImpl::notify_progress() {
-  if (idle_waiters_.load(std::memory_order_acquire) == 0) return;
-  sync::MutexLock lock(idle_mu_);
-  progress_.notify_all();
+void BrokerImpl::Progress::notify() {
+  if (waiters.load(std::memory_order_acquire) == 0) return;
+  sync::MutexLock lock(mu);
+  cv.notify_all();
 }
 
 bool BrokerImpl::all_idle() const {
@@ -306,16 +307,16 @@ bool BrokerImpl::all_idle() const {
 bool BrokerImpl::wait_idle(Millis timeout) {
   if (dispatcher_->synchronous()) return all_idle();
   const Millis deadline = sync::steady_now() + timeout;
-  idle_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  progress_->waiters.fetch_add(1, std::memory_order_acq_rel);
   bool idle = false;
   for (;;) {
     if ((idle = all_idle())) break;
     const Millis now = sync::steady_now();
     if (now >= deadline) break;
-    sync::MutexLock lock(idle_mu_);
-    progress_.wait_for(idle_mu_, std::min(deadline - now, Millis{5}));
+    sync::MutexLock lock(progress_->mu);
+    progress_->cv.wait_for(progress_->mu, std::min(deadline - now, Millis{5}));
   }
-  idle_waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  progress_->waiters.fetch_sub(1, std::memory_order_acq_rel);
   return idle;
 }
 

@@ -1,6 +1,6 @@
 // The broker's internals behind the facade. Lock order (the only one):
 //   BrokerImpl::mu_ -> Topic::mu -> SubscriptionState::mu -> TopicLog::mu
-//   -> dispatcher locks -> WaitGraph::mu_ / idle_mu_
+//   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu
 // No lock is held while a handler runs; a predicate runs under its subscription's mu only.
 #pragma once
 
@@ -68,9 +68,18 @@ class BrokerImpl {
                                                 const std::string& name) const;
   std::vector<Received> poll_unlocked(SubscriptionState& s, const std::string& member, Time now,
                                      std::size_t max_messages);
-  void notify_progress();
   bool all_idle() const;
 
+  /// Wakes wait_idle after offers. Shared with the dispatcher's threads: a handler abandoned
+  /// on timeout may end after the broker is gone, and its thread still signals progress.
+  struct Progress {
+    sync::Mutex mu;
+    sync::CondVar cv;
+    std::atomic<int> waiters{0};
+    void notify();
+  };
+  // Declared before dispatcher_, which captures it.
+  const std::shared_ptr<Progress> progress_ = std::make_shared<Progress>();
   const std::shared_ptr<Clock> clock_;
   std::unique_ptr<Dispatcher> dispatcher_;
   WaitGraph waits_;
@@ -79,9 +88,6 @@ class BrokerImpl {
   std::vector<std::shared_ptr<Topic>> order_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Topic>> topics_ GUARDED_BY(mu_);
 
-  sync::Mutex idle_mu_;
-  sync::CondVar progress_;
-  std::atomic<int> idle_waiters_{0};
 };
 
 }  // namespace broker

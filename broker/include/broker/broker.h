@@ -50,6 +50,8 @@ class Broker {
  public:
   explicit Broker(BrokerOptions options = {});
   /// Stops the dispatcher's threads after their current handler call; drops pending work.
+  /// A handler abandoned after handler_timeout keeps running on its own detached thread
+  /// until it returns; it must not call this broker once the destructor has returned.
   ~Broker();
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
