@@ -1,3 +1,4 @@
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Lane {
   sync::CondVar wake;
   bool pending GUARDED_BY(mu) = true;  // something may be waiting: look before sleeping
   bool stop GUARDED_BY(mu) = false;
+  std::atomic<bool> stopping{false};  // stop, readable between offers without mu
   bool finished GUARDED_BY(mu) = false;
   sync::Thread thread;
 };
@@ -46,6 +48,7 @@ class LaneDispatcher final : public Dispatcher {
     {
       sync::MutexLock lane_lock(it->second->mu);
       it->second->stop = true;
+      it->second->stopping = true;
       it->second->wake.notify_one();
     }
     // Joined later: detach may run on this very lane (a handler unsubscribing itself).
@@ -77,6 +80,7 @@ class LaneDispatcher final : public Dispatcher {
       {
         sync::MutexLock lane_lock(lane->mu);
         lane->stop = true;
+        lane->stopping = true;
         lane->wake.notify_one();
       }
       if (lane->thread.joinable()) lane->thread.join();
@@ -133,6 +137,7 @@ class LaneDispatcher final : public Dispatcher {
   bool deliver_until_idle(Lane& lane) {
     int failures_in_a_row = 0;
     for (;;) {
+      if (lane.stopping.load(std::memory_order_acquire)) return false;  // drop pending work
       const OfferResult r = offer_next(lane.s, nullptr);
       if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
         failures_in_a_row = 0;
@@ -143,7 +148,7 @@ class LaneDispatcher final : public Dispatcher {
         on_progress_();
         {
           sync::MutexLock lock(lane.mu);
-          if (!lane.stop) lane.wake.wait_for(lane.mu, backoff_);
+          if (!lane.stop && backoff_.count() > 0) lane.wake.wait_for(lane.mu, backoff_);
           if (lane.stop) return false;
         }
         sync::MutexLock lock(lane.s->mu);

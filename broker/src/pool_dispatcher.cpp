@@ -45,6 +45,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   std::deque<std::shared_ptr<Entry>> queue GUARDED_BY(mu);
   std::map<const SubscriptionState*, std::shared_ptr<Entry>> entries GUARDED_BY(mu);
   std::vector<std::shared_ptr<Worker>> workers GUARDED_BY(mu);
+  std::vector<std::shared_ptr<Entry>> retry_list GUARDED_BY(mu);  // entries backing off
   bool stop GUARDED_BY(mu) = false;
   sync::Thread timer;
 
@@ -147,6 +148,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       if (r == OfferResult::kFailed) {
         e->retrying = true;
         e->retry_at = sync::steady_now() + options.retry_backoff;
+        retry_list.push_back(e);
+        tick.notify_one();  // the timer may be asleep with nothing to retry
         failed = true;
       } else if (done == kBatch || e->again) {
         e->again = false;
@@ -187,23 +190,38 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     }
   }
 
-  // Sleeps one period, then lists retries that are due and offers that overran (their
-  // workers are replaced). Returns false at stop.
+  // Sleeps until the earliest retry is due (or one watchdog period when handler timeouts
+  // are on; with neither, until woken), then lists retries that are due and offers that
+  // overran (their workers are replaced). Idle pools do not wake. Returns false at stop.
   bool collect_timer_work(
       Millis period, std::vector<std::shared_ptr<Entry>>& due,
       std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>>& victims)
       EXCLUDES(mu) {
+    const Millis timeout = options.handler_timeout;
     sync::MutexLock lock(mu);
-    if (!stop) tick.wait_for(mu, period);
-    if (stop) return false;
-    const Millis now = sync::steady_now();
-    for (auto& [key, e] : entries) {
-      if (e->retrying && e->retry_at <= now) {
-        e->retrying = false;
-        due.push_back(e);
+    if (!stop) {
+      Millis sleep = timeout.count() > 0 ? period : Millis::max();
+      const Millis before = sync::steady_now();
+      for (const auto& e : retry_list) sleep = std::min(sleep, std::max(Millis{0}, e->retry_at - before));
+      if (sleep == Millis::max()) {
+        tick.wait(mu);
+      } else if (sleep.count() > 0) {
+        tick.wait_for(mu, sleep);
       }
     }
-    const Millis timeout = options.handler_timeout;
+    if (stop) return false;
+    const Millis now = sync::steady_now();
+    std::vector<std::shared_ptr<Entry>> later;
+    for (auto& e : retry_list) {
+      if (!e->retrying || e->removed) continue;  // requeued by an abandon, or unsubscribed
+      if (e->retry_at <= now) {
+        e->retrying = false;
+        due.push_back(e);
+      } else {
+        later.push_back(e);
+      }
+    }
+    retry_list.swap(later);
     if (timeout.count() <= 0) return true;
     std::size_t replaced = 0;
     for (auto& w : workers) {
