@@ -111,14 +111,12 @@ Offset BrokerImpl::publish(const std::string& topic, std::string payload, Header
     }
   }
   if (!dispatcher_->synchronous()) {
-    std::vector<std::shared_ptr<SubscriptionState>> push;
+    std::shared_ptr<const std::vector<std::shared_ptr<SubscriptionState>>> push;
     {
       sync::MutexLock lock(t->mu);
-      for (const auto& s : t->states) {
-        if (s->config().kind == Kind::kPush) push.push_back(s);
-      }
+      push = t->push_states;
     }
-    for (const auto& s : push) dispatcher_->notify(s);  // wakes lanes; never runs a handler
+    for (const auto& s : *push) dispatcher_->notify(s);  // wakes lanes; never runs a handler
   }
   return offset;
 }
@@ -174,7 +172,7 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
         state->members.push_back(std::move(member));
       }
       t->states.push_back(state);
-      ++t->push_states;
+      t->refresh_push_states();
       if (!options.group.empty()) t->groups[options.group] = state;
       created = true;
     }
@@ -208,7 +206,7 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
     }
     if (state_gone) {
       std::erase(t->states, s);
-      if (s->config().kind == Kind::kPush) --t->push_states;
+      if (s->config().kind == Kind::kPush) t->refresh_push_states();
       if (s->config().group) t->groups.erase(s->config().name);
     }
   }

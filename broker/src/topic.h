@@ -32,8 +32,19 @@ struct Topic {
   std::map<std::string, std::shared_ptr<SubscriptionState>> by_name GUARDED_BY(mu);
   /// Push group name -> its state.
   std::map<std::string, std::shared_ptr<SubscriptionState>> groups GUARDED_BY(mu);
-  /// Number of push states, so publish can skip notifying when there are none.
-  std::size_t push_states GUARDED_BY(mu) = 0;
+  /// The push states, rebuilt on (un)subscribe, so publish copies one pointer under mu
+  /// instead of building a list (copy on write).
+  std::shared_ptr<const std::vector<std::shared_ptr<SubscriptionState>>> push_states
+      GUARDED_BY(mu) = std::make_shared<std::vector<std::shared_ptr<SubscriptionState>>>();
+
+  /// Rebuilds push_states from states.
+  void refresh_push_states() REQUIRES(mu) {
+    auto push = std::make_shared<std::vector<std::shared_ptr<SubscriptionState>>>();
+    for (const auto& s : states) {
+      if (s->config().kind == Kind::kPush) push->push_back(s);
+    }
+    push_states = std::move(push);
+  }
 };
 
 }  // namespace broker
