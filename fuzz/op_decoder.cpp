@@ -61,7 +61,8 @@ model::Script read_script(Reader& r) {
         step.name = r.from(kSubs);
         step.offset = r.byte();
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return script;
@@ -75,7 +76,8 @@ oplang::Op read_op(Reader& r) {
       op.retention_bytes = r.pick(16);
       return op;
     }
-    case 1: return DeleteTopic{r.from(kTopics)};
+    case 1:
+      return DeleteTopic{r.from(kTopics)};
     case 2: {
       Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
       op.headers = r.from(kHeaders);
@@ -103,13 +105,15 @@ oplang::Op read_op(Reader& r) {
       op.start = read_start(r);
       return op;
     }
-    case 5: return Unsubscribe{r.from(kTopics), r.from(kSubs)};
+    case 5:
+      return Unsubscribe{r.from(kTopics), r.from(kSubs)};
     case 6: {
       Seek op{r.from(kTopics), r.from(kSubs), 0};
       op.offset = r.byte();
       return op;
     }
-    case 7: return Drain{};
+    case 7:
+      return Drain{};
     case 8: {
       Poll op{r.from(kTopics), r.from(kSubs), r.from(kMembers), 0};
       op.max = r.pick(4);  // 0 is a typed error
@@ -134,10 +138,14 @@ oplang::Op read_op(Reader& r) {
       op.extension = r.from(kAdvances);
       return op;
     }
-    case 12: return Expire{};
-    case 13: return Advance{r.from(kAdvances)};
-    case 14: return GetStats{r.from(kTopics), r.from(kSubs)};
-    default: return GetDeadLetters{r.from(kTopics), r.from(kSubs)};
+    case 12:
+      return Expire{};
+    case 13:
+      return Advance{r.from(kAdvances)};
+    case 14:
+      return GetStats{r.from(kTopics), r.from(kSubs)};
+    default:
+      return GetDeadLetters{r.from(kTopics), r.from(kSubs)};
   }
 }
 
@@ -190,7 +198,9 @@ class Writer {
 };
 
 void write_start(Writer& w, const model::Start& s) {
-  w.byte(s.kind == model::Start::Kind::kBeginning ? 1 : s.kind == model::Start::Kind::kOffset ? 2 : 0);
+  w.byte(s.kind == model::Start::Kind::kBeginning ? 1
+         : s.kind == model::Start::Kind::kOffset  ? 2
+                                                  : 0);
   w.byte(s.offset);
 }
 
@@ -210,8 +220,10 @@ struct OpWriter {
     w.byte(op.script.size());
     for (const auto& step : op.script) {
       w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(step.effect));
-      if (step.effect == model::EffectKind::kUnsubscribe) w.name(step.topic, kTopics), w.name(step.name, kSubs);
-      if (step.effect == model::EffectKind::kPublish) w.name(step.topic, kTopics), w.payload(step.payload);
+      if (step.effect == model::EffectKind::kUnsubscribe)
+        w.name(step.topic, kTopics), w.name(step.name, kSubs);
+      if (step.effect == model::EffectKind::kPublish)
+        w.name(step.topic, kTopics), w.payload(step.payload);
       if (step.effect == model::EffectKind::kSeek) {
         w.name(step.topic, kTopics), w.name(step.name, kSubs), w.byte(step.offset);
       }
@@ -221,24 +233,32 @@ struct OpWriter {
     w.byte(4), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
     w.index_of(op.ack_timeout, kTimeouts), w.byte(op.max_deliveries), write_start(w, op.start);
   }
-  void operator()(const oplang::Unsubscribe& op) { w.byte(5), w.name(op.topic, kTopics), w.name(op.name, kSubs); }
+  void operator()(const oplang::Unsubscribe& op) {
+    w.byte(5), w.name(op.topic, kTopics), w.name(op.name, kSubs);
+  }
   void operator()(const oplang::Seek& op) {
     w.byte(6), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.byte(op.offset);
   }
   void operator()(const oplang::Drain&) { w.byte(7); }
   void operator()(const oplang::Poll& op) {
-    w.byte(8), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.name(op.member, kMembers), w.byte(op.max);
+    w.byte(8), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.name(op.member, kMembers),
+        w.byte(op.max);
   }
   template <class T>
   void ack_like(std::size_t kind, const T& op) {
-    w.byte(kind), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.byte(op.offset), w.name(op.member, kMembers);
+    w.byte(kind), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.byte(op.offset),
+        w.name(op.member, kMembers);
   }
   void operator()(const oplang::Ack& op) { ack_like(9, op); }
   void operator()(const oplang::Nack& op) { ack_like(10, op); }
-  void operator()(const oplang::Extend& op) { ack_like(11, op), w.index_of(op.extension, kAdvances); }
+  void operator()(const oplang::Extend& op) {
+    ack_like(11, op), w.index_of(op.extension, kAdvances);
+  }
   void operator()(const oplang::Expire&) { w.byte(12); }
   void operator()(const oplang::Advance& op) { w.byte(13), w.index_of(op.ms, kAdvances); }
-  void operator()(const oplang::GetStats& op) { w.byte(14), w.name(op.topic, kTopics), w.name(op.name, kSubs); }
+  void operator()(const oplang::GetStats& op) {
+    w.byte(14), w.name(op.topic, kTopics), w.name(op.name, kSubs);
+  }
   void operator()(const oplang::GetDeadLetters& op) {
     w.byte(15), w.name(op.topic, kTopics), w.name(op.name, kSubs);
   }
