@@ -20,6 +20,7 @@
 //                        0-2 ok, 3 fail, 4 throw, 5 stall 20ms, 6 stall 80ms, 7 unsubscribe self
 //   schedule             every remaining byte is one walk choice (fiber::Schedule::walk:
 //                        c % runnable, 0 = keep running); past the end: no preemption.
+// FUZZ_SHOW=1 prints every decoded program and schedule (e.g. with the replay program).
 // A finding prints the program, the run (outcome, trace summary, schedule as text) and
 // aborts, so libFuzzer saves the input.
 #include <cstdint>
@@ -93,6 +94,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fiber::Schedule schedule =
       fiber::Schedule::walk(std::vector<std::uint32_t>(rest.begin(), rest.end()));
 
+  static const bool show = std::getenv("FUZZ_SHOW") != nullptr;  // replay: print the program
+  if (show) {
+    std::fprintf(stderr, "%s  schedule: %s\n",
+                 kind == 0 ? pull.show().c_str() : push.show().c_str(),
+                 fiber::to_string(schedule).c_str());
+  }
   auto [run, failures] =
       kind == 0 ? fiberprop::run_pull(pull, schedule) : fiberprop::run_push(push, schedule);
   if (!failures.empty()) {
