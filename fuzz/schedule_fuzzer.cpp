@@ -65,7 +65,10 @@ PushScript decode_push(FuzzedDataProvider& in, bool pool) {
       Behavior::kThrow, Behavior::kStall, Behavior::kStallLong, Behavior::kUnsubscribeSelf};
   PushScript s;
   s.pool = pool;
-  s.pool_timeout = pool && byte(in) % 2 == 1;
+  // SCHEDULE_FUZZER_NO_OVERRUN=1 keeps handler_timeout off (the byte is still read, so inputs
+  // keep their meaning): a stopgap to fuzz past an open overrun bug (fuzz/README.md).
+  static const bool no_overrun = std::getenv("SCHEDULE_FUZZER_NO_OVERRUN") != nullptr;
+  s.pool_timeout = pool && byte(in) % 2 == 1 && !no_overrun;
   const int publishers = 1 + byte(in) % 2;
   for (int p = 0; p < publishers; ++p) s.publishers.push_back(1 + byte(in) % 3);
   const int unsub = byte(in) % 9;
