@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <vector>
@@ -30,6 +31,7 @@ struct Worker {
   std::uint64_t token = 0;
   Millis started{0};
   bool abandoned = false;  // its handler overran; a replacement took its place
+  std::atomic<bool> abandoned_now{false};  // the same, readable between offers without mu
 };
 
 /// State shared by the pool's threads; kept alive by abandoned threads that outlive it.
@@ -93,7 +95,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       std::shared_ptr<Entry> e = next_task(w);
       if (!e) return;
       int done = 0;
-      const OfferResult r = run_task(*e, watch, done);
+      const OfferResult r = run_task(w, *e, watch, done);
       if (!finish_task(w, e, r, done)) return;
     }
   }
@@ -111,7 +113,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   }
 
   // Runs up to kBatch offers of one subscription, with no pool lock held.
-  OfferResult run_task(Entry& e, Watch& watch, int& done) EXCLUDES(mu) {
+  // An abandoned worker stops at once: its replacement owns the subscription now.
+  OfferResult run_task(Worker& w, Entry& e, Watch& watch, int& done) EXCLUDES(mu) {
     {
       sync::MutexLock s_lock(e.s->mu);
       e.s->backing_off = false;
@@ -122,6 +125,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     for (; done < kBatch; ++done) {
       r = offer_next(e.s, &watch);
       on_progress();
+      if (w.abandoned_now.load(std::memory_order_acquire)) return r;
       if (r == OfferResult::kFailed && !failed_once) {
         failed_once = true;
         continue;
@@ -145,9 +149,11 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       sync::MutexLock lock(mu);
       if (w.abandoned) return false;  // the timer failed our offer and requeued e already
       e->running = false;
-      if (r == OfferResult::kFailed) {
+      // Busy: an abandoned handler's late offer still runs; look again after a backoff
+      // rather than drop the subscription from the pool.
+      if (r == OfferResult::kFailed || r == OfferResult::kBusy) {
         e->retrying = true;
-        e->retry_at = sync::steady_now() + options.retry_backoff;
+        e->retry_at = sync::steady_now() + std::max(options.retry_backoff, Millis{1});
         retry_list.push_back(e);
         tick.notify_one();  // the timer may be asleep with nothing to retry
         failed = true;
@@ -227,6 +233,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     for (auto& w : workers) {
       if (w->current && !w->abandoned && now - w->started > timeout) {
         w->abandoned = true;
+        w->abandoned_now = true;
         victims.emplace_back(w->current, w->token);
         w->thread.detach();  // it may never return; it holds the core alive
         ++replaced;
