@@ -200,9 +200,18 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
     t->by_name.erase(it);
     {
       sync::MutexLock state_lock(s->mu);
+#if defined(BROKER_MUTANTS)
+      std::optional<Member> gone;  // planted bug unsubscribe_one_more keeps its handler
+      for (const Member& m : s->members) {
+        if (m.name == name) gone = m;
+      }
+#endif
       std::erase_if(s->members, [&](const Member& m) { return m.name == name; });
       state_gone = s->config().kind == Kind::kPull || s->members.empty();
-      if (state_gone && !MUTANT(unsubscribe_one_more)) s->alive = false;  // from here on no offer can start (offer_next checks)
+      if (state_gone) s->alive = false;  // from here on no offer can start (offer_next checks)
+#if defined(BROKER_MUTANTS)
+      if (state_gone && MUTANT(unsubscribe_one_more)) s->mutant_one_more = std::move(gone);
+#endif
     }
     if (state_gone) {
       std::erase(t->states, s);

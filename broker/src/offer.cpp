@@ -21,6 +21,19 @@ bool call_under_lock(SubscriptionState& s, const Handler& handler, const Deliver
   return handler(d);
 }
 
+// Planted bug unsubscribe_one_more: after unsubscribe returned, one more offer may start.
+bool one_more_offer(SubscriptionState& s) REQUIRES(s.mu) {
+#if defined(BROKER_MUTANTS)
+  if (!s.mutant_one_more) return false;
+  s.members.push_back(std::move(*s.mutant_one_more));  // its handler is called once more
+  s.mutant_one_more.reset();
+  return true;
+#else
+  static_cast<void>(s);
+  return false;
+#endif
+}
+
 }  // namespace
 
 SubscriptionState* current_offer() {
@@ -35,7 +48,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   std::uint64_t epoch = 0;
   {
     sync::MutexLock lock(s.mu);
-    if (!s.alive) return OfferResult::kGone;
+    if (!s.alive && !one_more_offer(s)) return OfferResult::kGone;
     if (s.delivering != nullptr && !MUTANT(two_pool_tasks)) return OfferResult::kBusy;
     const Member* member = s.next_member();
     if (member == nullptr) return OfferResult::kGone;

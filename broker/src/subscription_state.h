@@ -91,6 +91,10 @@ class SubscriptionState {
 
   // ---- lifecycle and push delivery bookkeeping ----
   bool alive GUARDED_BY(mu) = true;
+#if defined(BROKER_MUTANTS)
+  // Planted bug unsubscribe_one_more: the unsubscribed member, still offered once more.
+  std::optional<Member> mutant_one_more GUARDED_BY(mu);
+#endif
   std::uint64_t epoch GUARDED_BY(mu) = 0;  // bumped by seek: results of older offers are void
   std::vector<Member> members GUARDED_BY(mu);
   std::string last_member GUARDED_BY(mu);  // who got the previous offer (SPEC R10)
