@@ -38,16 +38,26 @@ check_preset() {
   command -v "$cxx" >/dev/null || die "preset '$p' needs $cxx: apt-get install -y ${cxx%%++*}"
 }
 
-# Configures and builds one preset, quietly unless it fails.
+# Configures and builds one preset (only the given targets, if any), quietly unless it
+# fails. Usage: build_preset PRESET [TARGET...]
 build_preset() {
   local p="$1"
+  shift
   check_preset "$p"
-  stage "configure + build '$p' (build/$p)"
+  local targets=()
+  (($#)) && targets=(--target "$@")
+  stage "configure + build '$p' (build/$p)${1:+, targets: $*}"
   local log="$ROOT/build/$p.build.log"
   mkdir -p "$ROOT/build"
-  if ! (cd "$ROOT" && cmake --preset "$p" >"$log" 2>&1 && cmake --build --preset "$p" -j "$JOBS" >>"$log" 2>&1); then
+  if ! (cd "$ROOT" && cmake --preset "$p" >"$log" 2>&1 &&
+    cmake --build --preset "$p" -j "$JOBS" "${targets[@]}" >>"$log" 2>&1); then
     tail -50 "$log"
     die "build of preset '$p' failed (full log: $log)"
   fi
   echo "    built ($(grep -c 'Built target' "$log") targets)"
+}
+
+# The test executables of tests/ (the real-thread suites), for builds that run only them.
+test_targets() {
+  grep -oE 'broker_add_gtest\(NAME [A-Za-z0-9_]+' "$ROOT/tests/CMakeLists.txt" | awk '{print $2}'
 }
