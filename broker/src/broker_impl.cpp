@@ -295,13 +295,12 @@ void BrokerImpl::Progress::notify() {
 
 bool BrokerImpl::all_idle() const {
   for (const auto& t : topic_snapshot()) {
-    std::vector<std::shared_ptr<SubscriptionState>> states;
+    std::shared_ptr<const std::vector<std::shared_ptr<SubscriptionState>>> push;
     {
       sync::MutexLock lock(t->mu);
-      states = t->states;
+      push = t->push_states;
     }
-    for (const auto& s : states) {
-      if (s->config().kind != Kind::kPush) continue;
+    for (const auto& s : *push) {
       sync::MutexLock lock(s->mu);
       if (!s->alive) continue;
       if (s->delivering != nullptr) return false;
