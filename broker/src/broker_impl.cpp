@@ -412,13 +412,14 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
                                             const std::string& member, std::size_t max_messages,
                                             Millis timeout) {
   const Millis deadline = sync::steady_now() + timeout;
+  const std::shared_ptr<TopicLog> log = find_topic(topic)->log;  // poll re-checks the topic
   for (;;) {
-    const Offset seen = find_topic(topic)->log->end();
+    const Offset seen = log->end();
     std::vector<Received> got = poll(topic, sub, member, clock_->now(), max_messages);
     const Millis now = sync::steady_now();
     if (!got.empty() || now >= deadline) return got;
     // Returned messages do not grow the log, so wake up now and then to look for them.
-    find_topic(topic)->log->wait_for_growth(seen, std::min(deadline - now, Millis{10}));
+    log->wait_for_growth(seen, std::min(deadline - now, Millis{10}));
   }
 }
 

@@ -158,7 +158,6 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
         tick.notify_one();  // the timer may be asleep with nothing to retry
         failed = true;
       } else if (done == kBatch || e->again) {
-        e->again = false;
         enqueue(e);
       }
       e->again = false;
