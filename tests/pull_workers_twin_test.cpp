@@ -23,6 +23,8 @@
 namespace broker {
 namespace {
 
+using testing::StressSeed;
+
 constexpr int kPublishers = 2;
 constexpr int kPerPublisher = 300;
 constexpr int kTotal = kPublishers * kPerPublisher;
@@ -30,10 +32,6 @@ constexpr int kWorkers = 3;
 constexpr int kMaxDeliveries = 3;
 
 /// The seed of the workers' op choices: STRESS_SEED, else the time.
-std::uint64_t StressSeed() {
-  if (const char* s = std::getenv("STRESS_SEED")) return std::strtoull(s, nullptr, 10);
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
 
 /// What one worker saw; written by that worker only, read after it joined.
 struct WorkerLog {

@@ -27,17 +27,13 @@ namespace {
 using testing::LaneBroker;
 using testing::PoolBroker;
 using testing::Push;
+using testing::StressSeed;
 using testing::WaitIdleUntil;
 
 constexpr int kPublishers = 2;
 constexpr int kPerPublisher = 150;
 constexpr int kTotal = kPublishers * kPerPublisher;
 constexpr int kMaxDeliveries = 3;
-
-std::uint64_t StressSeed() {
-  if (const char* s = std::getenv("STRESS_SEED")) return std::strtoull(s, nullptr, 10);
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
 
 /// A deterministic 0..99 from the seed and the offer.
 int Roll(std::uint64_t seed, int sub, Offset offset, int attempt) {

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,6 +82,13 @@ inline bool WaitUntil(const std::function<bool()>& pred) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+/// The seed of a real-thread stress test: STRESS_SEED if set (to replay a failure), else
+/// the clock. Tests print it with SCOPED_TRACE.
+inline std::uint64_t StressSeed() {
+  if (const char* s = std::getenv("STRESS_SEED")) return std::strtoull(s, nullptr, 10);
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 /// Like WaitUntil, but lets a threaded broker settle with wait_idle between checks.

@@ -12,14 +12,16 @@ namespace {
 // SPEC R4: resolves a start position against the log. Throws OffsetOutOfRange.
 Offset resolve_start(const TopicLog& log, const StartPosition& start) {
   switch (start.kind) {
-    case StartPosition::Kind::kEnd: return log.end();
-    case StartPosition::Kind::kBeginning: return log.oldest();
-    case StartPosition::Kind::kOffset: break;
+    case StartPosition::Kind::kEnd:
+      return log.end();
+    case StartPosition::Kind::kBeginning:
+      return log.oldest();
+    case StartPosition::Kind::kOffset:
+      break;
   }
   if (start.offset < log.oldest() || start.offset > log.end()) {
     throw OffsetOutOfRange("start offset " + std::to_string(start.offset) + " outside [" +
-                           std::to_string(log.oldest()) + ", " + std::to_string(log.end()) +
-                           "]");
+                           std::to_string(log.oldest()) + ", " + std::to_string(log.end()) + "]");
   }
   return start.offset;
 }
@@ -31,9 +33,12 @@ void require(bool ok, const std::string& what) {
 std::unique_ptr<Dispatcher> make_dispatcher(const DispatcherOptions& o,
                                             std::function<void()> on_progress) {
   switch (o.kind) {
-    case DispatcherOptions::Kind::kLane: return make_lane_dispatcher(o, std::move(on_progress));
-    case DispatcherOptions::Kind::kPool: return make_pool_dispatcher(o, std::move(on_progress));
-    case DispatcherOptions::Kind::kSynchronous: break;
+    case DispatcherOptions::Kind::kLane:
+      return make_lane_dispatcher(o, std::move(on_progress));
+    case DispatcherOptions::Kind::kPool:
+      return make_pool_dispatcher(o, std::move(on_progress));
+    case DispatcherOptions::Kind::kSynchronous:
+      break;
   }
   return make_synchronous_dispatcher();
 }
@@ -42,8 +47,8 @@ std::unique_ptr<Dispatcher> make_dispatcher(const DispatcherOptions& o,
 
 BrokerImpl::BrokerImpl(BrokerOptions options)
     : clock_(options.clock ? options.clock : std::make_shared<SteadyClock>()),
-      dispatcher_(make_dispatcher(options.dispatcher,
-                                  [progress = progress_] { progress->notify(); })) {}
+      dispatcher_(
+          make_dispatcher(options.dispatcher, [progress = progress_] { progress->notify(); })) {}
 
 BrokerImpl::~BrokerImpl() { dispatcher_->stop(); }
 
@@ -121,7 +126,9 @@ Offset BrokerImpl::publish(const std::string& topic, std::string payload, Header
   return offset;
 }
 
-Offset BrokerImpl::end_offset(const std::string& topic) const { return find_topic(topic)->log->end(); }
+Offset BrokerImpl::end_offset(const std::string& topic) const {
+  return find_topic(topic)->log->end();
+}
 
 Offset BrokerImpl::oldest_offset(const std::string& topic) const {
   return find_topic(topic)->log->oldest();

@@ -30,7 +30,7 @@ struct Worker {
   std::shared_ptr<SubscriptionState> current;
   std::uint64_t token = 0;
   Millis started{0};
-  bool abandoned = false;  // its handler overran; a replacement took its place
+  bool abandoned = false;                  // its handler overran; a replacement took its place
   std::atomic<bool> abandoned_now{false};  // the same, readable between offers without mu
 };
 
@@ -207,7 +207,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     if (!stop) {
       Millis sleep = timeout.count() > 0 ? period : Millis::max();
       const Millis before = sync::steady_now();
-      for (const auto& e : retry_list) sleep = std::min(sleep, std::max(Millis{0}, e->retry_at - before));
+      for (const auto& e : retry_list)
+        sleep = std::min(sleep, std::max(Millis{0}, e->retry_at - before));
       if (sleep == Millis::max()) {
         tick.wait(mu);
       } else if (sleep.count() > 0) {
