@@ -5,6 +5,7 @@
 
 namespace broker {
 
+Broker::Broker() : Broker(BrokerOptions::synchronous()) {}
 Broker::Broker(BrokerOptions options) : impl_(std::make_unique<BrokerImpl>(std::move(options))) {}
 Broker::~Broker() = default;
 
@@ -32,32 +33,25 @@ void Broker::seek(const std::string& topic, const std::string& name, Offset offs
 }
 std::size_t Broker::drain() { return impl_->drain(); }
 bool Broker::wait_idle(Millis timeout) { return impl_->wait_idle(timeout); }
+bool Broker::wait_delivered(Millis timeout) { return impl_->wait_delivered(timeout); }
 
 void Broker::subscribe_pull(const std::string& topic, const std::string& name,
                             PullOptions options) {
   impl_->subscribe_pull(topic, name, std::move(options));
 }
 std::vector<Received> Broker::poll(const std::string& topic, const std::string& subscription,
-                                   const std::string& member, Time now,
-                                   std::size_t max_messages) {
-  return impl_->poll(topic, subscription, member, now, max_messages);
+                                   const std::string& member, std::size_t max_messages, Time now) {
+  return impl_->poll(topic, subscription, member, max_messages, now);
 }
 std::vector<Received> Broker::poll_wait(const std::string& topic, const std::string& subscription,
                                         const std::string& member, std::size_t max_messages,
                                         Millis timeout) {
   return impl_->poll_wait(topic, subscription, member, max_messages, timeout);
 }
-bool Broker::ack(const std::string& topic, const std::string& subscription, Offset offset,
-                 const std::string& member, Time now) {
-  return impl_->ack(topic, subscription, offset, member, now);
-}
-bool Broker::nack(const std::string& topic, const std::string& subscription, Offset offset,
-                  const std::string& member, Time now) {
-  return impl_->nack(topic, subscription, offset, member, now);
-}
-bool Broker::extend(const std::string& topic, const std::string& subscription, Offset offset,
-                    const std::string& member, Time now, Millis extension) {
-  return impl_->extend(topic, subscription, offset, member, now, extension);
+bool Broker::ack(const Receipt& receipt, Time now) { return impl_->ack(receipt, now); }
+bool Broker::nack(const Receipt& receipt, Time now) { return impl_->nack(receipt, now); }
+bool Broker::extend(const Receipt& receipt, Time now, Millis extension) {
+  return impl_->extend(receipt, now, extension);
 }
 std::vector<Expired> Broker::expire(Time now) { return impl_->expire(now); }
 

@@ -1,7 +1,9 @@
 // The broker's internals behind the facade. Lock order (the only one):
 //   BrokerImpl::mu_ -> Topic::mu -> SubscriptionState::mu -> TopicLog::mu
-//   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu
-// No lock is held while a handler runs; a predicate runs under its subscription's mu only.
+//   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
+// No lock is held while a handler or the injected clock runs; a predicate runs under its
+// subscription's mu only. The calls are split by concern: topics.cpp, push.cpp, pull.cpp,
+// observation.cpp.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 
 #include "broker/broker.h"
 #include "dispatcher.h"
+#include "expiry_timer.h"
 #include "sync/sync.h"
 #include "topic.h"
 #include "wait_graph.h"
@@ -24,6 +27,7 @@ class BrokerImpl {
   explicit BrokerImpl(BrokerOptions options);
   ~BrokerImpl();
 
+  // topics.cpp
   void create_topic(const std::string& name, TopicOptions options);
   void delete_topic(const std::string& name);
   std::vector<std::string> topics() const;
@@ -31,44 +35,48 @@ class BrokerImpl {
   Offset end_offset(const std::string& topic) const;
   Offset oldest_offset(const std::string& topic) const;
 
+  // push.cpp
   void subscribe(const std::string& topic, const std::string& name, Handler handler,
                  PushOptions options);
   bool unsubscribe(const std::string& topic, const std::string& name);
   void seek(const std::string& topic, const std::string& name, Offset offset);
   std::size_t drain();
   bool wait_idle(Millis timeout);
+  bool wait_delivered(Millis timeout);
 
+  // pull.cpp
   void subscribe_pull(const std::string& topic, const std::string& name, PullOptions options);
   std::vector<Received> poll(const std::string& topic, const std::string& sub,
-                             const std::string& member, Time now, std::size_t max_messages);
+                             const std::string& member, std::size_t max_messages, Time now);
   std::vector<Received> poll_wait(const std::string& topic, const std::string& sub,
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
-  bool ack(const std::string& topic, const std::string& sub, Offset offset,
-           const std::string& member, Time now);
-  bool nack(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Time now);
-  bool extend(const std::string& topic, const std::string& sub, Offset offset,
-              const std::string& member, Time now, Millis extension);
+  bool ack(const Receipt& receipt, Time now);
+  bool nack(const Receipt& receipt, Time now);
+  bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
 
+  // observation.cpp
   SubscriptionStats stats(const std::string& topic, const std::string& name) const;
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name) const;
   std::vector<std::string> subscriptions(const std::string& topic) const;
   const Clock& clock() const { return *clock_; }
 
  private:
+  /// The topic called name. Throws UnknownTopic.
   std::shared_ptr<Topic> find_topic(const std::string& name) const EXCLUDES(mu_);
+  /// Topics in creation order (a copy).
   std::vector<std::shared_ptr<Topic>> topic_snapshot() const EXCLUDES(mu_);
-  /// The state that name resolves to on topic. Throws UnknownTopic, UnknownSubscription.
-  std::shared_ptr<SubscriptionState> find_state(const std::string& topic,
-                                                const std::string& name) const;
+  /// The state that name (a subscription, member or group name) resolves to on topic.
+  /// Throws UnknownTopic, UnknownSubscription.
+  StatePtr find_state(const std::string& topic, const std::string& name) const;
   /// Like find_state, and throws WrongKind unless it is a pull subscription.
-  std::shared_ptr<SubscriptionState> pull_state(const std::string& topic,
-                                                const std::string& name) const;
-  std::vector<Received> poll_unlocked(SubscriptionState& s, const std::string& member, Time now,
-                                     std::size_t max_messages);
-  bool all_idle() const;
+  StatePtr pull_state(const std::string& topic, const std::string& name) const;
+  /// Whether no push subscription runs an offer or has a message it could be offered now;
+  /// with backing_off_is_idle, a subscription backing off counts as having none.
+  bool all_idle(bool backing_off_is_idle) const;
+  /// Waits (real time) until all_idle(backing_off_is_idle) or timeout.
+  bool wait_until_idle(Millis timeout, bool backing_off_is_idle);
 
   /// Wakes wait_idle after offers. Shared with the dispatcher's threads: a handler abandoned
   /// on timeout may end after the broker is gone, and its thread still signals progress.
@@ -78,16 +86,19 @@ class BrokerImpl {
     std::atomic<int> waiters{0};
     void notify();
   };
-  // Declared before dispatcher_, which captures it.
+
+  // Constant after construction. progress_ is declared before dispatcher_, which captures it.
   const std::shared_ptr<Progress> progress_ = std::make_shared<Progress>();
   const std::shared_ptr<Clock> clock_;
-  std::unique_ptr<Dispatcher> dispatcher_;
+  const std::unique_ptr<Dispatcher> dispatcher_;
   WaitGraph waits_;
 
   mutable sync::Mutex mu_;
   std::vector<std::shared_ptr<Topic>> order_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Topic>> topics_ GUARDED_BY(mu_);
 
+  // Last: its thread calls expire() on this object, so it stops first in the destructor.
+  std::unique_ptr<ExpiryTimer> expiry_;
 };
 
 }  // namespace broker

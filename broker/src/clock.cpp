@@ -5,7 +5,8 @@
 namespace broker {
 
 Time SteadyClock::now() const {
-  return std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch());
+  return Time{
+      std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch())};
 }
 
 }  // namespace broker

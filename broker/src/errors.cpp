@@ -4,17 +4,28 @@ namespace broker {
 
 const char* to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::kUnknownTopic: return "unknown_topic";
-    case ErrorCode::kDuplicateTopic: return "duplicate_topic";
-    case ErrorCode::kTopicInUse: return "topic_in_use";
-    case ErrorCode::kUnknownSubscription: return "unknown_subscription";
-    case ErrorCode::kDuplicateSubscription: return "duplicate_subscription";
-    case ErrorCode::kOptionsMismatch: return "options_mismatch";
-    case ErrorCode::kWrongKind: return "wrong_kind";
-    case ErrorCode::kOffsetOutOfRange: return "offset_out_of_range";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kReentrantDrain: return "reentrant_drain";
-    case ErrorCode::kNotSynchronous: return "not_synchronous";
+    case ErrorCode::kUnknownTopic:
+      return "unknown_topic";
+    case ErrorCode::kDuplicateTopic:
+      return "duplicate_topic";
+    case ErrorCode::kTopicInUse:
+      return "topic_in_use";
+    case ErrorCode::kUnknownSubscription:
+      return "unknown_subscription";
+    case ErrorCode::kDuplicateSubscription:
+      return "duplicate_subscription";
+    case ErrorCode::kOptionsMismatch:
+      return "options_mismatch";
+    case ErrorCode::kWrongKind:
+      return "wrong_kind";
+    case ErrorCode::kOffsetOutOfRange:
+      return "offset_out_of_range";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kReentrantDrain:
+      return "reentrant_drain";
+    case ErrorCode::kNotSynchronous:
+      return "not_synchronous";
   }
   return "unknown_error";
 }

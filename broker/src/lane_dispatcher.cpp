@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "dispatcher.h"
-#include "mutant.h"
 #include "offer.h"
 
 namespace broker {
@@ -57,7 +56,7 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   void notify(const std::shared_ptr<SubscriptionState>& s) override {
-    if (s->wake_pending.exchange(true, std::memory_order_acq_rel)) return;  // already woken
+    if (s->wake.raise()) return;  // already woken
     sync::MutexLock lock(mu_);
     auto it = lanes_.find(s.get());
     if (it == lanes_.end()) return;
@@ -105,26 +104,15 @@ class LaneDispatcher final : public Dispatcher {
     retired_.swap(keep);
   }
 
-  // Planted bug lost_wakeup_lane: the lock is dropped between the check and the wait.
-  static void let_go_between_check_and_wait(Lane& lane) NO_THREAD_SAFETY_ANALYSIS {
-    lane.mu.unlock();
-    sync::schedule_point();
-    lane.mu.lock();
-  }
-
   void run(Lane& lane) {
     for (;;) {
       {
         sync::MutexLock lock(lane.mu);
-        if (MUTANT(lost_wakeup_lane) && !lane.pending && !lane.stop) {
-          let_go_between_check_and_wait(lane);  // a notify in this window is lost
-          lane.wake.wait(lane.mu);
-        }
         while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
         if (lane.stop) break;
         lane.pending = false;
       }
-      lane.s->wake_pending.exchange(false, std::memory_order_acq_rel);  // before looking
+      lane.s->wake.clear();  // before looking
       if (!deliver_until_idle(lane)) break;
     }
     sync::MutexLock lock(lane.mu);
@@ -143,16 +131,22 @@ class LaneDispatcher final : public Dispatcher {
         failures_in_a_row = 0;
         {
           sync::MutexLock lock(lane.s->mu);
-          lane.s->backing_off = true;
+          lane.s->offers.set_backing_off(true);
         }
         on_progress_();
         {
           sync::MutexLock lock(lane.mu);
-          if (!lane.stop && backoff_.count() > 0) lane.wake.wait_for(lane.mu, backoff_);
+          // Only stop ends the back-off early: a publish, seek or join in the meantime
+          // wakes the lane (pending) but must not re-offer the failing message early (R15).
+          const Millis until = sync::steady_now() + backoff_;
+          for (Millis now = sync::steady_now(); !lane.stop && now < until;
+               now = sync::steady_now()) {
+            lane.wake.wait_for(lane.mu, until - now);
+          }
           if (lane.stop) return false;
         }
         sync::MutexLock lock(lane.s->mu);
-        lane.s->backing_off = false;
+        lane.s->offers.set_backing_off(false);
         continue;
       }
       on_progress_();

@@ -3,119 +3,122 @@
 #include <exception>
 #include <string>
 
-#include "mutant.h"
-
 namespace broker {
 namespace {
 
-void* this_context() { return &sync::context_slot(); }
+/// One running handler call on this context; frames nest when a handler drains or offers
+/// on another broker. The sync layer's context slot points at the innermost frame.
+struct OfferFrame {
+  SubscriptionState* subscription;
+  OfferFrame* outer;
+};
 
-// Planted bug handler_under_lock: user code runs while the subscription's lock is held.
-bool call_under_lock(SubscriptionState& s, const Handler& handler, const Delivery& d)
-    NO_THREAD_SAFETY_ANALYSIS {
-  s.mu.lock();
-  struct Unlock {
-    SubscriptionState& s;
-    ~Unlock() NO_THREAD_SAFETY_ANALYSIS { s.mu.unlock(); }
-  } unlock{s};
-  return handler(d);
-}
+OfferFrame* innermost() { return static_cast<OfferFrame*>(sync::context_slot()); }
 
-// Planted bug unsubscribe_one_more: after unsubscribe returned, one more offer may start.
-bool one_more_offer(SubscriptionState& s) REQUIRES(s.mu) {
-#if defined(BROKER_MUTANTS)
-  if (!s.mutant_one_more) return false;
-  s.members.push_back(std::move(*s.mutant_one_more));  // its handler is called once more
-  s.mutant_one_more.reset();
-  return true;
-#else
-  static_cast<void>(s);
+/// Pushes a frame for the handler call of s; pops it on every exit path.
+class FrameScope {
+ public:
+  explicit FrameScope(SubscriptionState& s) : frame_{&s, innermost()} {
+    sync::context_slot() = &frame_;
+  }
+  ~FrameScope() { sync::context_slot() = frame_.outer; }
+  FrameScope(const FrameScope&) = delete;
+  FrameScope& operator=(const FrameScope&) = delete;
+
+ private:
+  OfferFrame frame_;
+};
+
+/// Calls the handler; a false or any exception is a failure with its SPEC R7 reason.
+bool call_handler(const Handler& handler, const Delivery& d, std::string& reason) {
+  try {
+    if (handler(d)) return true;
+    reason = "rejected";
+  } catch (const std::exception& e) {
+    reason = std::string("exception: ") + e.what();
+  } catch (...) {
+    reason = "unknown exception";
+  }
   return false;
-#endif
 }
 
 }  // namespace
 
 SubscriptionState* current_offer() {
-  return static_cast<SubscriptionState*>(sync::context_slot());
+  const OfferFrame* f = innermost();
+  return f == nullptr ? nullptr : f->subscription;
+}
+
+bool running_handler_of(const BrokerImpl* broker) {
+  for (const OfferFrame* f = innermost(); f != nullptr; f = f->outer) {
+    if (f->subscription->config().broker == broker) return true;
+  }
+  return false;
 }
 
 OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* watch) {
   SubscriptionState& s = *sp;
   std::shared_ptr<const Handler> handler;
   Held held;
-  std::uint64_t token = 0;
-  std::uint64_t epoch = 0;
+  OfferTicket ticket;
   {
     sync::MutexLock lock(s.mu);
-    if (!s.alive && !one_more_offer(s)) return OfferResult::kGone;
-    if (s.delivering != nullptr && !MUTANT(two_pool_tasks)) return OfferResult::kBusy;
-    const Member* member = s.next_member();
+    if (!s.offers.open()) return OfferResult::kGone;
+    if (s.offers.busy()) return OfferResult::kBusy;
+    const Member* member = s.members.next();
     if (member == nullptr) return OfferResult::kGone;
     std::optional<Held> next = s.take_next(member->name, Time::max());
     if (!next) return OfferResult::kNothing;
     held = std::move(*next);
     handler = member->handler;
-    s.last_member = member->name;
-    // Committing the offer and marking it running is one step under s.mu, so an
-    // unsubscribe either sees it running (and waits) or wins before it is taken.
-    s.delivering = this_context();
-    s.delivering_member = member->name;
-    token = ++s.offer_token;
-    epoch = s.epoch;
+    s.members.took_turn(member->name);
+    ticket = s.offers.begin(member->name);
   }
-  if (watch != nullptr) watch->started(sp, token);
-  void* const saved = sync::context_slot();
-  sync::context_slot() = &s;
-  Failure failure;
+  if (watch != nullptr) watch->started(sp, ticket.token);
+  std::string reason;
   bool confirmed = false;
-  sync::schedule_point();
-  try {
-    confirmed = MUTANT(handler_under_lock)
-                    ? call_under_lock(s, *handler, Delivery{s.config().topic, *held.message, held.attempt})
-                    : (*handler)(Delivery{s.config().topic, *held.message, held.attempt});
-    if (!confirmed) failure.reason = "rejected";
-  } catch (const std::exception& e) {
-    failure.reason = std::string("exception: ") + e.what();
-  } catch (...) {
-    failure.reason = "unknown exception";
+  {
+    FrameScope frame(s);
+    sync::schedule_point();
+    confirmed =
+        call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt}, reason);
+    sync::schedule_point();
   }
-  sync::schedule_point();
-  sync::context_slot() = saved;
   if (watch != nullptr) watch->ended();
+  const Time ended_at = s.now();  // the clock is user code: never under a lock
 
   sync::MutexLock lock(s.mu);
-  if (s.delivering == nullptr || s.offer_token != token) return OfferResult::kFailed;
-  s.delivering = nullptr;
-  s.offer_done.notify_all();
-  if (!s.alive) return OfferResult::kGone;
-  if (s.epoch != epoch) return OfferResult::kIgnored;
+  switch (s.offers.finish(ticket)) {
+    case OfferEnd::kAbandoned:
+      return OfferResult::kFailed;
+    case OfferEnd::kGone:
+      return OfferResult::kGone;
+    case OfferEnd::kSeeked:
+      return OfferResult::kIgnored;
+    case OfferEnd::kApply:
+      break;
+  }
   const Offset offset = held.message->offset;
-  if (confirmed && s.confirm(offset)) return OfferResult::kConfirmed;
-  if (!confirmed) s.fail(offset, failure);
+  if (confirmed) return s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
+  s.fail(offset, Failure{reason, ended_at});
   return OfferResult::kFailed;
 }
 
 bool abandon_offer(SubscriptionState& s, std::uint64_t token) {
+  const Failure timeout{"handler timeout", s.now()};
   sync::MutexLock lock(s.mu);
-  if (s.delivering == nullptr || s.offer_token != token) return false;
-  s.delivering = nullptr;
-  s.offer_done.notify_all();
+  if (!s.offers.abandon(token)) return false;
   // The running offer is the only push message in flight.
-  for (Offset o : s.late(Time::max())) s.fail(o, Failure{"handler timeout"});
+  for (Offset o : s.late(Time::max())) s.fail(o, timeout);
   return true;
 }
 
 void wait_for_offer_end(SubscriptionState& s, const std::string& member, WaitGraph& graph) {
-  if (MUTANT(unsubscribe_window)) return;  // the seed's design: flag set, nobody waits
   SubscriptionState* const mine = current_offer();
   sync::MutexLock lock(s.mu);
-  auto running = [&]() REQUIRES(s.mu) {
-    return s.delivering != nullptr && (member.empty() || s.delivering_member == member);
-  };
-  if (!running() || s.delivering == this_context()) return;  // idle, or our own handler
+  if (!s.offers.running_for(member) || s.offers.running_here()) return;  // idle, or our own
   if (mine != nullptr && !graph.add(mine, &s)) return;  // the other handler waits for us
-  while (running()) s.offer_done.wait(s.mu);
+  s.offers.wait_until_idle(s.mu, member);
   if (mine != nullptr) graph.remove(mine);
 }
 

@@ -1,5 +1,5 @@
 // One push offer: take the next message, call the handler outside every lock, apply the
-// result. The only place broker code calls a push handler.
+// result. The only place broker code calls a push handler or begins and ends an offer.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,11 @@ bool abandon_offer(SubscriptionState& s, std::uint64_t token);
 /// a cycle of handlers waiting for each other. Locks s.mu, then graph (leaf).
 void wait_for_offer_end(SubscriptionState& s, const std::string& member, WaitGraph& graph);
 
-/// The subscription whose handler runs on this context, or null.
+/// The subscription whose handler runs innermost on this context, or null.
 SubscriptionState* current_offer();
+
+/// Whether a handler of broker runs on this context (at any depth: a handler of another
+/// broker may be running inside it, or it inside one of another broker).
+bool running_handler_of(const BrokerImpl* broker);
 
 }  // namespace broker

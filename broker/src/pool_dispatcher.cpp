@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "dispatcher.h"
-#include "mutant.h"
 #include "offer.h"
 
 namespace broker {
@@ -20,7 +19,8 @@ struct Entry {
   bool running = false;  // a worker runs its task (at most one)
   bool again = false;    // notified while running: queue again afterwards
   bool removed = false;
-  bool retrying = false;  // failed; requeued at retry_at
+  bool retrying = false;     // failed; requeued at retry_at
+  bool failed_last = false;  // the last offer of its previous task was a first failure
   Millis retry_at{0};
 };
 
@@ -49,11 +49,12 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   std::vector<std::shared_ptr<Worker>> workers GUARDED_BY(mu);
   std::vector<std::shared_ptr<Entry>> retry_list GUARDED_BY(mu);  // entries backing off
   bool stop GUARDED_BY(mu) = false;
+  std::atomic<bool> stopping{false};  // stop, readable between offers without mu
   sync::Thread timer;
 
   void enqueue(const std::shared_ptr<Entry>& e) REQUIRES(mu) {
     if (e->removed || e->queued || e->retrying) return;
-    if (e->running && !MUTANT(two_pool_tasks)) {
+    if (e->running) {
       e->again = true;
       return;
     }
@@ -94,9 +95,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     for (;;) {
       std::shared_ptr<Entry> e = next_task(w);
       if (!e) return;
-      int done = 0;
-      const OfferResult r = run_task(w, *e, watch, done);
-      if (!finish_task(w, e, r, done)) return;
+      if (!finish_task(w, e, run_task(w, *e, watch))) return;
     }
   }
 
@@ -112,52 +111,67 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     return e;
   }
 
-  // Runs up to kBatch offers of one subscription, with no pool lock held.
-  // An abandoned worker stops at once: its replacement owns the subscription now.
-  OfferResult run_task(Worker& w, Entry& e, Watch& watch, int& done) EXCLUDES(mu) {
+  /// How a task ended.
+  struct TaskEnd {
+    OfferResult last = OfferResult::kNothing;
+    int done = 0;           // offers made
+    bool back_off = false;  // a second failure in a row: wait retry_backoff (R15)
+  };
+
+  // Runs up to kBatch offers of one subscription, with no pool lock held. A failure is
+  // re-offered at once, a second failure in a row backs off, also across a batch boundary.
+  // An abandoned worker stops at once (its replacement owns the subscription now), and so
+  // does every worker once the pool stops (only the running handler call may finish).
+  TaskEnd run_task(Worker& w, Entry& e, Watch& watch) EXCLUDES(mu) {
     {
       sync::MutexLock s_lock(e.s->mu);
-      e.s->backing_off = false;
+      e.s->offers.set_backing_off(false);
     }
-    e.s->wake_pending.exchange(false, std::memory_order_acq_rel);  // before looking
-    OfferResult r = OfferResult::kNothing;
-    bool failed_once = false;  // the first failure is retried at once, the second backs off
-    for (; done < kBatch; ++done) {
-      r = offer_next(e.s, &watch);
+    e.s->wake.clear();  // before looking
+    TaskEnd end;
+    bool failed_once = e.failed_last;  // written by finish_task under mu before we ran
+    for (; end.done < kBatch; ++end.done) {
+      if (stopping.load(std::memory_order_acquire)) return end;
+      end.last = offer_next(e.s, &watch);
       on_progress();
-      if (w.abandoned_now.load(std::memory_order_acquire)) return r;
-      if (r == OfferResult::kFailed && !failed_once) {
+      if (w.abandoned_now.load(std::memory_order_acquire)) return end;
+      if (end.last == OfferResult::kFailed) {
+        if (failed_once) {
+          end.back_off = true;
+          ++end.done;
+          break;
+        }
         failed_once = true;
         continue;
       }
-      if (r != OfferResult::kConfirmed && r != OfferResult::kIgnored) break;
+      if (end.last != OfferResult::kConfirmed && end.last != OfferResult::kIgnored) break;
       failed_once = false;
     }
-    if (r == OfferResult::kFailed) {
+    if (end.back_off) {
       sync::MutexLock s_lock(e.s->mu);
-      e.s->backing_off = true;
+      e.s->offers.set_backing_off(true);
     }
-    return r;
+    return end;
   }
 
-  // Ends a task: schedules a retry after a failure, or requeues if more may be waiting.
-  // Returns false when the worker must exit.
-  bool finish_task(Worker& w, const std::shared_ptr<Entry>& e, OfferResult r, int done)
-      EXCLUDES(mu) {
+  // Ends a task: schedules a retry after a second failure in a row, or requeues if more may
+  // be waiting. Returns false when the worker must exit.
+  bool finish_task(Worker& w, const std::shared_ptr<Entry>& e, const TaskEnd& end) EXCLUDES(mu) {
     bool failed = false;
     {
       sync::MutexLock lock(mu);
       if (w.abandoned) return false;  // the timer failed our offer and requeued e already
       e->running = false;
+      e->failed_last = end.last == OfferResult::kFailed && !end.back_off;
       // Busy: an abandoned handler's late offer still runs; look again after a backoff
       // rather than drop the subscription from the pool.
-      if (r == OfferResult::kFailed || r == OfferResult::kBusy) {
+      if (end.back_off || end.last == OfferResult::kBusy) {
         e->retrying = true;
         e->retry_at = sync::steady_now() + std::max(options.retry_backoff, Millis{1});
         retry_list.push_back(e);
         tick.notify_one();  // the timer may be asleep with nothing to retry
         failed = true;
-      } else if (done == kBatch || e->again) {
+      } else if (end.done == kBatch || e->again || e->failed_last) {
         enqueue(e);
       }
       e->again = false;
@@ -178,7 +192,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       // Without the pool lock: subscription locks come first in the lock order.
       for (auto& e : due) {
         sync::MutexLock s_lock(e->s->mu);
-        e->s->backing_off = false;
+        e->s->offers.set_backing_off(false);
       }
       for (auto& [s, token] : victims) abandon_offer(*s, token);
       if (!victims.empty()) on_progress();
@@ -279,7 +293,7 @@ class PoolDispatcher final : public Dispatcher {
   }
 
   void notify(const std::shared_ptr<SubscriptionState>& s) override {
-    if (s->wake_pending.exchange(true, std::memory_order_acq_rel)) return;  // already woken
+    if (s->wake.raise()) return;  // already woken
     sync::MutexLock lock(core_->mu);
     auto it = core_->entries.find(s.get());
     if (it != core_->entries.end()) core_->enqueue(it->second);
@@ -291,6 +305,7 @@ class PoolDispatcher final : public Dispatcher {
       sync::MutexLock lock(core_->mu);
       if (core_->stop) return;
       core_->stop = true;
+      core_->stopping.store(true, std::memory_order_release);
       core_->ready.notify_all();
       core_->tick.notify_all();
     }

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <utility>
 
-#include "mutant.h"
-
 namespace broker {
 
-SubscriptionState::SubscriptionState(Config config, std::shared_ptr<TopicLog> log, Offset cursor)
-    : config_(std::move(config)), log_(std::move(log)), cursor_(cursor) {}
+SubscriptionState::SubscriptionState(SubscriptionConfig config, std::shared_ptr<TopicLog> log,
+                                     std::shared_ptr<const Clock> clock, Offset cursor)
+    : config_(std::move(config)),
+      log_(std::move(log)),
+      clock_(std::move(clock)),
+      topic_(std::make_shared<const std::string>(config_.topic)),
+      cursor_(cursor) {}
 
 bool SubscriptionState::matches(const Message& m) const {
   for (const auto& [name, value] : config_.header_filter) {
@@ -23,49 +26,41 @@ void SubscriptionState::catch_up() {
   while (!redelivery_.empty() && *redelivery_.begin() < oldest) {
     attempts_.erase(*redelivery_.begin());
     redelivery_.erase(redelivery_.begin());
-    if (!MUTANT(gap_not_counted)) ++counters_.skipped;
+    ++counters_.skipped;
   }
   if (cursor_ < oldest) {
-    if (!MUTANT(gap_not_counted)) counters_.skipped += oldest - cursor_;
+    counters_.skipped += oldest - cursor_;
     cursor_ = oldest;
   }
 }
 
 std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline) {
-  catch_up();
   MessagePtr message;
-  auto from_redelivery = [&]() REQUIRES(mu) {
-    if (redelivery_.empty()) return;
-    message = log_->read(*redelivery_.begin());
-    redelivery_.erase(redelivery_.begin());
-  };
-#if defined(BROKER_MUTANTS)
-  Offset& cursor = MUTANT(shared_offset) ? log_->mutant_shared_cursor() : cursor_;
-#else
-  Offset& cursor = cursor_;
-#endif
-  auto from_cursor = [&]() REQUIRES(mu) {
-    for (MessagePtr m = log_->read(cursor); m; m = log_->read(cursor)) {
-      ++cursor;
-      if (matches(*m) || (MUTANT(filter_wrong_time) && config_.kind == Kind::kPull)) {
-        message = std::move(m);
-        return;
-      }
+  // A publish may drop messages between catch_up and a read (retention runs under the
+  // log's lock only); a read that finds its offset gone catches up again, so the drop is
+  // counted and a later message is still found (R3).
+  while (!message) {
+    catch_up();
+    if (!redelivery_.empty()) {  // returned messages first, lowest offset first (R6)
+      message = log_->read(*redelivery_.begin());
+      if (message) redelivery_.erase(redelivery_.begin());
+      continue;
+    }
+    MessagePtr m = log_->read(cursor_);
+    if (!m) {
+      if (cursor_ < log_->oldest()) continue;
+      return std::nullopt;  // nothing after the cursor
+    }
+    ++cursor_;
+    if (matches(*m)) {
+      message = std::move(m);
+    } else {
       ++counters_.filtered;
     }
-  };
-  if (MUTANT(late_to_back)) {
-    from_cursor();
-    if (!message) from_redelivery();
-  } else {
-    from_redelivery();
-    if (!message) from_cursor();
   }
-  if (!message) return std::nullopt;
-  const int attempt =
-      MUTANT(attempt_not_counted) ? (attempts_[message->offset] = 1) : ++attempts_[message->offset];
+  const int attempt = ++attempts_[message->offset];
   ++counters_.delivered;
-  if (attempt > 1 && !MUTANT(stats_drift)) ++counters_.redelivered;
+  if (attempt > 1) ++counters_.redelivered;
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
   return held;
@@ -74,7 +69,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
 bool SubscriptionState::confirm(Offset offset) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
-  if (!MUTANT(double_ack)) in_flight_.erase(it);
+  in_flight_.erase(it);
   attempts_.erase(offset);
   ++counters_.confirmed;
   return true;
@@ -85,16 +80,11 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   if (it == in_flight_.end()) return false;
   MessagePtr message = std::move(it->second.message);
   in_flight_.erase(it);
-  if (MUTANT(offset_before_confirm)) {  // at-most-once: a failed message is simply gone
-    attempts_.erase(offset);
-    return false;
-  }
   const int attempts = attempts_[offset];
-  const int limit = config_.max_deliveries - (MUTANT(dead_letter_early) ? 1 : 0) +
-                    (MUTANT(dead_letter_late) ? 1 : 0);
-  if (config_.max_deliveries > 0 && !MUTANT(failed_blocks_forever) && attempts >= limit) {
+  if (config_.max_deliveries > 0 && attempts >= config_.max_deliveries) {
     attempts_.erase(offset);
-    dead_.push_back(DeadLetter{std::move(message), attempts, failure.reason});
+    dead_.push_back(DeadLetter{config_.topic, config_.name, std::move(message), attempts,
+                               failure.reason, failure.at});
     ++counters_.dead_lettered;
     return true;
   }
@@ -104,8 +94,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
 
 Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
   auto it = in_flight_.find(offset);
-  if (it == in_flight_.end() || (it->second.member != member && !MUTANT(ack_wrong_worker)) ||
-      (MUTANT(ack_after_deadline) ? now > it->second.deadline : now >= it->second.deadline)) {
+  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
     return nullptr;
   }
   return &it->second;
@@ -114,9 +103,17 @@ Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time 
 std::vector<Offset> SubscriptionState::late(Time now) const {
   std::vector<Offset> out;
   for (const auto& [offset, held] : in_flight_) {
-    if (MUTANT(expire_tie) ? held.deadline < now : held.deadline <= now) out.push_back(offset);
+    if (held.deadline <= now) out.push_back(offset);
   }
   return out;
+}
+
+std::optional<Time> SubscriptionState::earliest_deadline() const {
+  std::optional<Time> earliest;
+  for (const auto& [offset, held] : in_flight_) {
+    if (!earliest || held.deadline < *earliest) earliest = held.deadline;
+  }
+  return earliest;
 }
 
 void SubscriptionState::seek(Offset offset) {
@@ -124,7 +121,7 @@ void SubscriptionState::seek(Offset offset) {
   redelivery_.clear();
   in_flight_.clear();
   attempts_.clear();
-  ++epoch;
+  offers.void_running();
 }
 
 bool SubscriptionState::has_next() {
@@ -141,7 +138,10 @@ bool SubscriptionState::has_next() {
 SubscriptionStats SubscriptionState::stats() {
   catch_up();
   SubscriptionStats s = counters_;
-  s.next_offset = cursor_;
+  s.cursor = cursor_;
+  s.committed = cursor_;
+  if (!redelivery_.empty()) s.committed = std::min(s.committed, *redelivery_.begin());
+  if (!in_flight_.empty()) s.committed = std::min(s.committed, in_flight_.begin()->first);
   s.in_flight = in_flight_.size();
   s.backlog = redelivery_.size();
   const Offset end = log_->end();
@@ -150,15 +150,6 @@ SubscriptionStats SubscriptionState::stats() {
     if (m && matches(*m)) ++s.backlog;
   }
   return s;
-}
-
-const Member* SubscriptionState::next_member() const {
-  if (members.empty()) return nullptr;
-  if (MUTANT(group_no_rotation)) return &members.front();
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (members[i].name == last_member) return &members[(i + 1) % members.size()];
-  }
-  return &members.front();  // nobody yet, or the previous member left
 }
 
 }  // namespace broker

@@ -1,31 +1,24 @@
 // The per-subscription state machine shared by push and pull delivery (SPEC R3-R13).
 #pragma once
 
-#include <cstdint>
 #include <map>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "broker/clock.h"
 #include "broker/message.h"
-#include "broker/options.h"
 #include "broker/stats.h"
+#include "members.h"
+#include "offer_slot.h"
+#include "subscription_config.h"
 #include "sync/sync.h"
 #include "topic_log.h"
+#include "wake_signal.h"
 
 namespace broker {
-
-/// How a subscription's messages are consumed.
-enum class Kind { kPush, kPull };
-
-/// One handler member of a push subscription (a group has several).
-struct Member {
-  std::string name;
-  std::shared_ptr<const Handler> handler;
-};
 
 /// A message handed out and not yet confirmed or returned.
 struct Held {
@@ -35,9 +28,10 @@ struct Held {
   int attempt;
 };
 
-/// Why an offer or a held message failed (SPEC R7 reason strings).
+/// Why an offer or a held message failed (SPEC R7 reason strings), and when.
 struct Failure {
   std::string reason;
+  Time at;
 };
 
 /// The shared state of one subscription (or push group). Every method REQUIRES mu except
@@ -45,30 +39,28 @@ struct Failure {
 /// subscription's mu comes after its topic's mu and before the topic log's mu.
 class SubscriptionState {
  public:
-  /// Options of the state, constant after construction.
-  struct Config {
-    Kind kind = Kind::kPush;
-    std::string topic;
-    std::string name;  // subscription name, or the group name of a push group
-    Headers header_filter;
-    Predicate predicate;
-    int max_deliveries = kDefaultMaxDeliveries;
-    Millis ack_timeout{0};
-    StartPosition start;
-    bool group = false;
-  };
+  SubscriptionState(SubscriptionConfig config, std::shared_ptr<TopicLog> log,
+                    std::shared_ptr<const Clock> clock, Offset cursor);
 
-  SubscriptionState(Config config, std::shared_ptr<TopicLog> log, Offset cursor);
-
-  [[nodiscard]] const Config& config() const { return config_; }
+  // Constant after construction.
+  [[nodiscard]] const SubscriptionConfig& config() const { return config_; }
   [[nodiscard]] const std::shared_ptr<TopicLog>& log() const { return log_; }
+  [[nodiscard]] const std::shared_ptr<const std::string>& topic_name() const { return topic_; }
+  /// The injected clock's time (push failures and dead letters are stamped with it).
+  [[nodiscard]] Time now() const { return clock_->now(); }
 
   mutable sync::Mutex mu;
+  /// The running push offer, if any (offer.cpp is the only code that begins or ends one).
+  OfferSlot offers GUARDED_BY(mu);
+  /// Push: the handler members and whose turn it is.
+  Members members GUARDED_BY(mu);
+  /// Threaded dispatchers: a wake-up is on its way (publishers skip the locks).
+  WakeSignal wake;
 
   /// SPEC R3: drops waiting offsets below the oldest kept one and counts them.
   void catch_up() REQUIRES(mu);
   /// SPEC R5/R6: takes the next message, counts the offer, and holds it for member until
-  /// deadline. Returns null when nothing is waiting.
+  /// deadline. Returns none when nothing is waiting.
   std::optional<Held> take_next(const std::string& member, Time deadline) REQUIRES(mu);
   /// SPEC R7: confirms a held message. False if it is not held (forgotten or finished).
   bool confirm(Offset offset) REQUIRES(mu);
@@ -78,45 +70,28 @@ class SubscriptionState {
   /// SPEC R11: the held entry if member holds offset and now < deadline.
   Held* held_by(Offset offset, const std::string& member, Time now) REQUIRES(mu);
   /// SPEC R11: offsets held past their deadline at now, ascending.
-  std::vector<Offset> late(Time now) const REQUIRES(mu);
-  /// SPEC R12: moves the cursor and forgets everything handed out or waiting.
+  [[nodiscard]] std::vector<Offset> late(Time now) const REQUIRES(mu);
+  /// The earliest deadline of a held message, if any.
+  [[nodiscard]] std::optional<Time> earliest_deadline() const REQUIRES(mu);
+  /// SPEC R12: moves the cursor and forgets everything handed out or waiting; voids the
+  /// result of a running offer.
   void seek(Offset offset) REQUIRES(mu);
   /// SPEC R13.
   SubscriptionStats stats() REQUIRES(mu);
   /// Whether a message could be offered now (redelivery or a matching one after the cursor).
   bool has_next() REQUIRES(mu);
-  [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) {
-    return dead_;
-  }
-
-  // ---- lifecycle and push delivery bookkeeping ----
-  bool alive GUARDED_BY(mu) = true;
-#if defined(BROKER_MUTANTS)
-  // Planted bug unsubscribe_one_more: the unsubscribed member, still offered once more.
-  std::optional<Member> mutant_one_more GUARDED_BY(mu);
-#endif
-  std::uint64_t epoch GUARDED_BY(mu) = 0;  // bumped by seek: results of older offers are void
-  std::vector<Member> members GUARDED_BY(mu);
-  std::string last_member GUARDED_BY(mu);  // who got the previous offer (SPEC R10)
-  void* delivering GUARDED_BY(mu) = nullptr;  // context running an offer, or null
-  std::string delivering_member GUARDED_BY(mu);
-  std::uint64_t offer_token GUARDED_BY(mu) = 0;  // identifies the running offer
-  bool backing_off GUARDED_BY(mu) = false;       // threaded dispatchers: failed, waiting
-  /// Threaded dispatchers: a wake-up is already on its way, so publishers skip the
-  /// dispatcher's locks. Set by notify (acq_rel exchange); the consumer clears it with an
-  /// exchange before it looks for work, which makes every append before a skipped notify
-  /// visible to that look.
-  std::atomic<bool> wake_pending{false};
-  sync::CondVar offer_done;                      // notified when an offer ends
-
-  /// SPEC R10: the member to offer the next message to; null if there is none.
-  const Member* next_member() const REQUIRES(mu);
+  [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
 
  private:
   bool matches(const Message& m) const;
 
-  const Config config_;
+  // Constant after construction.
+  const SubscriptionConfig config_;
   const std::shared_ptr<TopicLog> log_;
+  const std::shared_ptr<const Clock> clock_;
+  const std::shared_ptr<const std::string> topic_;
+
+  // State below is protected by mu.
   Offset cursor_ GUARDED_BY(mu);
   std::set<Offset> redelivery_ GUARDED_BY(mu);
   std::map<Offset, Held> in_flight_ GUARDED_BY(mu);

@@ -13,38 +13,76 @@
 
 namespace broker {
 
+using StatePtr = std::shared_ptr<SubscriptionState>;
+using StateList = std::vector<StatePtr>;
+
 /// One topic. Lock order: the broker's table lock, then mu, then a subscription's mu,
 /// then the log's mu. The log is used without mu (it has its own leaf lock), so publish
 /// never takes mu on its hot path with the synchronous dispatcher.
-struct Topic {
+class Topic {
+ public:
   Topic(std::string n, TopicOptions o)
       : name(std::move(n)), options(o), log(std::make_shared<TopicLog>(o)) {}
 
+  // Constant after construction.
   const std::string name;
   const TopicOptions options;
   const std::shared_ptr<TopicLog> log;
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;
-  /// Subscription states (push, pull, push groups) in creation order.
-  std::vector<std::shared_ptr<SubscriptionState>> states GUARDED_BY(mu);
   /// Subscription or group member name -> its state.
-  std::map<std::string, std::shared_ptr<SubscriptionState>> by_name GUARDED_BY(mu);
+  std::map<std::string, StatePtr> by_name GUARDED_BY(mu);
   /// Push group name -> its state.
-  std::map<std::string, std::shared_ptr<SubscriptionState>> groups GUARDED_BY(mu);
-  /// The push states, rebuilt on (un)subscribe, so publish copies one pointer under mu
-  /// instead of building a list (copy on write).
-  std::shared_ptr<const std::vector<std::shared_ptr<SubscriptionState>>> push_states
-      GUARDED_BY(mu) = std::make_shared<std::vector<std::shared_ptr<SubscriptionState>>>();
+  std::map<std::string, StatePtr> groups GUARDED_BY(mu);
 
-  /// Rebuilds push_states from states.
-  void refresh_push_states() REQUIRES(mu) {
-    auto push = std::make_shared<std::vector<std::shared_ptr<SubscriptionState>>>();
-    for (const auto& s : states) {
+  /// The states of kind k in creation order: a copy, for use without mu. Locks mu.
+  StateList snapshot(Kind k) EXCLUDES(mu) {
+    sync::MutexLock lock(mu);
+    if (k == Kind::kPush) return *push_;
+    StateList out;
+    for (const auto& s : states_) {
+      if (s->config().kind == k) out.push_back(s);
+    }
+    return out;
+  }
+  /// The push states, shared (copy on write): publish copies one pointer. Locks mu.
+  std::shared_ptr<const StateList> push_states() EXCLUDES(mu) {
+    sync::MutexLock lock(mu);
+    return push_;
+  }
+  /// Every state in creation order.
+  [[nodiscard]] const StateList& states() const REQUIRES(mu) { return states_; }
+  /// The state a call names: a subscription or member name first, then a group's name;
+  /// null if neither exists.
+  [[nodiscard]] StatePtr resolve(const std::string& name) const REQUIRES(mu) {
+    if (auto it = by_name.find(name); it != by_name.end()) return it->second;
+    if (auto it = groups.find(name); it != groups.end()) return it->second;
+    return nullptr;
+  }
+  /// Adds a new state at the end of the creation order.
+  void add(StatePtr s) REQUIRES(mu) {
+    states_.push_back(std::move(s));
+    if (states_.back()->config().kind == Kind::kPush) refresh_push();
+  }
+  /// Removes a state that has no names left.
+  void remove(const StatePtr& s) REQUIRES(mu) {
+    std::erase(states_, s);
+    if (s->config().kind == Kind::kPush) refresh_push();
+    if (s->config().group) groups.erase(s->config().name);
+  }
+
+ private:
+  void refresh_push() REQUIRES(mu) {
+    auto push = std::make_shared<StateList>();
+    for (const auto& s : states_) {
       if (s->config().kind == Kind::kPush) push->push_back(s);
     }
-    push_states = std::move(push);
+    push_ = std::move(push);
   }
+
+  StateList states_ GUARDED_BY(mu);
+  std::shared_ptr<const StateList> push_ GUARDED_BY(mu) = std::make_shared<StateList>();
 };
 
 }  // namespace broker

@@ -3,8 +3,6 @@
 #include <memory>
 #include <utility>
 
-#include "mutant.h"
-
 namespace broker {
 
 Offset TopicLog::append(std::string payload, Headers headers, std::string key, Time now) {
@@ -21,8 +19,7 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
   bytes_ += size;
   // Retention: drop the oldest, never refuse; the newest message is always kept.
   while (kept_.size() > 1 &&
-         ((options_.retention_messages > 0 &&
-           kept_.size() > options_.retention_messages + (MUTANT(retention_off_by_one) ? 1 : 0)) ||
+         ((options_.retention_messages > 0 && kept_.size() > options_.retention_messages) ||
           (options_.retention_bytes > 0 && bytes_ > options_.retention_bytes))) {
     bytes_ -= kept_.front()->payload.size();
     kept_.pop_front();

@@ -27,10 +27,6 @@ class TopicLog {
   [[nodiscard]] Offset end() const EXCLUDES(mu_);
   /// Waits (real time) until end() > seen or timeout; returns whether it grew.
   bool wait_for_growth(Offset seen, Millis timeout) EXCLUDES(mu_);
-#if defined(BROKER_MUTANTS)
-  /// Planted bug shared_offset: one cursor for every subscription of the topic.
-  Offset& mutant_shared_cursor() { return mutant_cursor_; }
-#endif
 
  private:
   const TopicOptions options_;
@@ -40,9 +36,6 @@ class TopicLog {
   Offset base_ GUARDED_BY(mu_) = 0;
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;
-#if defined(BROKER_MUTANTS)
-  Offset mutant_cursor_ = 0;
-#endif
 };
 
 }  // namespace broker

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/broker_options.h"
 #include "broker/clock.h"
 #include "broker/errors.h"
 #include "broker/message.h"
@@ -13,22 +14,6 @@
 #include "broker/stats.h"
 
 namespace broker {
-
-/// Which dispatcher runs push deliveries.
-struct DispatcherOptions {
-  enum class Kind { kSynchronous, kLane, kPool };
-  Kind kind = Kind::kSynchronous;
-  std::size_t pool_threads = 2;        // kPool only
-  Millis handler_timeout{0};           // kPool only; 0 = no timeout. Real (steady) time.
-  Millis retry_backoff{5};  // kLane/kPool: a failure is re-offered at once; a second failure
-                            // in a row waits this long first (real time)
-};
-
-/// Construction options of a Broker.
-struct BrokerOptions {
-  std::shared_ptr<Clock> clock;  // null: a SteadyClock
-  DispatcherOptions dispatcher;
-};
 
 /// One pull-side state change made by expire().
 struct Expired {
@@ -46,9 +31,14 @@ class BrokerImpl;
 /// Every call that throws a broker::Error has changed nothing.
 /// Memory order: everything a publisher did before publish() returned is visible to every
 /// handler or poller that receives that message.
+/// Names: a subscription name is a push subscription, a push group member or a pull
+/// subscription; where a call reads or moves a position (seek, stats, dead_letters) a
+/// push group's name is accepted too (a member's name wins if both exist).
 class Broker {
  public:
-  explicit Broker(BrokerOptions options = {});
+  /// A broker with the synchronous dispatcher and a SteadyClock.
+  Broker();
+  explicit Broker(BrokerOptions options);
   /// Stops the dispatcher's threads after their current handler call; drops pending work.
   /// A handler abandoned after handler_timeout keeps running on its own detached thread
   /// until it returns; it must not call this broker once the destructor has returned.
@@ -77,51 +67,59 @@ class Broker {
   /// OffsetOutOfRange, OptionsMismatch (joining a group with other options).
   void subscribe(const std::string& topic, const std::string& name, Handler handler,
                  PushOptions options = {});
-  /// Removes a push or pull subscription; returns whether it existed. After it returns no
-  /// offer starts for it; an offer running on another thread has finished, unless waiting
-  /// for it could deadlock (then that offer's handler is already running and its result
-  /// is ignored). Safe from inside any handler.
+  /// Removes a push subscription, a group member or a pull subscription; returns whether it
+  /// existed. After it returns no offer starts for it; an offer running on another thread
+  /// has finished, unless waiting for it could deadlock (then that offer's handler is
+  /// already running and its result is ignored). Safe from inside any handler.
+  /// Throws UnknownTopic.
   bool unsubscribe(const std::string& topic, const std::string& name);
-  /// Moves the subscription's (or its group's) next offset; forgets what it held or had
+  /// Moves the subscription's (or group's) next offset; forgets what it held or had
   /// returned. Throws UnknownTopic, UnknownSubscription, OffsetOutOfRange.
   void seek(const std::string& topic, const std::string& name, Offset offset);
   /// Synchronous dispatcher only: delivers everything pending on this thread; returns the
   /// number of confirmed offers. Throws NotSynchronous, ReentrantDrain.
   std::size_t drain();
-  /// Threaded dispatchers: waits until no push subscription has a message it could be
-  /// offered now (all delivered, or failing and backing off). Returns false on timeout.
+  /// Threaded dispatchers: waits until the dispatcher has nothing to do right now: no push
+  /// subscription runs an offer or has a message it could be offered now. A subscription
+  /// that is backing off after failures counts as idle, so "idle" is not "delivered".
+  /// Returns false on timeout. Synchronous dispatcher: answers at once.
   bool wait_idle(Millis timeout);
+  /// Waits until every message published so far has been confirmed or dead-lettered by
+  /// every push subscription (backing-off ones included) and no offer runs. Pull
+  /// subscriptions are not waited for (their workers decide). Returns false on timeout.
+  /// Synchronous dispatcher: answers at once (drain() is what delivers there).
+  bool wait_delivered(Millis timeout);
 
   // ---- pull subscriptions ----
   /// Creates a pull subscription, or returns silently if one with equal options exists.
   /// Throws UnknownTopic, InvalidArgument, OptionsMismatch, WrongKind, OffsetOutOfRange.
   void subscribe_pull(const std::string& topic, const std::string& name, PullOptions options);
   /// Hands up to max_messages ready messages to member: returned ones first, in offset
-  /// order, then new ones. Throws UnknownTopic, UnknownSubscription, WrongKind,
-  /// InvalidArgument (max_messages == 0 or empty member).
+  /// order, then new ones, each held until now + ack_timeout. Throws InvalidArgument
+  /// (max_messages == 0 or empty member), then UnknownTopic, UnknownSubscription, WrongKind.
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
-                             const std::string& member, Time now, std::size_t max_messages);
+                             const std::string& member, std::size_t max_messages, Time now);
   /// Like poll at the clock's time, but waits up to timeout (real time) for a message.
+  /// Same arguments in the same order, same errors in the same order.
   std::vector<Received> poll_wait(const std::string& topic, const std::string& subscription,
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
   /// Confirms a held message. True only for its holder before its deadline.
-  bool ack(const std::string& topic, const std::string& subscription, Offset offset,
-           const std::string& member, Time now);
+  /// Throws UnknownTopic, UnknownSubscription, WrongKind.
+  bool ack(const Receipt& receipt, Time now);
   /// Hands a held message back at once (a failed delivery). Same acceptance rule as ack.
-  bool nack(const std::string& topic, const std::string& subscription, Offset offset,
-            const std::string& member, Time now);
+  bool nack(const Receipt& receipt, Time now);
   /// Sets a held message's deadline to now + extension. Same acceptance rule as ack.
-  bool extend(const std::string& topic, const std::string& subscription, Offset offset,
-              const std::string& member, Time now, Millis extension);
+  /// Throws InvalidArgument (extension <= 0) first.
+  bool extend(const Receipt& receipt, Time now, Millis extension);
   /// Returns every held message whose deadline is <= now to the front of its queue, or to
   /// the dead letters when it has had max_deliveries offers. Topics in creation order,
   /// subscriptions in creation order, offsets ascending.
   std::vector<Expired> expire(Time now);
 
   // ---- observation ----
-  /// Counters of a subscription (a group member reports its group). Throws UnknownTopic,
-  /// UnknownSubscription.
+  /// Counters of a subscription or group (a group member reports its group). Throws
+  /// UnknownTopic, UnknownSubscription.
   [[nodiscard]] SubscriptionStats stats(const std::string& topic, const std::string& name) const;
   /// Dead letters in the order they died. Throws UnknownTopic, UnknownSubscription.
   [[nodiscard]] std::vector<DeadLetter> dead_letters(const std::string& topic,

@@ -1,4 +1,4 @@
-// The injected clock: publish times come from it, so tests are exact.
+// The injected clock: publish times and pull deadlines come from it, so tests are exact.
 #pragma once
 
 #include <atomic>
@@ -17,13 +17,15 @@ class Clock {
 /// A clock that moves only when told to. Thread-safe (one atomic).
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(Time start = Time{0}) : now_(start.count()) {}
-  [[nodiscard]] Time now() const override { return Time{now_.load(std::memory_order_acquire)}; }
-  void set(Time t) { now_.store(t.count(), std::memory_order_release); }
+  explicit ManualClock(Time start = Time{}) : now_(start.time_since_epoch().count()) {}
+  [[nodiscard]] Time now() const override {
+    return Time{Millis{now_.load(std::memory_order_acquire)}};
+  }
+  void set(Time t) { now_.store(t.time_since_epoch().count(), std::memory_order_release); }
   void advance(Millis d) { now_.fetch_add(d.count(), std::memory_order_acq_rel); }
 
  private:
-  std::atomic<long long> now_;
+  std::atomic<Millis::rep> now_;
 };
 
 /// Milliseconds of std::chrono::steady_clock. Thread-safe.

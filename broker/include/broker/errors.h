@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace broker {
 
@@ -45,7 +46,6 @@ BROKER_DEFINE_ERROR(DuplicateTopic, kDuplicateTopic);
 BROKER_DEFINE_ERROR(TopicInUse, kTopicInUse);
 BROKER_DEFINE_ERROR(UnknownSubscription, kUnknownSubscription);
 BROKER_DEFINE_ERROR(DuplicateSubscription, kDuplicateSubscription);
-BROKER_DEFINE_ERROR(OptionsMismatch, kOptionsMismatch);
 BROKER_DEFINE_ERROR(WrongKind, kWrongKind);
 BROKER_DEFINE_ERROR(OffsetOutOfRange, kOffsetOutOfRange);
 BROKER_DEFINE_ERROR(InvalidArgument, kInvalidArgument);
@@ -53,5 +53,17 @@ BROKER_DEFINE_ERROR(ReentrantDrain, kReentrantDrain);
 BROKER_DEFINE_ERROR(NotSynchronous, kNotSynchronous);
 
 #undef BROKER_DEFINE_ERROR
+
+/// The same subscription name (or group) again with other options; names the first option
+/// that differs ("header_filter", "max_deliveries", "start", "ack_timeout").
+class OptionsMismatch : public Error {
+ public:
+  OptionsMismatch(std::string option, const std::string& what)
+      : Error(ErrorCode::kOptionsMismatch, what), option_(std::move(option)) {}
+  [[nodiscard]] const std::string& option() const noexcept { return option_; }
+
+ private:
+  std::string option_;
+};
 
 }  // namespace broker

@@ -1,6 +1,7 @@
 // Exactly-once in effect: at-least-once delivery plus a handler that skips repeats.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,13 +26,13 @@ inline Handler idempotent(Handler inner) {
   return [inner = std::move(inner), state](const Delivery& d) {
     {
       std::lock_guard<std::mutex> lock(state->mu);
-      auto it = state->applied.find(d.topic);
-      if (it != state->applied.end() && d.message.offset < it->second) return true;  // a repeat
+      auto it = state->applied.find(*d.topic);
+      if (it != state->applied.end() && d.message->offset < it->second) return true;  // a repeat
     }
     if (!inner(d)) return false;
     std::lock_guard<std::mutex> lock(state->mu);
-    Offset& mark = state->applied[d.topic];
-    mark = std::max(mark, d.message.offset + 1);
+    Offset& mark = state->applied[*d.topic];
+    mark = std::max(mark, d.message->offset + 1);
     return true;
   };
 }

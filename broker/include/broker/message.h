@@ -1,4 +1,4 @@
-// Messages as stored in a topic's log and as handed to subscribers.
+// Messages as stored in a topic's log and as handed to subscribers, and the time types.
 #pragma once
 
 #include <chrono>
@@ -14,10 +14,22 @@ namespace broker {
 using Offset = std::uint64_t;
 /// String headers, compared exactly by header filters.
 using Headers = std::map<std::string, std::string>;
-/// Durations and points in time of the injected clock, in milliseconds.
+/// A duration (timeouts, back-offs, extensions), in milliseconds.
 using Millis = std::chrono::milliseconds;
-/// A point in time of the injected clock: milliseconds since the clock's epoch.
-using Time = std::chrono::milliseconds;
+
+/// The time line of the injected clock (a tag: a Time is never a std::chrono clock's).
+struct TimeLine {
+  using rep = Millis::rep;
+  using period = Millis::period;
+  using duration = Millis;
+  using time_point = std::chrono::time_point<TimeLine, Millis>;
+  static constexpr bool is_steady = true;
+};
+/// A point in time of the injected clock. Distinct from Millis, so a duration never passes
+/// where a time point is meant: `Time{} + Millis{30}` is a Time, `t2 - t1` a Millis.
+using Time = TimeLine::time_point;
+/// The time point `since_epoch` after the clock's epoch.
+constexpr Time at(Millis since_epoch) { return Time{since_epoch}; }
 
 /// One published message. Immutable once published; shared by every subscription.
 struct Message {
@@ -25,18 +37,18 @@ struct Message {
   std::string payload;
   Headers headers;
   std::string key;
-  Time publish_time{0};
+  Time publish_time{};
 };
 
 /// A message kept alive for as long as a holder needs it, even after retention drops it.
 using MessagePtr = std::shared_ptr<const Message>;
 
-/// What a push handler receives: the message and which offer this is (1 for the first).
-/// The references are valid only during the handler call.
+/// What a push handler receives: the topic, the message and which offer this is (1 for
+/// the first). Every field may be kept past the handler call.
 struct Delivery {
-  const std::string& topic;
-  const Message& message;
-  int attempt;
+  std::shared_ptr<const std::string> topic;
+  MessagePtr message;
+  int attempt = 0;
 };
 
 /// A push handler. Returns true to confirm; false or any exception is a failure and the
@@ -47,11 +59,23 @@ using Handler = std::function<bool(const Delivery&)>;
 /// call the broker.
 using Predicate = std::function<bool(const Message&)>;
 
-/// What a pull worker receives from poll: the message, its attempt and its ack deadline.
+/// Names one message handed out by poll: ack, nack and extend take it, so a message is
+/// named by one value. Plain data: it may be copied, stored and sent to another thread.
+struct Receipt {
+  std::string topic;
+  std::string subscription;
+  std::string member;
+  Offset offset = 0;
+  bool operator==(const Receipt&) const = default;
+};
+
+/// What a pull worker receives from poll: the message, its attempt, its ack deadline and
+/// the receipt that acks it.
 struct Received {
   MessagePtr message;
   int attempt = 0;
-  Time deadline{0};
+  Time deadline{};
+  Receipt receipt;
 };
 
 }  // namespace broker

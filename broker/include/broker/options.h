@@ -42,7 +42,7 @@ struct PushOptions {
 /// Options of a pull subscription (workers call poll / ack).
 struct PullOptions {
   Headers header_filter;
-  Millis ack_timeout{30000};  // > 0
+  Millis ack_timeout{30000};                   // > 0
   int max_deliveries = kDefaultMaxDeliveries;  // >= 1, or 0 for no limit
   StartPosition start;
   bool operator==(const PullOptions&) const = default;

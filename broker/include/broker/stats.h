@@ -8,25 +8,33 @@
 
 namespace broker {
 
-/// Counters of one subscription (or one group). All counts since it was created.
+/// Counters and positions of one subscription (or one group). Counts since it was created.
 struct SubscriptionStats {
-  Offset next_offset = 0;        // the cursor: next offset never handed out
-  std::uint64_t backlog = 0;     // waiting to be handed out: returned + matching after cursor
-  std::uint64_t in_flight = 0;   // handed out, not yet confirmed or returned
-  std::uint64_t delivered = 0;   // offers made (every attempt)
-  std::uint64_t redelivered = 0; // offers with attempt > 1
-  std::uint64_t confirmed = 0;   // acks / handler confirmations accepted
+  /// The committed position (seed 000's "offset"): the lowest offset not yet confirmed,
+  /// dead-lettered, filtered out or skipped by retention. Everything below it is done;
+  /// it is what a durable broker saves. Never above `cursor`.
+  Offset committed = 0;
+  Offset cursor = 0;              // the next offset never handed out
+  std::uint64_t backlog = 0;      // waiting to be handed out: returned + matching after cursor
+  std::uint64_t in_flight = 0;    // handed out, not yet confirmed or returned
+  std::uint64_t delivered = 0;    // offers made (every attempt)
+  std::uint64_t redelivered = 0;  // offers with attempt > 1
+  std::uint64_t confirmed = 0;    // acks / handler confirmations accepted
   std::uint64_t dead_lettered = 0;
-  std::uint64_t skipped = 0;     // messages dropped by retention before this subscription got them
-  std::uint64_t filtered = 0;    // messages the filter passed over
+  std::uint64_t skipped = 0;   // messages dropped by retention before this subscription got them
+  std::uint64_t filtered = 0;  // messages the filter passed over
   bool operator==(const SubscriptionStats&) const = default;
 };
 
-/// A message that used up its deliveries, with how often it was offered and why it failed.
+/// A message that used up its deliveries: where it died, how often it was offered, why the
+/// last offer failed, and when (the injected clock's time, or the `now` of the pull call).
 struct DeadLetter {
+  std::string topic;
+  std::string subscription;  // the subscription, or the group for a push group
   MessagePtr message;
   int attempts = 0;
   std::string reason;
+  Time died_at{};
 };
 
 }  // namespace broker

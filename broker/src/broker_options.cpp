@@ -1,0 +1,55 @@
+#include "broker/broker_options.h"
+
+#include <utility>
+
+#include "broker/errors.h"
+
+namespace broker {
+namespace {
+
+void require(bool ok, const char* what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+}  // namespace
+
+BrokerOptions BrokerOptions::pool(std::size_t threads) {
+  require(threads > 0, "a pool needs at least one thread");
+  BrokerOptions o(DispatcherOptions::Kind::kPool);
+  o.dispatcher_.pool_threads = threads;
+  return o;
+}
+
+BrokerOptions BrokerOptions::with_clock(std::shared_ptr<Clock> clock) const {
+  require(clock != nullptr, "clock must not be null");
+  BrokerOptions o = *this;
+  o.clock_ = std::move(clock);
+  return o;
+}
+
+BrokerOptions BrokerOptions::with_handler_timeout(Millis timeout) const {
+  require(dispatcher_.kind == DispatcherOptions::Kind::kPool,
+          "handler_timeout needs the pool dispatcher");
+  require(timeout.count() >= 0, "handler_timeout must be >= 0");
+  BrokerOptions o = *this;
+  o.dispatcher_.handler_timeout = timeout;
+  return o;
+}
+
+BrokerOptions BrokerOptions::with_retry_backoff(Millis backoff) const {
+  require(dispatcher_.kind != DispatcherOptions::Kind::kSynchronous,
+          "retry_backoff needs a threaded dispatcher (lane or pool)");
+  require(backoff.count() >= 0, "retry_backoff must be >= 0");
+  BrokerOptions o = *this;
+  o.dispatcher_.retry_backoff = backoff;
+  return o;
+}
+
+BrokerOptions BrokerOptions::with_auto_expire(Millis period) const {
+  require(period.count() > 0, "auto_expire period must be > 0");
+  BrokerOptions o = *this;
+  o.auto_expire_period_ = period;
+  return o;
+}
+
+}  // namespace broker

@@ -1,0 +1,34 @@
+// BrokerImpl: what subscriptions report (SPEC R13).
+#include "broker_impl.h"
+
+namespace broker {
+
+SubscriptionStats BrokerImpl::stats(const std::string& topic, const std::string& name) const {
+  StatePtr s = find_state(topic, name);
+  sync::MutexLock lock(s->mu);
+  return s->stats();
+}
+
+std::vector<DeadLetter> BrokerImpl::dead_letters(const std::string& topic,
+                                                 const std::string& name) const {
+  StatePtr s = find_state(topic, name);
+  sync::MutexLock lock(s->mu);
+  return s->dead_letters();
+}
+
+std::vector<std::string> BrokerImpl::subscriptions(const std::string& topic) const {
+  std::shared_ptr<Topic> t = find_topic(topic);
+  sync::MutexLock lock(t->mu);
+  std::vector<std::string> names;
+  for (const auto& s : t->states()) {
+    if (s->config().kind == Kind::kPull) {
+      names.push_back(s->config().name);
+      continue;
+    }
+    sync::MutexLock state_lock(s->mu);
+    for (const auto& m : s->members.all()) names.push_back(m.name);
+  }
+  return names;
+}
+
+}  // namespace broker

@@ -1,0 +1,140 @@
+// BrokerImpl: pull subscriptions, poll, ack, nack, extend and expire (SPEC R11).
+#include <algorithm>
+#include <utility>
+
+#include "broker_impl.h"
+
+namespace broker {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+/// poll's and poll_wait's argument checks, first of all their checks (R14 precedence).
+void check_poll_arguments(const std::string& member, std::size_t max_messages) {
+  require(max_messages > 0, "max_messages must be > 0");
+  require(!member.empty(), "member must not be empty");
+}
+
+}  // namespace
+
+void BrokerImpl::subscribe_pull(const std::string& topic, const std::string& name,
+                                PullOptions options) {
+  validate(name, options);
+  std::shared_ptr<Topic> t = find_topic(topic);
+  sync::MutexLock lock(t->mu);
+  if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+  auto it = t->by_name.find(name);
+  if (it != t->by_name.end()) {
+    const SubscriptionConfig& c = it->second->config();
+    if (c.kind != Kind::kPull) throw WrongKind("'" + name + "' is a push subscription");
+    if (auto option = first_mismatch(c, options)) {
+      throw OptionsMismatch(*option,
+                            "pull subscription '" + name + "' exists with another " + *option);
+    }
+    return;
+  }
+  const Offset cursor = resolve_start(*t->log, options.start);
+  auto state = std::make_shared<SubscriptionState>(
+      SubscriptionConfig::pull(this, topic, name, options), t->log, clock_, cursor);
+  t->add(state);
+  t->by_name[name] = std::move(state);
+}
+
+StatePtr BrokerImpl::find_state(const std::string& topic, const std::string& name) const {
+  std::shared_ptr<Topic> t = find_topic(topic);
+  sync::MutexLock lock(t->mu);
+  StatePtr s = t->resolve(name);
+  if (!s) throw UnknownSubscription("no subscription '" + name + "' on '" + topic + "'");
+  return s;
+}
+
+StatePtr BrokerImpl::pull_state(const std::string& topic, const std::string& name) const {
+  StatePtr s = find_state(topic, name);
+  if (s->config().kind != Kind::kPull) throw WrongKind("'" + name + "' is a push subscription");
+  return s;
+}
+
+std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::string& sub,
+                                       const std::string& member, std::size_t max_messages,
+                                       Time now) {
+  check_poll_arguments(member, max_messages);
+  StatePtr s = pull_state(topic, sub);
+  std::vector<Received> out;
+  const Time deadline = now + s->config().ack_timeout;
+  {
+    sync::MutexLock lock(s->mu);
+    while (out.size() < max_messages) {
+      std::optional<Held> held = s->take_next(member, deadline);
+      if (!held) break;
+      const Offset offset = held->message->offset;
+      out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
+                             Receipt{topic, sub, member, offset}});
+    }
+  }
+  if (expiry_ && !out.empty()) expiry_->arm(deadline);
+  return out;
+}
+
+std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std::string& sub,
+                                            const std::string& member, std::size_t max_messages,
+                                            Millis timeout) {
+  check_poll_arguments(member, max_messages);
+  const Millis deadline = sync::steady_now() + timeout;
+  const std::shared_ptr<TopicLog> log = pull_state(topic, sub)->log();  // poll re-checks
+  for (;;) {
+    const Offset seen = log->end();
+    std::vector<Received> got = poll(topic, sub, member, max_messages, clock_->now());
+    const Millis now = sync::steady_now();
+    if (!got.empty() || now >= deadline) return got;
+    // Returned messages do not grow the log, so wake up now and then to look for them.
+    log->wait_for_growth(seen, std::min(deadline - now, Millis{10}));
+  }
+}
+
+bool BrokerImpl::ack(const Receipt& r, Time now) {
+  StatePtr s = pull_state(r.topic, r.subscription);
+  sync::MutexLock lock(s->mu);
+  if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+  return s->confirm(r.offset);
+}
+
+bool BrokerImpl::nack(const Receipt& r, Time now) {
+  StatePtr s = pull_state(r.topic, r.subscription);
+  sync::MutexLock lock(s->mu);
+  if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+  s->fail(r.offset, Failure{"nacked", now});
+  return true;
+}
+
+bool BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
+  require(extension.count() > 0, "extension must be > 0");
+  StatePtr s = pull_state(r.topic, r.subscription);
+  {
+    sync::MutexLock lock(s->mu);
+    Held* held = s->held_by(r.offset, r.member, now);
+    if (held == nullptr) return false;
+    held->deadline = now + extension;
+  }
+  if (expiry_) expiry_->arm(now + extension);
+  return true;
+}
+
+std::vector<Expired> BrokerImpl::expire(Time now) {
+  std::vector<Expired> out;
+  for (const auto& t : topic_snapshot()) {
+    for (const auto& s : t->snapshot(Kind::kPull)) {
+      sync::MutexLock lock(s->mu);
+      if (!s->offers.open()) continue;
+      s->catch_up();
+      for (Offset o : s->late(now)) {
+        const bool dead = s->fail(o, Failure{"ack deadline expired", now});
+        out.push_back(Expired{t->name, s->config().name, o, dead});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace broker

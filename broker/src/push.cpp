@@ -1,0 +1,149 @@
+// BrokerImpl: push subscriptions, seek, drain and wait_idle (SPEC R4-R10, R12, R15).
+#include <algorithm>
+#include <utility>
+
+#include "broker_impl.h"
+#include "offer.h"
+
+namespace broker {
+
+void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Handler handler,
+                           PushOptions options) {
+  validate(name, handler, options);
+  std::shared_ptr<Topic> t = find_topic(topic);
+  Member member{name, std::make_shared<const Handler>(std::move(handler))};
+  StatePtr state;
+  bool created = false;
+  {
+    sync::MutexLock lock(t->mu);
+    if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+    if (t->by_name.count(name)) {
+      throw DuplicateSubscription("subscription '" + name + "' already exists on '" + topic + "'");
+    }
+    auto group = options.group.empty() ? t->groups.end() : t->groups.find(options.group);
+    if (group != t->groups.end()) {
+      state = group->second;
+      if (auto option = first_mismatch(state->config(), options)) {
+        throw OptionsMismatch(*option, "group '" + options.group + "' has another " + *option);
+      }
+      sync::MutexLock state_lock(state->mu);
+      state->members.add(std::move(member));
+    } else {
+      const Offset cursor = resolve_start(*t->log, options.start);
+      state = std::make_shared<SubscriptionState>(
+          SubscriptionConfig::push(this, topic, name, options), t->log, clock_, cursor);
+      {
+        sync::MutexLock state_lock(state->mu);
+        state->members.add(std::move(member));
+      }
+      t->add(state);
+      if (!options.group.empty()) t->groups[options.group] = state;
+      created = true;
+    }
+    t->by_name[name] = state;
+  }
+  if (created) dispatcher_->attach(state);
+  dispatcher_->notify(state);
+}
+
+bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) {
+  std::shared_ptr<Topic> t = find_topic(topic);
+  StatePtr s;
+  bool state_gone = false;
+  {
+    sync::MutexLock lock(t->mu);
+    auto it = t->by_name.find(name);
+    if (it == t->by_name.end()) return false;
+    s = it->second;
+    t->by_name.erase(it);
+    {
+      sync::MutexLock state_lock(s->mu);
+      s->members.remove(name);
+      state_gone = s->config().kind == Kind::kPull || s->members.empty();
+      if (state_gone) s->offers.close();  // from here on no offer can start (offer_next checks)
+    }
+    if (state_gone) t->remove(s);
+  }
+  if (state_gone && s->config().kind == Kind::kPush) dispatcher_->detach(s);
+  wait_for_offer_end(*s, state_gone ? std::string() : name, waits_);
+  return true;
+}
+
+void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset offset) {
+  StatePtr s = find_state(topic, name);
+  {
+    sync::MutexLock lock(s->mu);
+    s->catch_up();
+    const Offset oldest = s->log()->oldest();
+    const Offset end = s->log()->end();
+    if (offset < oldest || offset > end) {
+      throw OffsetOutOfRange("seek to " + std::to_string(offset) + " outside [" +
+                             std::to_string(oldest) + ", " + std::to_string(end) + "]");
+    }
+    s->seek(offset);
+  }
+  if (s->config().kind == Kind::kPush) dispatcher_->notify(s);
+}
+
+std::size_t BrokerImpl::drain() {
+  if (!dispatcher_->synchronous()) throw NotSynchronous("drain() needs the synchronous dispatcher");
+  if (running_handler_of(this)) {
+    throw ReentrantDrain("drain() called from inside a handler of this broker");
+  }
+  std::size_t confirmed = 0;
+  for (const auto& t : topic_snapshot()) {
+    // A copy: handlers may subscribe and unsubscribe while this drain walks it (R8).
+    for (const auto& s : t->snapshot(Kind::kPush)) {
+      for (;;) {
+        const OfferResult r = offer_next(s, nullptr);
+        if (r == OfferResult::kConfirmed) {
+          ++confirmed;
+        } else if (r != OfferResult::kIgnored) {
+          break;
+        }
+      }
+    }
+  }
+  return confirmed;
+}
+
+void BrokerImpl::Progress::notify() {
+  if (waiters.load(std::memory_order_acquire) == 0) return;
+  sync::MutexLock lock(mu);
+  cv.notify_all();
+}
+
+bool BrokerImpl::all_idle(bool backing_off_is_idle) const {
+  for (const auto& t : topic_snapshot()) {
+    for (const auto& s : *t->push_states()) {
+      sync::MutexLock lock(s->mu);
+      if (!s->offers.open()) continue;
+      if (s->offers.busy()) return false;
+      if (backing_off_is_idle && s->offers.backing_off()) continue;
+      if (s->has_next()) return false;
+    }
+  }
+  return true;
+}
+
+bool BrokerImpl::wait_idle(Millis timeout) { return wait_until_idle(timeout, true); }
+
+bool BrokerImpl::wait_delivered(Millis timeout) { return wait_until_idle(timeout, false); }
+
+bool BrokerImpl::wait_until_idle(Millis timeout, bool backing_off_is_idle) {
+  if (dispatcher_->synchronous()) return all_idle(backing_off_is_idle);
+  const Millis deadline = sync::steady_now() + timeout;
+  progress_->waiters.fetch_add(1, std::memory_order_acq_rel);
+  bool idle = false;
+  for (;;) {
+    if ((idle = all_idle(backing_off_is_idle))) break;
+    const Millis now = sync::steady_now();
+    if (now >= deadline) break;
+    sync::MutexLock lock(progress_->mu);
+    progress_->cv.wait_for(progress_->mu, std::min(deadline - now, Millis{5}));
+  }
+  progress_->waiters.fetch_sub(1, std::memory_order_acq_rel);
+  return idle;
+}
+
+}  // namespace broker
