@@ -1,6 +1,7 @@
 // A topic: its log and its subscriptions in creation order.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,9 +40,9 @@ class Topic {
   /// The states of kind k in creation order: a copy, for use without mu. Locks mu.
   StateList snapshot(Kind k) EXCLUDES(mu) {
     sync::MutexLock lock(mu);
-    if (k == Kind::kPush) return *push_;
+    if (k == Kind::kPush) return *push_list();
     StateList out;
-    for (const auto& s : states_) {
+    for (const auto& [seq, s] : states_) {
       if (s->config().kind == k) out.push_back(s);
     }
     return out;
@@ -49,10 +50,16 @@ class Topic {
   /// The push states, shared (copy on write): publish copies one pointer. Locks mu.
   std::shared_ptr<const StateList> push_states() EXCLUDES(mu) {
     sync::MutexLock lock(mu);
-    return push_;
+    return push_list();
   }
-  /// Every state in creation order.
-  [[nodiscard]] const StateList& states() const REQUIRES(mu) { return states_; }
+  /// Every state in creation order (a copy).
+  [[nodiscard]] StateList states() const REQUIRES(mu) {
+    StateList out;
+    out.reserve(states_.size());
+    for (const auto& [seq, s] : states_) out.push_back(s);
+    return out;
+  }
+  [[nodiscard]] std::size_t state_count() const REQUIRES(mu) { return states_.size(); }
   /// The state a call names: a subscription or member name first, then a group's name;
   /// null if neither exists.
   [[nodiscard]] StatePtr resolve(const std::string& name) const REQUIRES(mu) {
@@ -60,29 +67,42 @@ class Topic {
     if (auto it = groups.find(name); it != groups.end()) return it->second;
     return nullptr;
   }
-  /// Adds a new state at the end of the creation order.
+  /// Adds a new state at the end of the creation order. O(log n): the push list is rebuilt
+  /// lazily, by the next publish, so n subscribes cost O(n log n) (not O(n^2)).
   void add(StatePtr s) REQUIRES(mu) {
-    states_.push_back(std::move(s));
-    if (states_.back()->config().kind == Kind::kPush) refresh_push();
+    const std::uint64_t seq = next_seq_++;
+    seq_of_[s.get()] = seq;
+    if (s->config().kind == Kind::kPush) push_stale_ = true;
+    states_.emplace(seq, std::move(s));
   }
-  /// Removes a state that has no names left.
+  /// Removes a state that has no names left. O(log n).
   void remove(const StatePtr& s) REQUIRES(mu) {
-    std::erase(states_, s);
-    if (s->config().kind == Kind::kPush) refresh_push();
+    auto it = seq_of_.find(s.get());
+    if (it == seq_of_.end()) return;
+    states_.erase(it->second);
+    seq_of_.erase(it);
+    if (s->config().kind == Kind::kPush) push_stale_ = true;
     if (s->config().group) groups.erase(s->config().name);
   }
 
  private:
-  void refresh_push() REQUIRES(mu) {
-    auto push = std::make_shared<StateList>();
-    for (const auto& s : states_) {
-      if (s->config().kind == Kind::kPush) push->push_back(s);
+  const std::shared_ptr<const StateList>& push_list() REQUIRES(mu) {
+    if (push_stale_) {
+      auto push = std::make_shared<StateList>();
+      for (const auto& [seq, s] : states_) {
+        if (s->config().kind == Kind::kPush) push->push_back(s);
+      }
+      push_ = std::move(push);
+      push_stale_ = false;
     }
-    push_ = std::move(push);
+    return push_;
   }
 
-  StateList states_ GUARDED_BY(mu);
+  std::map<std::uint64_t, StatePtr> states_ GUARDED_BY(mu);  // by creation sequence
+  std::map<const SubscriptionState*, std::uint64_t> seq_of_ GUARDED_BY(mu);
+  std::uint64_t next_seq_ GUARDED_BY(mu) = 0;
   std::shared_ptr<const StateList> push_ GUARDED_BY(mu) = std::make_shared<StateList>();
+  bool push_stale_ GUARDED_BY(mu) = false;
 };
 
 }  // namespace broker

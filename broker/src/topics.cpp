@@ -52,8 +52,8 @@ void BrokerImpl::delete_topic(const std::string& name) {
   if (it == topics_.end()) throw UnknownTopic("no topic '" + name + "'");
   std::shared_ptr<Topic> topic = it->second;
   sync::MutexLock topic_lock(topic->mu);
-  if (!topic->states().empty()) {
-    throw TopicInUse("topic '" + name + "' still has " + std::to_string(topic->states().size()) +
+  if (topic->state_count() > 0) {
+    throw TopicInUse("topic '" + name + "' still has " + std::to_string(topic->state_count()) +
                      " subscription(s)");
   }
   topic->deleted = true;

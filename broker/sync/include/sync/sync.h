@@ -1,0 +1,44 @@
+// The broker's only door to threads and locks. The same broker sources build against
+// std primitives (default) or Boost.Fiber primitives (BROKER_SYNC_FIBER), where every
+// lock, unlock, wait, notify and handler call is a scheduling point of the test's
+// scheduler. Nothing else in broker/ may include <mutex>, <thread> or <condition_variable>.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "sync/thread_annotations.h"
+
+#if defined(BROKER_SYNC_FIBER)
+#include "sync/sync_fiber.h"
+#else
+#include "sync/sync_std.h"
+#endif
+
+namespace broker::sync {
+
+/// Holds a Mutex for one scope.
+class SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~MutexLock() RELEASE() { mu_.unlock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+ private:
+  Mutex& mu_;
+};
+
+/// Releases a held Mutex for one scope (to call user code), and takes it back.
+class SCOPED_CAPABILITY MutexUnlock {
+ public:
+  explicit MutexUnlock(Mutex& mu) RELEASE(mu) : mu_(mu) { mu_.unlock(); }
+  ~MutexUnlock() ACQUIRE() { mu_.lock(); }
+  MutexUnlock(const MutexUnlock&) = delete;
+  MutexUnlock& operator=(const MutexUnlock&) = delete;
+
+ private:
+  Mutex& mu_;
+};
+
+}  // namespace broker::sync

@@ -1,0 +1,182 @@
+// Fiber back-end of the sync layer (BROKER_SYNC_FIBER): the same interface as sync_std.h,
+// but every lock, unlock, wait, notify, spawn and join is a scheduling point of a
+// FiberRuntime, which the test's scheduler (fiber/, target fiber_sched) installs on the
+// thread that runs the fibers. The primitives keep their own waiter lists and park through
+// the runtime instead of blocking inside boost::fibers::mutex / condition_variable: that
+// way the scheduler sees exactly which fiber waits for what, so it can report a deadlock
+// (nothing runnable, no timed wait pending) instead of hanging, and timed waits run on
+// virtual time. Fibers themselves are boost::fibers::fiber contexts (see fiber/).
+//
+// Virtual time: steady_now() is the runtime's virtual clock. It moves only when no fiber
+// can run; then it jumps to the earliest pending deadline (CondVar::wait_for, sleep) and
+// that waiter times out. So a timeout never fires while some fiber could still make
+// progress: the model is an infinitely fast CPU. No spurious wakeups are injected;
+// notify_one wakes the longest waiter.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <utility>
+
+#include "sync/thread_annotations.h"
+
+namespace broker::sync {
+
+/// The scheduler the fiber back-end reports to. One per thread that runs fibers; every
+/// call is made from the fiber that is currently running (no other thread involved).
+class FiberRuntime {
+ public:
+  virtual ~FiberRuntime() = default;
+  /// Id of the running fiber (small, dense, deterministic).
+  virtual int current() = 0;
+  /// A scheduling point: the scheduler may switch to another runnable fiber here.
+  virtual void point(const char* label) = 0;
+  /// Suspends the running fiber until unpark(it, on) or, with a deadline, until virtual
+  /// time reaches it. Returns true when unparked, false on timeout.
+  virtual bool park(const void* on, const char* label,
+                    std::optional<std::chrono::milliseconds> deadline) = 0;
+  /// Makes fiber `id` runnable if it is parked on `on` (no switch). Returns whether it was.
+  virtual bool unpark(int id, const void* on) = 0;
+  /// Virtual monotonic time.
+  virtual std::chrono::milliseconds now() = 0;
+  /// Starts a fiber (a scheduling point) and returns its id.
+  virtual int spawn(std::function<void()> body) = 0;
+  /// Waits until fiber `id` has finished (a scheduling point).
+  virtual void join(int id) = 0;
+  /// Gives up the right to join fiber `id`.
+  virtual void detach(int id) = 0;
+  /// The running fiber's private slot.
+  virtual void*& slot() = 0;
+};
+
+/// The runtime installed on this thread (null outside a fiber run).
+inline FiberRuntime*& installed_fiber_runtime() {
+  thread_local FiberRuntime* runtime = nullptr;
+  return runtime;
+}
+
+/// The installed runtime; aborts loudly when broker_fiber is used outside a fiber run.
+inline FiberRuntime& fiber_runtime() {
+  FiberRuntime* rt = installed_fiber_runtime();
+  if (rt == nullptr) {
+    std::fputs("broker_fiber: sync primitive used outside fiber::run_fibers\n", stderr);
+    std::abort();
+  }
+  return *rt;
+}
+
+/// A non-recursive mutex. lock() and unlock() are scheduling points.
+class CAPABILITY("mutex") Mutex {
+ public:
+  void lock() ACQUIRE() {
+    FiberRuntime& rt = fiber_runtime();
+    rt.point("lock");
+    acquire(rt);
+  }
+  void unlock() RELEASE() {
+    FiberRuntime& rt = fiber_runtime();
+    release(rt);
+    rt.point("unlock");
+  }
+
+  // For CondVar: take and give back without the leading/trailing scheduling point.
+  void acquire(FiberRuntime& rt) NO_THREAD_SAFETY_ANALYSIS {
+    const int me = rt.current();
+    while (owner_ != -1) {
+      waiters_.push_back(me);
+      rt.park(this, owner_ == me ? "lock-self" : "lock-wait", std::nullopt);
+    }
+    owner_ = me;
+  }
+  void release(FiberRuntime& rt) NO_THREAD_SAFETY_ANALYSIS {
+    owner_ = -1;
+    for (int w : waiters_) rt.unpark(w, this);  // all retry; the scheduler picks the winner
+    waiters_.clear();
+  }
+
+ private:
+  int owner_ = -1;
+  std::deque<int> waiters_;
+};
+
+/// A condition variable used with a held Mutex. wait and notify are scheduling points.
+class CondVar {
+ public:
+  /// Waits for a notify. REQUIRES mu held; holds it again on return.
+  void wait(Mutex& mu) REQUIRES(mu) { wait_impl(mu, std::nullopt); }
+  /// Waits at most d of virtual time. Returns false on timeout.
+  bool wait_for(Mutex& mu, std::chrono::milliseconds d) REQUIRES(mu) { return wait_impl(mu, d); }
+  void notify_one() {
+    FiberRuntime& rt = fiber_runtime();
+    while (!waiters_.empty()) {
+      const int w = waiters_.front();
+      waiters_.pop_front();
+      if (rt.unpark(w, this)) break;  // skip waiters that already timed out
+    }
+    rt.point("notify_one");
+  }
+  void notify_all() {
+    FiberRuntime& rt = fiber_runtime();
+    for (int w : waiters_) rt.unpark(w, this);
+    waiters_.clear();
+    rt.point("notify_all");
+  }
+
+ private:
+  bool wait_impl(Mutex& mu, std::optional<std::chrono::milliseconds> d) NO_THREAD_SAFETY_ANALYSIS {
+    FiberRuntime& rt = fiber_runtime();
+    rt.point(d ? "wait_for" : "wait");
+    const int me = rt.current();
+    waiters_.push_back(me);
+    mu.release(rt);  // atomically with parking: no scheduling point in between
+    std::optional<std::chrono::milliseconds> deadline;
+    if (d) deadline = rt.now() + std::max(*d, std::chrono::milliseconds(0));
+    const bool notified = rt.park(this, d ? "cv-wait_for" : "cv-wait", deadline);
+    if (!notified)
+      waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), me), waiters_.end());
+    rt.point("wait-relock");
+    mu.acquire(rt);
+    return notified;
+  }
+
+  std::deque<int> waiters_;
+};
+
+/// A joinable fiber. Like std::thread: destroying a joinable Thread terminates.
+class Thread {
+ public:
+  Thread() = default;
+  explicit Thread(std::function<void()> body) : id_(fiber_runtime().spawn(std::move(body))) {}
+  Thread(Thread&& other) noexcept : id_(std::exchange(other.id_, -1)) {}
+  Thread& operator=(Thread&& other) noexcept {
+    if (joinable()) std::terminate();
+    id_ = std::exchange(other.id_, -1);
+    return *this;
+  }
+  ~Thread() {
+    if (joinable()) std::terminate();
+  }
+  bool joinable() const { return id_ != -1; }
+  void join() { fiber_runtime().join(std::exchange(id_, -1)); }
+  void detach() { fiber_runtime().detach(std::exchange(id_, -1)); }
+
+ private:
+  int id_ = -1;
+};
+
+/// A slot private to the current fiber.
+inline void*& context_slot() { return fiber_runtime().slot(); }
+
+/// A point where the scheduler may switch to another fiber.
+inline void schedule_point() { fiber_runtime().point("schedule_point"); }
+
+/// Virtual monotonic time (see the top of this file).
+inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
+
+}  // namespace broker::sync

@@ -1,0 +1,77 @@
+// std back-end of the sync layer: std::mutex, std::condition_variable, std::thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "sync/thread_annotations.h"
+
+namespace broker::sync {
+
+/// A non-recursive mutex. lock() may block; never throws except on system failure.
+class CAPABILITY("mutex") Mutex {
+ public:
+  void lock() ACQUIRE() { mu_.lock(); }
+  void unlock() RELEASE() { mu_.unlock(); }
+  std::mutex& native() { return mu_; }
+
+ private:
+  std::mutex mu_;
+};
+
+/// A condition variable used with a held Mutex.
+class CondVar {
+ public:
+  /// Waits for a notify (or spuriously). REQUIRES mu held; holds it again on return.
+  void wait(Mutex& mu) REQUIRES(mu) {
+    std::unique_lock<std::mutex> lk(mu.native(), std::adopt_lock);
+    cv_.wait(lk);
+    lk.release();
+  }
+  /// Waits at most d of real (steady) time. Returns false on timeout.
+  bool wait_for(Mutex& mu, std::chrono::milliseconds d) REQUIRES(mu) {
+    std::unique_lock<std::mutex> lk(mu.native(), std::adopt_lock);
+    bool notified = cv_.wait_for(lk, d) == std::cv_status::no_timeout;
+    lk.release();
+    return notified;
+  }
+  void notify_one() { cv_.notify_one(); }
+  void notify_all() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
+};
+
+/// A joinable thread of execution.
+class Thread {
+ public:
+  Thread() = default;
+  explicit Thread(std::function<void()> body) : t_(std::move(body)) {}
+  bool joinable() const { return t_.joinable(); }
+  void join() { t_.join(); }
+  void detach() { t_.detach(); }
+
+ private:
+  std::thread t_;
+};
+
+/// A slot private to the current thread of execution (a fiber in the fiber back-end).
+/// The broker keeps its "which handler is running here" marker in it.
+inline void*& context_slot() {
+  thread_local void* slot = nullptr;
+  return slot;
+}
+
+/// A point where the fiber back-end may switch; nothing here.
+inline void schedule_point() {}
+
+/// Real monotonic time, for timeouts and backoff (never for the broker's contract).
+inline std::chrono::milliseconds steady_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+
+}  // namespace broker::sync
