@@ -59,7 +59,7 @@ void retained(benchmark::State& state, Make make_contender) {
 
 /// Our broker: lagging pull subscriptions that never poll (no thread, no handler).
 std::unique_ptr<broker::Broker> make_broker(std::size_t subs, std::size_t bound) {
-  auto b = std::make_unique<broker::Broker>(broker::BrokerOptions{nullptr, lane()});
+  auto b = std::make_unique<broker::Broker>(lane());
   broker::TopicOptions topic;
   topic.retention_messages = bound;
   b->create_topic("t", topic);

@@ -5,20 +5,20 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common.h"
 
 namespace bench {
 
-/// A Broker with one topic "t" and `subscribers` push subscriptions "s0", "s1", ... on the
-/// given dispatcher. Thread-safe publish (the broker is).
+/// A Broker with one topic "t" and `subscribers` push subscriptions "s0", "s1", ... built
+/// with the given options (lane() or pool() below). Thread-safe publish (the broker is).
 class BrokerFanOut {
  public:
   /// Subscribes `subscribers` handlers made by make.
-  BrokerFanOut(std::size_t subscribers, const HandlerFactory& make,
-               broker::DispatcherOptions dispatcher, broker::TopicOptions topic = {},
-               int max_deliveries = broker::kDefaultMaxDeliveries)
-      : broker_({nullptr, dispatcher}) {
+  BrokerFanOut(std::size_t subscribers, const HandlerFactory& make, broker::BrokerOptions options,
+               broker::TopicOptions topic = {}, int max_deliveries = broker::kDefaultMaxDeliveries)
+      : broker_(std::move(options)) {
     broker_.create_topic(kTopic, topic);
     for (std::size_t i = 0; i < subscribers; ++i) {
       broker::PushOptions options;
@@ -26,7 +26,7 @@ class BrokerFanOut {
       std::string name = std::to_string(i);  // not "s" + ...: GCC 12 -Wrestrict false positive
       name.insert(name.begin(), 's');
       broker_.subscribe(
-          kTopic, name, [h = make(i)](const broker::Delivery& d) { return h(d.message.payload); },
+          kTopic, name, [h = make(i)](const broker::Delivery& d) { return h(d.message->payload); },
           options);
     }
   }
@@ -43,22 +43,15 @@ class BrokerFanOut {
   broker::Broker broker_;
 };
 
-/// Lane dispatcher options (a thread per subscription).
-inline broker::DispatcherOptions lane(broker::Millis backoff = broker::Millis{5}) {
-  broker::DispatcherOptions o;
-  o.kind = broker::DispatcherOptions::Kind::kLane;
-  o.retry_backoff = backoff;
-  return o;
+/// A broker on the lane dispatcher (a thread per subscription) and a SteadyClock.
+inline broker::BrokerOptions lane(broker::Millis backoff = broker::Millis{5}) {
+  return broker::BrokerOptions::lane().with_retry_backoff(backoff);
 }
 
-/// Pool dispatcher options (threads shared by every subscription).
-inline broker::DispatcherOptions pool(std::size_t threads = 2,
-                                      broker::Millis backoff = broker::Millis{5}) {
-  broker::DispatcherOptions o;
-  o.kind = broker::DispatcherOptions::Kind::kPool;
-  o.pool_threads = threads;
-  o.retry_backoff = backoff;
-  return o;
+/// A broker on the pool dispatcher (threads shared by every subscription), SteadyClock.
+inline broker::BrokerOptions pool(std::size_t threads = 2,
+                                  broker::Millis backoff = broker::Millis{5}) {
+  return broker::BrokerOptions::pool(threads).with_retry_backoff(backoff);
 }
 
 }  // namespace bench

@@ -24,7 +24,7 @@ struct Log {
   std::vector<std::string> calls;
   Handler Confirming(const std::string& name) {
     return [this, name](const Delivery& d) {
-      calls.push_back(name + "@" + std::to_string(d.message.offset));
+      calls.push_back(name + "@" + std::to_string(d.message->offset));
       return true;
     };
   }
@@ -77,7 +77,7 @@ TEST(Publish, OffsetsCountFromZeroPerTopic) {
 }
 
 TEST(Publish, MessageCarriesPayloadHeadersKeyAndTheClocksTime) {
-  auto clock = std::make_shared<ManualClock>(Time{1234});
+  auto clock = std::make_shared<ManualClock>(at(Millis{1234}));
   Broker b{SyncBroker(clock)};
   b.create_topic("orders");
   b.subscribe_pull("orders", "p", Pull());
@@ -85,13 +85,13 @@ TEST(Publish, MessageCarriesPayloadHeadersKeyAndTheClocksTime) {
   clock->advance(Millis{10});
   b.publish("orders", "second");
 
-  const auto got = b.poll("orders", "p", "w", Time{0}, 2);
+  const auto got = b.poll("orders", "p", "w", 2, Time{});
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].message->payload, "first");
   EXPECT_EQ(got[0].message->headers, (Headers{{"type", "created"}}));
   EXPECT_EQ(got[0].message->key, "customer-7");
-  EXPECT_EQ(got[0].message->publish_time, Time{1234});
-  EXPECT_EQ(got[1].message->publish_time, Time{1244});
+  EXPECT_EQ(got[0].message->publish_time, at(Millis{1234}));
+  EXPECT_EQ(got[1].message->publish_time, at(Millis{1244}));
   EXPECT_EQ(got[1].message->key, "");
 }
 
@@ -110,7 +110,7 @@ TEST(Retention, MessageBoundKeepsTheNewestNAndCountsWhatASubscriptionMissed) {
   EXPECT_EQ(b.end_offset("orders"), 5u);
   const auto s = b.stats("orders", "s");
   EXPECT_EQ(s.skipped, 2u) << "nothing is lost without a trace";
-  EXPECT_EQ(s.next_offset, 2u);
+  EXPECT_EQ(s.cursor, 2u);
   EXPECT_EQ(s.backlog, 3u);
   b.drain();
   EXPECT_EQ(log.calls, (std::vector<std::string>{"s@2", "s@3", "s@4"}));
@@ -142,7 +142,7 @@ TEST(Retention, SeekRangeIsOldestKeptToEnd) {
   for (int i = 0; i < 4; ++i) b.publish("orders", "m");
   EXPECT_THROW(b.seek("orders", "s", 1), OffsetOutOfRange);
   EXPECT_NO_THROW(b.seek("orders", "s", 2));
-  EXPECT_EQ(b.stats("orders", "s").next_offset, 2u);
+  EXPECT_EQ(b.stats("orders", "s").cursor, 2u);
   EXPECT_NO_THROW(b.seek("orders", "s", 4));
   EXPECT_EQ(b.stats("orders", "s").backlog, 0u);
   EXPECT_THROW(b.seek("orders", "s", 5), OffsetOutOfRange);
@@ -155,15 +155,15 @@ TEST(Retention, ReturnedMessagesDroppedByRetentionAreCountedAsSkipped) {
   b.create_topic("orders", o);
   b.subscribe_pull("orders", "p", Pull());
   b.publish("orders", "m0");
-  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
-  ASSERT_TRUE(b.nack("orders", "p", 0, "w", Time{0}));  // offset 0 waits for redelivery
+  ASSERT_EQ(b.poll("orders", "p", "w", 1, Time{}).size(), 1u);
+  ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 0}, Time{}));  // offset 0 waits for redelivery
   b.publish("orders", "m1");
   b.publish("orders", "m2");  // drops offset 0
 
   const auto s = b.stats("orders", "p");
   EXPECT_EQ(s.skipped, 1u);
   EXPECT_EQ(s.backlog, 2u);
-  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 5)), (std::vector<Offset>{1, 2}));
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", 5, Time{})), (std::vector<Offset>{1, 2}));
 }
 
 TEST(Retention, HeldMessagesStayAliveForTheirHolder) {
@@ -173,13 +173,13 @@ TEST(Retention, HeldMessagesStayAliveForTheirHolder) {
   b.create_topic("orders", o);
   b.subscribe_pull("orders", "p", Pull());
   b.publish("orders", "held");
-  const auto got = b.poll("orders", "p", "w", Time{0}, 1);
+  const auto got = b.poll("orders", "p", "w", 1, Time{});
   ASSERT_EQ(got.size(), 1u);
   for (int i = 0; i < 5; ++i) b.publish("orders", "newer");
 
   EXPECT_EQ(got[0].message->payload, "held");
   EXPECT_EQ(b.stats("orders", "p").in_flight, 1u) << "held messages are not touched";
-  EXPECT_TRUE(b.ack("orders", "p", 0, "w", Time{0}));
+  EXPECT_TRUE(b.ack(Receipt{"orders", "p", "w", 0}, Time{}));
   EXPECT_EQ(b.stats("orders", "p").skipped, 4u) << "offsets 1..4 were dropped unseen";
 }
 
@@ -204,7 +204,7 @@ TEST(StartPosition, BeginningIsTheOldestKeptOffset) {
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
   Log log;
   b.subscribe("orders", "s", log.Confirming("s"), Push(5, StartPosition::beginning()));
-  EXPECT_EQ(b.stats("orders", "s").next_offset, 1u);
+  EXPECT_EQ(b.stats("orders", "s").cursor, 1u);
   EXPECT_EQ(b.stats("orders", "s").skipped, 0u) << "it never had the dropped offset";
   b.drain();
   EXPECT_EQ(log.calls, (std::vector<std::string>{"s@1", "s@2"}));
@@ -216,8 +216,8 @@ TEST(StartPosition, AtAnOffsetInsideTheKeptRange) {
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
   b.subscribe_pull("orders", "p", Pull(Millis{1000}, 5, {}, StartPosition::at(1)));
   b.subscribe_pull("orders", "q", Pull(Millis{1000}, 5, {}, StartPosition::at(3)));
-  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 10)), (std::vector<Offset>{1, 2}));
-  EXPECT_TRUE(b.poll("orders", "q", "w", Time{0}, 10).empty());
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", 10, Time{})), (std::vector<Offset>{1, 2}));
+  EXPECT_TRUE(b.poll("orders", "q", "w", 10, Time{}).empty());
 }
 
 TEST(StartPosition, SubscriptionNamesAreUniqueAcrossKindsButGroupNamesAreSeparate) {
@@ -254,7 +254,7 @@ TEST(Filters, HeaderFilterDeliversOnlyMatchesAndCountsThePassedOver) {
   EXPECT_EQ(log.calls, (std::vector<std::string>{"s@0", "s@3"}));
   const auto s = b.stats("orders", "s");
   EXPECT_EQ(s.filtered, 2u);
-  EXPECT_EQ(s.next_offset, 4u) << "the cursor moves past non-matching messages";
+  EXPECT_EQ(s.cursor, 4u) << "the cursor moves past non-matching messages";
   EXPECT_EQ(s.backlog, 0u);
 }
 
@@ -281,7 +281,7 @@ TEST(Filters, PullHeaderFilterSkipsNonMatching) {
   b.subscribe_pull("orders", "p", Pull(Millis{1000}, 5, {{"type", "created"}}));
   b.publish("orders", "a", {{"type", "paid"}});
   b.publish("orders", "b", {{"type", "created"}});
-  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", Time{0}, 10)), std::vector<Offset>{1});
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w", 10, Time{})), std::vector<Offset>{1});
   EXPECT_EQ(b.stats("orders", "p").filtered, 1u);
 }
 
@@ -293,17 +293,17 @@ TEST(Stats, CountersAddUp) {
   b.subscribe_pull("orders", "p", Pull(Millis{100}, 2));
   for (int i = 0; i < 5; ++i) b.publish("orders", "m");
   // offers: 0,1,2,3 (attempt 1); ack 0; nack 1; 2 expires; 3 stays held.
-  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 4).size(), 4u);
-  ASSERT_TRUE(b.ack("orders", "p", 0, "w", Time{0}));
-  ASSERT_TRUE(b.nack("orders", "p", 1, "w", Time{0}));
-  ASSERT_TRUE(b.extend("orders", "p", 3, "w", Time{0}, Millis{1000}));
-  EXPECT_EQ(b.expire(Time{100}), (std::vector<Expired>{{"orders", "p", 2, false}}));
+  ASSERT_EQ(b.poll("orders", "p", "w", 4, Time{}).size(), 4u);
+  ASSERT_TRUE(b.ack(Receipt{"orders", "p", "w", 0}, Time{}));
+  ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 1}, Time{}));
+  ASSERT_TRUE(b.extend(Receipt{"orders", "p", "w", 3}, Time{}, Millis{1000}));
+  EXPECT_EQ(b.expire(at(Millis{100})), (std::vector<Expired>{{"orders", "p", 2, false}}));
   // offers again: 1 (attempt 2), 2 (attempt 2), then 1 nacked again -> dead.
-  const auto again = b.poll("orders", "p", "w", Time{100}, 2);
+  const auto again = b.poll("orders", "p", "w", 2, at(Millis{100}));
   ASSERT_EQ(again.size(), 2u);
   EXPECT_EQ(again[0].attempt, 2);
   EXPECT_EQ(again[1].attempt, 2);
-  ASSERT_TRUE(b.nack("orders", "p", 1, "w", Time{100}));
+  ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 1}, at(Millis{100})));
 
   const auto s = b.stats("orders", "p");
   EXPECT_EQ(s.delivered, 6u);
@@ -312,7 +312,7 @@ TEST(Stats, CountersAddUp) {
   EXPECT_EQ(s.dead_lettered, 1u);
   EXPECT_EQ(s.in_flight, 2u) << "offsets 2 and 3";
   EXPECT_EQ(s.backlog, 1u) << "offset 4";
-  EXPECT_EQ(s.next_offset, 4u);
+  EXPECT_EQ(s.cursor, 4u);
   EXPECT_EQ(s.skipped, 0u);
   EXPECT_EQ(s.filtered, 0u);
   // Every first offer ends confirmed, dead, in flight or waiting for redelivery (none here).
@@ -353,10 +353,10 @@ TEST(DeadLetters, ReasonsNameTheFailure) {
   b.subscribe_pull("orders", "expires", Pull(Millis{1000}, 1));
   b.publish("orders", "m");
   b.drain();
-  ASSERT_EQ(b.poll("orders", "nacks", "w", Time{0}, 1).size(), 1u);
-  ASSERT_TRUE(b.nack("orders", "nacks", 0, "w", Time{0}));
-  ASSERT_EQ(b.poll("orders", "expires", "w", Time{0}, 1).size(), 1u);
-  EXPECT_EQ(b.expire(Time{1000}), (std::vector<Expired>{{"orders", "expires", 0, true}}));
+  ASSERT_EQ(b.poll("orders", "nacks", "w", 1, Time{}).size(), 1u);
+  ASSERT_TRUE(b.nack(Receipt{"orders", "nacks", "w", 0}, Time{}));
+  ASSERT_EQ(b.poll("orders", "expires", "w", 1, Time{}).size(), 1u);
+  EXPECT_EQ(b.expire(at(Millis{1000})), (std::vector<Expired>{{"orders", "expires", 0, true}}));
 
   const std::vector<std::pair<std::string, std::string>> expected{
       {"rejects", "rejected"},
@@ -396,9 +396,9 @@ TEST(DeadLetters, AreListedInTheOrderTheyDied) {
   b.create_topic("orders");
   b.subscribe_pull("orders", "p", Pull(Millis{1000}, 1));
   for (int i = 0; i < 3; ++i) b.publish("orders", "m" + std::to_string(i));
-  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 3).size(), 3u);
-  ASSERT_TRUE(b.nack("orders", "p", 2, "w", Time{0}));
-  ASSERT_TRUE(b.nack("orders", "p", 0, "w", Time{0}));
+  ASSERT_EQ(b.poll("orders", "p", "w", 3, Time{}).size(), 3u);
+  ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 2}, Time{}));
+  ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 0}, Time{}));
   const auto dead = b.dead_letters("orders", "p");
   ASSERT_EQ(dead.size(), 2u);
   EXPECT_EQ(dead[0].message->offset, 2u);
@@ -450,7 +450,7 @@ TEST_F(Groups, MembersShareOneStateForStatsSeekAndDeadLetters) {
   EXPECT_EQ(b.stats("orders", "a"), b.stats("orders", "b"));
   EXPECT_EQ(b.stats("orders", "a").confirmed, 4u);
   b.seek("orders", "b", 2);
-  EXPECT_EQ(b.stats("orders", "a").next_offset, 2u);
+  EXPECT_EQ(b.stats("orders", "a").cursor, 2u);
   log.calls.clear();
   b.drain();
   EXPECT_EQ(log.calls.size(), 2u) << "offsets 2 and 3 replayed once for the group";
@@ -491,7 +491,7 @@ class PullRules : public ::testing::Test {
 };
 
 TEST_F(PullRules, SubscribePullWithEqualOptionsIsANoOp) {
-  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "p", "w", 1, Time{}).size(), 1u);
   const auto before = b.stats("orders", "p");
   EXPECT_NO_THROW(b.subscribe_pull("orders", "p", Pull(Millis{100}, 5)));
   EXPECT_EQ(b.stats("orders", "p"), before) << "the existing subscription is kept as it is";
@@ -502,53 +502,56 @@ TEST_F(PullRules, SubscribePullWithEqualOptionsIsANoOp) {
 }
 
 TEST_F(PullRules, PollHandsOutDeadlinesAndNeverTheSameMessageTwice) {
-  const auto w1 = b.poll("orders", "p", "w1", Time{10}, 2);
-  const auto w2 = b.poll("orders", "p", "w2", Time{20}, 2);
+  const auto w1 = b.poll("orders", "p", "w1", 2, at(Millis{10}));
+  const auto w2 = b.poll("orders", "p", "w2", 2, at(Millis{20}));
   EXPECT_EQ(Offsets(w1), (std::vector<Offset>{0, 1}));
   EXPECT_EQ(Offsets(w2), std::vector<Offset>{2});
-  EXPECT_EQ(w1[0].deadline, Time{110});
-  EXPECT_EQ(w2[0].deadline, Time{120});
-  EXPECT_TRUE(b.poll("orders", "p", "w3", Time{20}, 2).empty());
+  EXPECT_EQ(w1[0].deadline, at(Millis{110}));
+  EXPECT_EQ(w2[0].deadline, at(Millis{120}));
+  EXPECT_TRUE(b.poll("orders", "p", "w3", 2, at(Millis{20})).empty());
 }
 
 TEST_F(PullRules, AckIsAcceptedOnlyFromTheHolderBeforeTheDeadline) {
-  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 1).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "p", "w1", 1, Time{}).size(), 1u);
   const auto before = b.stats("orders", "p");
-  EXPECT_FALSE(b.ack("orders", "p", 0, "w2", Time{0})) << "not the holder";
-  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{100})) << "now == deadline is late";
-  EXPECT_FALSE(b.ack("orders", "p", 1, "w1", Time{0})) << "never handed out";
-  EXPECT_FALSE(b.ack("orders", "p", 99, "w1", Time{0})) << "does not exist";
-  EXPECT_FALSE(b.nack("orders", "p", 0, "w2", Time{0}));
-  EXPECT_FALSE(b.extend("orders", "p", 0, "w2", Time{0}, Millis{10}));
-  EXPECT_FALSE(b.extend("orders", "p", 0, "w1", Time{100}, Millis{10}));
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w2", 0}, Time{})) << "not the holder";
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w1", 0}, at(Millis{100})))
+      << "now == deadline is late";
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w1", 1}, Time{})) << "never handed out";
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w1", 99}, Time{})) << "does not exist";
+  EXPECT_FALSE(b.nack(Receipt{"orders", "p", "w2", 0}, Time{}));
+  EXPECT_FALSE(b.extend(Receipt{"orders", "p", "w2", 0}, Time{}, Millis{10}));
+  EXPECT_FALSE(b.extend(Receipt{"orders", "p", "w1", 0}, at(Millis{100}), Millis{10}));
   EXPECT_EQ(b.stats("orders", "p"), before) << "refused calls change nothing";
-  EXPECT_TRUE(b.ack("orders", "p", 0, "w1", Time{99}));
-  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{99})) << "already confirmed";
+  EXPECT_TRUE(b.ack(Receipt{"orders", "p", "w1", 0}, at(Millis{99})));
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w1", 0}, at(Millis{99}))) << "already confirmed";
 }
 
 TEST_F(PullRules, NackReturnsAtOnceAndTheNextPollOffersItFirstWithTheNextAttempt) {
-  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
-  EXPECT_TRUE(b.nack("orders", "p", 1, "w1", Time{0}));
-  EXPECT_FALSE(b.nack("orders", "p", 1, "w1", Time{0})) << "no longer held";
-  const auto got = b.poll("orders", "p", "w2", Time{0}, 2);
+  ASSERT_EQ(b.poll("orders", "p", "w1", 2, Time{}).size(), 2u);
+  EXPECT_TRUE(b.nack(Receipt{"orders", "p", "w1", 1}, Time{}));
+  EXPECT_FALSE(b.nack(Receipt{"orders", "p", "w1", 1}, Time{})) << "no longer held";
+  const auto got = b.poll("orders", "p", "w2", 2, Time{});
   ASSERT_EQ(Offsets(got), (std::vector<Offset>{1, 2}));
   EXPECT_EQ(got[0].attempt, 2);
   EXPECT_EQ(got[1].attempt, 1);
 }
 
 TEST_F(PullRules, ExtendMovesTheDeadline) {
-  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 1).size(), 1u);
-  EXPECT_TRUE(b.extend("orders", "p", 0, "w1", Time{50}, Millis{200}));  // deadline 250
-  EXPECT_TRUE(b.expire(Time{100}).empty());
-  EXPECT_TRUE(b.ack("orders", "p", 0, "w1", Time{249}));
+  ASSERT_EQ(b.poll("orders", "p", "w1", 1, Time{}).size(), 1u);
+  EXPECT_TRUE(
+      b.extend(Receipt{"orders", "p", "w1", 0}, at(Millis{50}), Millis{200}));  // deadline 250
+  EXPECT_TRUE(b.expire(at(Millis{100})).empty());
+  EXPECT_TRUE(b.ack(Receipt{"orders", "p", "w1", 0}, at(Millis{249})));
 }
 
 TEST_F(PullRules, ExpireReturnsLateMessagesToTheFrontInOffsetOrder) {
-  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
-  EXPECT_EQ(b.expire(Time{99}), std::vector<Expired>{});
-  EXPECT_EQ(b.expire(Time{100}),
+  ASSERT_EQ(b.poll("orders", "p", "w1", 2, Time{}).size(), 2u);
+  EXPECT_EQ(b.expire(at(Millis{99})), std::vector<Expired>{});
+  EXPECT_EQ(b.expire(at(Millis{100})),
             (std::vector<Expired>{{"orders", "p", 0, false}, {"orders", "p", 1, false}}));
-  EXPECT_EQ(Offsets(b.poll("orders", "p", "w2", Time{100}, 3)), (std::vector<Offset>{0, 1, 2}));
+  EXPECT_EQ(Offsets(b.poll("orders", "p", "w2", 3, at(Millis{100}))),
+            (std::vector<Offset>{0, 1, 2}));
 }
 
 TEST_F(PullRules, ExpireWalksTopicsAndSubscriptionsInCreationOrder) {
@@ -556,23 +559,23 @@ TEST_F(PullRules, ExpireWalksTopicsAndSubscriptionsInCreationOrder) {
   b.subscribe_pull("audit", "a", Pull(Millis{100}));
   b.subscribe_pull("orders", "q", Pull(Millis{100}, 5, {}, StartPosition::beginning()));
   b.publish("audit", "x");
-  ASSERT_EQ(b.poll("audit", "a", "w", Time{0}, 1).size(), 1u);
-  ASSERT_EQ(b.poll("orders", "q", "w", Time{0}, 1).size(), 1u);
-  ASSERT_EQ(b.poll("orders", "p", "w", Time{0}, 1).size(), 1u);
-  EXPECT_EQ(b.expire(Time{100}),
+  ASSERT_EQ(b.poll("audit", "a", "w", 1, Time{}).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "q", "w", 1, Time{}).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "p", "w", 1, Time{}).size(), 1u);
+  EXPECT_EQ(b.expire(at(Millis{100})),
             (std::vector<Expired>{
                 {"orders", "p", 0, false}, {"orders", "q", 0, false}, {"audit", "a", 0, false}}));
 }
 
 TEST_F(PullRules, SeekForgetsHeldMessagesAndRefusesTheirLateAcks) {
-  ASSERT_EQ(b.poll("orders", "p", "w1", Time{0}, 2).size(), 2u);
+  ASSERT_EQ(b.poll("orders", "p", "w1", 2, Time{}).size(), 2u);
   b.seek("orders", "p", 0);
-  EXPECT_FALSE(b.ack("orders", "p", 0, "w1", Time{0})) << "forgotten by the seek";
+  EXPECT_FALSE(b.ack(Receipt{"orders", "p", "w1", 0}, Time{})) << "forgotten by the seek";
   const auto s = b.stats("orders", "p");
   EXPECT_EQ(s.in_flight, 0u);
   EXPECT_EQ(s.backlog, 3u);
   EXPECT_EQ(s.delivered, 2u) << "counters are kept";
-  const auto again = b.poll("orders", "p", "w1", Time{0}, 1);
+  const auto again = b.poll("orders", "p", "w1", 1, Time{});
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].attempt, 1) << "attempts are forgotten too";
 }
@@ -584,7 +587,7 @@ TEST(Idempotent, RepeatsOfAnAppliedOffsetAreConfirmedWithoutCallingTheInnerHandl
   b.create_topic("orders");
   std::vector<Offset> applied;
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                applied.push_back(d.message.offset);
+                applied.push_back(d.message->offset);
                 return true;
               }));
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
@@ -602,7 +605,7 @@ TEST(Idempotent, AFailedOfferIsNotRememberedAsApplied) {
   b.create_topic("orders");
   std::vector<std::pair<Offset, int>> calls;
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                calls.emplace_back(d.message.offset, d.attempt);
+                calls.emplace_back(d.message->offset, d.attempt);
                 if (d.attempt == 1) throw std::runtime_error("not applied");
                 return true;
               }));
@@ -621,7 +624,7 @@ TEST(Idempotent, KeepsOneMarkPerTopic) {
   b.create_topic("b");
   std::vector<std::string> applied;
   const Handler shared = idempotent([&](const Delivery& d) {
-    applied.push_back(d.topic + "@" + std::to_string(d.message.offset));
+    applied.push_back(*d.topic + "@" + std::to_string(d.message->offset));
     return true;
   });
   b.subscribe("a", "s", shared);

@@ -53,7 +53,7 @@ TEST_P(Isolation, StuckHandlerDoesNotDelayOtherSubscriptions) {
     b.create_topic("audit");
     b.subscribe("orders", "stuck", [&](const Delivery& d) {
       stuck_entries.fetch_add(1);
-      if (d.message.offset == 0) {
+      if (d.message->offset == 0) {
         stuck_entered.count_down();
         release.wait();
       }
@@ -121,7 +121,7 @@ TEST_P(Isolation, HandlerThatThrows42IsAFailureNotACrash) {
   b.subscribe(
       "orders", "thrower",
       [&](const Delivery& d) -> bool {
-        if (d.message.offset == 0) throw 42;
+        if (d.message->offset == 0) throw 42;
         return true;
       },
       Push(/*max_deliveries=*/2));
@@ -186,7 +186,7 @@ TEST(PoolHandlerTimeout, StuckHandlersMessageFailsWithHandlerTimeoutAndOthersPro
   b.subscribe(
       "orders", "stuck",
       [sh](const Delivery& d) {
-        if (d.message.offset == 0) {
+        if (d.message->offset == 0) {
           sh->stuck_entered.count_down();
           sh->release.wait();
           sh->stuck_exits.fetch_add(1);

@@ -69,12 +69,12 @@ void RunWorker(Broker& b, ManualClock& clock, Stamps& stamps, const std::atomic<
     const Offset o = mine.front();
     mine.erase(mine.begin());
     if (ack_it) {
-      if (b.ack("t", "p", o, member, clock.now())) {
+      if (b.ack(Receipt{"t", "p", member, o}, clock.now())) {
         stamps.acked_at[o].store(stamps.next());
         log.acked.push_back(o);
       }
     } else {
-      (void)b.nack("t", "p", o, member, clock.now());
+      (void)b.nack(Receipt{"t", "p", member, o}, clock.now());
     }
   };
   while (!stop.load()) {
@@ -82,7 +82,7 @@ void RunWorker(Broker& b, ManualClock& clock, Stamps& stamps, const std::atomic<
       case 0:
       case 1: {
         const std::uint64_t invoked = stamps.next();
-        remember(b.poll("t", "p", member, clock.now(), 1 + rng() % 3), invoked);
+        remember(b.poll("t", "p", member, 1 + rng() % 3, clock.now()), invoked);
         break;
       }
       case 2:
@@ -98,17 +98,17 @@ void RunWorker(Broker& b, ManualClock& clock, Stamps& stamps, const std::atomic<
 
 // After the run: expire everything, poll and ack what is left, until nothing comes back.
 void FinalDrain(Broker& b, Stamps& stamps, WorkerLog& log) {
-  const Time later{1'000'000'000};
+  const Time later = at(Millis{1'000'000'000});
   for (;;) {
     const bool moved = !b.expire(later).empty();
     const std::uint64_t invoked = stamps.next();
-    const std::vector<Received> got = b.poll("t", "p", "final", later, 1000);
+    const std::vector<Received> got = b.poll("t", "p", "final", 1000, later);
     for (const Received& r : got) {
       const Offset o = r.message->offset;
       log.offers.push_back({o, r.attempt});
       if (stamps.acked_at[o].load() != 0 && stamps.acked_at[o].load() < invoked)
         log.failures.push_back("acked-came-back: offset " + std::to_string(o) + " in the drain");
-      if (b.ack("t", "p", o, "final", later)) log.acked.push_back(o);
+      if (b.ack(Receipt{"t", "p", "final", o}, later)) log.acked.push_back(o);
     }
     if (got.empty() && !moved) return;
   }
@@ -170,7 +170,7 @@ TEST(PullWorkersTwin, R11ConcurrentPollAckNackExpireLoseNothingAndNeverDoubleHol
   for (int round = 0; round < 5; ++round) {
     SCOPED_TRACE("replay the op choices: STRESS_SEED=" + std::to_string(seed) + " round " +
                  std::to_string(round));
-    auto clock = std::make_shared<ManualClock>(Time{0});
+    auto clock = std::make_shared<ManualClock>(Time{});
     Broker b{testing::SyncBroker(clock)};
     b.create_topic("t");
     b.subscribe_pull("t", "p",

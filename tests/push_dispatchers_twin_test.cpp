@@ -129,18 +129,18 @@ Handler Recording(std::shared_ptr<SubLog> shared, std::function<bool(Offset, int
     if (log.running.fetch_add(1) != 0) log.overlaps.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(log.mu);
-      log.calls.push_back({d.message.offset, d.attempt});
+      log.calls.push_back({d.message->offset, d.attempt});
     }
     bool ok = false;
     try {
-      ok = behave(d.message.offset, d.attempt);
+      ok = behave(d.message->offset, d.attempt);
     } catch (...) {
       log.running.fetch_sub(1);
       throw;
     }
     if (ok) {
       std::lock_guard<std::mutex> lock(log.mu);
-      ++log.confirmed[d.message.offset];
+      ++log.confirmed[d.message->offset];
     }
     log.running.fetch_sub(1);
     return ok;

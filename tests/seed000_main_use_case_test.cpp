@@ -36,7 +36,7 @@ class Seed000MainUseCase : public ::testing::Test {
 
   Handler Recorder(const std::string& name) {
     return [this, name](const Delivery& d) {
-      offers.push_back({name, d.message.offset, d.attempt, d.message.payload});
+      offers.push_back({name, d.message->offset, d.attempt, d.message->payload});
       if (name == "billing") {
         if (!unsubscribe_from_billing.empty()) {
           EXPECT_TRUE(b.unsubscribe("orders", unsubscribe_from_billing));
@@ -76,14 +76,14 @@ class Seed000MainUseCase : public ::testing::Test {
   }
 };
 
-TEST_F(Seed000MainUseCase, Step1_EachSubscriptionStartsAtTheEndOfTheLogWithNextOffsetZero) {
+TEST_F(Seed000MainUseCase, Step1_EachSubscriptionStartsAtTheEndOfTheLogWithCursorZero) {
   UpToStep(1);
   CreateOrdersWithBillingAndEmail();
 
   EXPECT_EQ(b.topics(), std::vector<std::string>{"orders"});
   EXPECT_EQ(b.subscriptions("orders"), (std::vector<std::string>{"billing", "email"}));
-  EXPECT_EQ(b.stats("orders", "billing").next_offset, 0u);
-  EXPECT_EQ(b.stats("orders", "email").next_offset, 0u);
+  EXPECT_EQ(b.stats("orders", "billing").cursor, 0u);
+  EXPECT_EQ(b.stats("orders", "email").cursor, 0u);
   EXPECT_EQ(b.stats("orders", "billing").backlog, 0u);
   EXPECT_EQ(b.stats("orders", "email").backlog, 0u);
 }
@@ -99,7 +99,7 @@ TEST_F(Seed000MainUseCase, Step2_PublishReturnsOffsetZeroAndRunsNoHandler) {
     const auto s = b.stats("orders", name);
     EXPECT_EQ(s.delivered, 0u) << name;
     EXPECT_EQ(s.backlog, 1u) << name << ": order-1 waits for the next drain";
-    EXPECT_EQ(s.next_offset, 0u) << name;
+    EXPECT_EQ(s.cursor, 0u) << name;
   }
 }
 
@@ -125,14 +125,14 @@ TEST_F(Seed000MainUseCase, Step3_EachSubscriptionDeliversAllItsWaitingMessagesBe
 
 TEST_F(Seed000MainUseCase, Step4_ConfirmationMovesEachSubscriptionsOwnOffsetFromZeroToOne) {
   UpToStep(4);
-  ASSERT_EQ(b.stats("orders", "billing").next_offset, 0u);
-  ASSERT_EQ(b.stats("orders", "email").next_offset, 0u);
+  ASSERT_EQ(b.stats("orders", "billing").cursor, 0u);
+  ASSERT_EQ(b.stats("orders", "email").cursor, 0u);
 
   EXPECT_EQ(FirstDrain(), 2u) << "one confirmation per subscription";
 
   for (const char* name : {"billing", "email"}) {
     const auto s = b.stats("orders", name);
-    EXPECT_EQ(s.next_offset, 1u) << name;
+    EXPECT_EQ(s.cursor, 1u) << name;
     EXPECT_EQ(s.confirmed, 1u) << name;
     EXPECT_EQ(s.backlog, 0u) << name;
     EXPECT_EQ(s.in_flight, 0u) << name;
@@ -147,15 +147,18 @@ TEST_F(Seed000MainUseCase, Step5_BillingThrowsOnOrder2AndStaysAtOneWhileEmailGoe
 
   EXPECT_EQ(offers, (std::vector<Offer>{{"billing", 1, 1, "order-2"}, {"email", 1, 1, "order-2"}}));
   const auto billing = b.stats("orders", "billing");
-  // Billing's position is still order-2 (offset 1): it waits to be offered again, nothing
-  // after it was confirmed and nothing was dead-lettered. (SPEC R5/R13: the cursor itself
-  // already points past it; the returned message waits in front of it.)
+  // Billing's offset stays at 1 (order-2): its committed position has not moved past the
+  // failed message, which waits to be offered again; nothing after it was confirmed and
+  // nothing was dead-lettered. (SPEC R5/R13: the cursor itself already points past it; the
+  // returned message waits in front of it.)
+  EXPECT_EQ(billing.committed, 1u) << "billing's offset stays at 1";
+  EXPECT_EQ(billing.cursor, 2u);
   EXPECT_EQ(billing.confirmed, 1u);
   EXPECT_EQ(billing.backlog, 1u);
   EXPECT_EQ(billing.in_flight, 0u);
   EXPECT_EQ(billing.dead_lettered, 0u);
   const auto email = b.stats("orders", "email");
-  EXPECT_EQ(email.next_offset, 2u);
+  EXPECT_EQ(email.cursor, 2u);
   EXPECT_EQ(email.confirmed, 2u);
   EXPECT_EQ(email.backlog, 0u);
 }
@@ -186,7 +189,7 @@ TEST_F(Seed000MainUseCase, Step6_NextDrainOffersOrder2ToBillingAgainWithAttempt2
   EXPECT_EQ(billing.redelivered, 1u);
   EXPECT_EQ(billing.delivered, 3u);
   EXPECT_EQ(billing.backlog, 0u);
-  EXPECT_EQ(billing.next_offset, 2u);
+  EXPECT_EQ(billing.cursor, 2u);
 }
 
 TEST_F(Seed000MainUseCase, Step7_HandlerThatUnsubscribesItselfStopsAtOnceAndNeighbourIsServed) {

@@ -15,9 +15,9 @@ namespace {
 using testing::Pull;
 using testing::SyncBroker;
 
-constexpr Time kT0{0};
-constexpr Time kT30{30000};
-constexpr Time kT60{60000};
+constexpr Time kT0{};
+constexpr Time kT30 = at(Millis{30000});
+constexpr Time kT60 = at(Millis{60000});
 
 std::vector<std::pair<Offset, int>> OffsetsAndAttempts(const std::vector<Received>& got) {
   std::vector<std::pair<Offset, int>> out;
@@ -47,8 +47,8 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
   }
   {
     SCOPED_TRACE("2: w1 polls, w2 polls billing -> w1 gets m1, w2 gets m2");
-    const auto w1 = b.poll("orders", "billing", "w1", kT0, 1);
-    const auto w2 = b.poll("orders", "billing", "w2", kT0, 1);
+    const auto w1 = b.poll("orders", "billing", "w1", 1, kT0);
+    const auto w2 = b.poll("orders", "billing", "w2", 1, kT0);
     ASSERT_EQ(w1.size(), 1u);
     ASSERT_EQ(w2.size(), 1u);
     EXPECT_EQ(w1[0].message->payload, "m1");
@@ -63,9 +63,9 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
   }
   {
     SCOPED_TRACE("3: ack m1 twice -> true, then false");
-    EXPECT_TRUE(b.ack("orders", "billing", 0, "w1", kT0));
+    EXPECT_TRUE(b.ack(Receipt{"orders", "billing", "w1", 0}, kT0));
     const auto before = b.stats("orders", "billing");
-    EXPECT_FALSE(b.ack("orders", "billing", 0, "w1", kT0)) << "nothing in flight any more";
+    EXPECT_FALSE(b.ack(Receipt{"orders", "billing", "w1", 0}, kT0)) << "nothing in flight any more";
     EXPECT_EQ(b.stats("orders", "billing"), before) << "the refused ack changed nothing";
     EXPECT_EQ(before.confirmed, 1u);
     EXPECT_EQ(before.in_flight, 1u);
@@ -80,7 +80,7 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
   }
   {
     SCOPED_TRACE("5: w1 polls 2; w2 acks m2 late -> m2, m3; the late ack is refused");
-    const auto w1 = b.poll("orders", "billing", "w1", kT30, 2);
+    const auto w1 = b.poll("orders", "billing", "w1", 2, kT30);
     EXPECT_EQ(OffsetsAndAttempts(w1), (std::vector<std::pair<Offset, int>>{{1, 2}, {2, 1}}))
         << "second delivery of m2, before m3";
     ASSERT_EQ(w1.size(), 2u);
@@ -88,7 +88,7 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
     EXPECT_EQ(w1[0].deadline, kT60);
     EXPECT_EQ(w1[1].message->payload, "m3");
     const auto before = b.stats("orders", "billing");
-    EXPECT_FALSE(b.ack("orders", "billing", 1, "w2", kT30)) << "m2 now belongs to w1";
+    EXPECT_FALSE(b.ack(Receipt{"orders", "billing", "w2", 1}, kT30)) << "m2 now belongs to w1";
     EXPECT_EQ(b.stats("orders", "billing"), before);
     EXPECT_EQ(before.in_flight, 2u);
     EXPECT_EQ(before.redelivered, 1u);
@@ -120,9 +120,9 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
     EXPECT_EQ(billing.dead_lettered, 1u);
     EXPECT_EQ(billing.in_flight, 0u);
     EXPECT_EQ(billing.backlog, 1u) << "m3 waits for its second delivery";
-    EXPECT_EQ(billing.next_offset, 3u);
+    EXPECT_EQ(billing.cursor, 3u);
     // Each subscription has its own queue: email still gets both created messages.
-    const auto got = b.poll("orders", "email", "e1", kT60, 10);
+    const auto got = b.poll("orders", "email", "e1", 10, kT60);
     EXPECT_EQ(OffsetsAndAttempts(got), (std::vector<std::pair<Offset, int>>{{0, 1}, {1, 1}}));
     EXPECT_EQ(b.stats("orders", "email").filtered, 1u) << "m3 passed over";
   }
@@ -131,21 +131,22 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
 TEST_F(Seed004Trace, Step2_TwoWorkersNeverHoldTheSameMessage) {
   b.publish("orders", "m1", {{"type", "created"}});
   b.publish("orders", "m2", {{"type", "created"}});
-  const auto w1 = b.poll("orders", "billing", "w1", kT0, 5);
-  const auto w2 = b.poll("orders", "billing", "w2", kT0, 5);
+  const auto w1 = b.poll("orders", "billing", "w1", 5, kT0);
+  const auto w2 = b.poll("orders", "billing", "w2", 5, kT0);
   EXPECT_EQ(w1.size(), 2u);
   EXPECT_TRUE(w2.empty()) << "everything is held by w1";
-  EXPECT_FALSE(b.ack("orders", "billing", 0, "w2", kT0)) << "only the holder may ack";
-  EXPECT_TRUE(b.ack("orders", "billing", 0, "w1", kT0));
+  EXPECT_FALSE(b.ack(Receipt{"orders", "billing", "w2", 0}, kT0)) << "only the holder may ack";
+  EXPECT_TRUE(b.ack(Receipt{"orders", "billing", "w1", 0}, kT0));
 }
 
 TEST_F(Seed004Trace, Step5_AckAtTheDeadlineIsLateAndRefused) {
   b.publish("orders", "m1", {{"type", "created"}});
-  ASSERT_EQ(b.poll("orders", "billing", "w1", kT0, 1).size(), 1u);
+  ASSERT_EQ(b.poll("orders", "billing", "w1", 1, kT0).size(), 1u);
   const auto before = b.stats("orders", "billing");
-  EXPECT_FALSE(b.ack("orders", "billing", 0, "w1", kT30)) << "accepted only while now < deadline";
+  EXPECT_FALSE(b.ack(Receipt{"orders", "billing", "w1", 0}, kT30))
+      << "accepted only while now < deadline";
   EXPECT_EQ(b.stats("orders", "billing"), before);
-  EXPECT_TRUE(b.ack("orders", "billing", 0, "w1", Time{29999}));
+  EXPECT_TRUE(b.ack(Receipt{"orders", "billing", "w1", 0}, at(Millis{29999})));
 }
 
 }  // namespace

@@ -20,11 +20,23 @@
 
 namespace broker {
 
+inline std::ostream& operator<<(std::ostream& os, ErrorCode c) { return os << to_string(c); }
+
+inline std::ostream& operator<<(std::ostream& os, Time t) {
+  return os << "t=" << t.time_since_epoch().count() << "ms";
+}
+
+inline std::ostream& operator<<(std::ostream& os, const Receipt& r) {
+  return os << "{" << r.topic << "/" << r.subscription << " @" << r.offset << " by " << r.member
+            << "}";
+}
+
 inline std::ostream& operator<<(std::ostream& os, const SubscriptionStats& s) {
-  return os << "{next=" << s.next_offset << " backlog=" << s.backlog << " in_flight=" << s.in_flight
-            << " delivered=" << s.delivered << " redelivered=" << s.redelivered
-            << " confirmed=" << s.confirmed << " dead=" << s.dead_lettered
-            << " skipped=" << s.skipped << " filtered=" << s.filtered << "}";
+  return os << "{committed=" << s.committed << " cursor=" << s.cursor << " backlog=" << s.backlog
+            << " in_flight=" << s.in_flight << " delivered=" << s.delivered
+            << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
+            << " dead=" << s.dead_lettered << " skipped=" << s.skipped << " filtered=" << s.filtered
+            << "}";
 }
 
 inline std::ostream& operator<<(std::ostream& os, const Expired& e) {
@@ -103,28 +115,20 @@ inline bool WaitIdleUntil(Broker& b, const std::function<bool()>& pred) {
 }
 
 inline BrokerOptions SyncBroker(std::shared_ptr<Clock> clock = std::make_shared<ManualClock>()) {
-  BrokerOptions o;
-  o.clock = std::move(clock);
-  o.dispatcher.kind = DispatcherOptions::Kind::kSynchronous;
-  return o;
+  return BrokerOptions::synchronous().with_clock(std::move(clock));
 }
 
 inline BrokerOptions LaneBroker() {
-  BrokerOptions o;
-  o.clock = std::make_shared<ManualClock>();
-  o.dispatcher.kind = DispatcherOptions::Kind::kLane;
-  o.dispatcher.retry_backoff = Millis{1};
-  return o;
+  return BrokerOptions::lane()
+      .with_clock(std::make_shared<ManualClock>())
+      .with_retry_backoff(Millis{1});
 }
 
 inline BrokerOptions PoolBroker(std::size_t threads = 2, Millis handler_timeout = Millis{0}) {
-  BrokerOptions o;
-  o.clock = std::make_shared<ManualClock>();
-  o.dispatcher.kind = DispatcherOptions::Kind::kPool;
-  o.dispatcher.pool_threads = threads;
-  o.dispatcher.handler_timeout = handler_timeout;
-  o.dispatcher.retry_backoff = Millis{1};
-  return o;
+  return BrokerOptions::pool(threads)
+      .with_clock(std::make_shared<ManualClock>())
+      .with_handler_timeout(handler_timeout)
+      .with_retry_backoff(Millis{1});
 }
 
 inline PushOptions Push(int max_deliveries = kDefaultMaxDeliveries,

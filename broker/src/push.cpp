@@ -115,7 +115,8 @@ void BrokerImpl::Progress::notify() {
 
 bool BrokerImpl::all_idle(bool backing_off_is_idle) const {
   for (const auto& t : topic_snapshot()) {
-    for (const auto& s : *t->push_states()) {
+    const std::shared_ptr<const StateList> push = t->push_states();  // alive for the loop
+    for (const auto& s : *push) {
       sync::MutexLock lock(s->mu);
       if (!s->offers.open()) continue;
       if (s->offers.busy()) return false;

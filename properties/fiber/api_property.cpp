@@ -104,7 +104,7 @@ std::string any_name(int arg) {
 
 void call(broker::Broker& b, const ApiOp& op, int caller) {
   const std::string who = "c" + std::to_string(caller);
-  const auto now = broker::sync::steady_now();
+  const broker::Time now = broker::at(broker::sync::steady_now());
   broker::PushOptions group;
   group.group = "g";
   switch (op.kind) {
@@ -139,11 +139,11 @@ void call(broker::Broker& b, const ApiOp& op, int caller) {
       break;
     }
     case ApiOp::kPoll:
-      b.poll(kTopic, pull_name(op.arg % 2), who, now, 2);
+      b.poll(kTopic, pull_name(op.arg % 2), who, 2, now);
       break;
     case ApiOp::kAck: {
-      for (const auto& r : b.poll(kTopic, pull_name(op.arg % 2), who, now, 1))
-        b.ack(kTopic, pull_name(op.arg % 2), r.message->offset, who, broker::sync::steady_now());
+      for (const auto& r : b.poll(kTopic, pull_name(op.arg % 2), who, 1, now))
+        b.ack(r.receipt, broker::at(broker::sync::steady_now()));
       break;
     }
     case ApiOp::kExpire:
@@ -169,9 +169,8 @@ std::pair<fiber::RunResult, std::string> run_api(const ApiScript& script,
   auto untyped = std::make_shared<std::string>();
   fiber::RunResult run = fiber::run_fibers(
       {[script, untyped] {
-        broker::BrokerOptions options;
-        if (script.lane) options.dispatcher.kind = broker::DispatcherOptions::Kind::kLane;
-        broker::Broker b(options);
+        broker::Broker b(script.lane ? broker::BrokerOptions::lane()
+                                     : broker::BrokerOptions::synchronous());
         b.create_topic(kTopic);
         b.publish(kTopic, "m");
         for (int i = 0; i < 2; ++i) {

@@ -72,7 +72,7 @@ std::string fingerprint(model::Model m) {
     out << t << '@' << m.end_offset(t) << '{';
     for (const std::string& s : m.pull_names(t)) {
       const model::Stats st = m.stats(t, s);
-      out << s << ':' << st.next_offset << ',' << st.delivered << ',' << st.redelivered << ','
+      out << s << ':' << st.cursor << ',' << st.delivered << ',' << st.redelivered << ','
           << st.confirmed << ',' << st.dead_lettered << ',' << st.skipped << ',' << st.filtered
           << ';';
       for (const model::Model::HeldView& h : m.held(t, s))

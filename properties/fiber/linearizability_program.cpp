@@ -54,7 +54,6 @@ rc::Gen<std::vector<std::vector<PullOp>>> gen_branches(int subs, const ProgramSh
 }
 
 std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
-  using broker::Time;
   const std::string sub = "p" + std::to_string(op.sub);
   const std::string member = "m" + std::to_string(op.member);
   const char* boolean[] = {"false", "true"};
@@ -75,20 +74,23 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
     case Kind::kPoll: {
       std::vector<PolledItem> items;
       for (const broker::Received& r :
-           b.poll(kLinTopic, sub, member, Time{op.now}, static_cast<std::size_t>(op.arg)))
-        items.push_back({r.message->offset, r.attempt, r.deadline.count()});
+           b.poll(kLinTopic, sub, member, static_cast<std::size_t>(op.arg),
+                  broker::at(broker::Millis{op.now})))
+        items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count()});
       return format_poll(items);
     }
     case Kind::kAck:
-      return boolean[b.ack(kLinTopic, sub, op.offset, member, Time{op.now})];
+      return boolean[b.ack(broker::Receipt{kLinTopic, sub, member, op.offset},
+                           broker::at(broker::Millis{op.now}))];
     case Kind::kNack:
-      return boolean[b.nack(kLinTopic, sub, op.offset, member, Time{op.now})];
+      return boolean[b.nack(broker::Receipt{kLinTopic, sub, member, op.offset},
+                            broker::at(broker::Millis{op.now}))];
     case Kind::kExtend:
-      return boolean[b.extend(kLinTopic, sub, op.offset, member, Time{op.now},
-                              broker::Millis{op.arg})];
+      return boolean[b.extend(broker::Receipt{kLinTopic, sub, member, op.offset},
+                              broker::at(broker::Millis{op.now}), broker::Millis{op.arg})];
     case Kind::kExpire: {
       std::vector<ExpiredItem> items;
-      for (const broker::Expired& e : b.expire(Time{op.now}))
+      for (const broker::Expired& e : b.expire(broker::at(broker::Millis{op.now})))
         items.push_back({e.subscription, e.offset, e.dead_lettered});
       return format_expire(items);
     }
@@ -148,9 +150,8 @@ ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& 
   fiber::RunResult run =
       fiber::run_fibers({[history, shared] {
                           std::uint64_t clock = 0;
-                          broker::BrokerOptions options;
-                          options.clock = std::make_shared<broker::ManualClock>();
-                          broker::Broker b{options};
+                          broker::Broker b{broker::BrokerOptions::synchronous().with_clock(
+                              std::make_shared<broker::ManualClock>())};
                           auto record = [&](const PullOp& op, int branch, std::vector<Call>& into) {
                             Call c{op, branch, ++clock, 0, ""};
                             c.result = apply_broker(b, op);

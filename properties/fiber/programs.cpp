@@ -67,9 +67,10 @@ void run_worker(broker::Broker& b, History& h, int w, const std::vector<WorkerOp
   auto settle = [&](PullCall::Kind kind, Offset o) {
     PullCall c(kind, w, h.tick());
     c.offset = o;
-    const milliseconds now = broker::sync::steady_now();
-    c.accepted = kind == PullCall::Kind::kAck ? b.ack(kTopic, kSub, o, member, now)
-                                              : b.nack(kTopic, kSub, o, member, now);
+    const broker::Time now = broker::at(broker::sync::steady_now());
+    c.accepted = kind == PullCall::Kind::kAck
+                     ? b.ack(broker::Receipt{kTopic, kSub, member, o}, now)
+                     : b.nack(broker::Receipt{kTopic, kSub, member, o}, now);
     c.ret = h.tick();
     h.pull.push_back(c);
   };
@@ -77,7 +78,7 @@ void run_worker(broker::Broker& b, History& h, int w, const std::vector<WorkerOp
     switch (op.kind) {
       case WorkerOp::kPoll: {
         PullCall c(PullCall::Kind::kPoll, w, h.tick());
-        auto got = b.poll(kTopic, kSub, member, broker::sync::steady_now(), op.arg);
+        auto got = b.poll(kTopic, kSub, member, op.arg, broker::at(broker::sync::steady_now()));
         c.ret = h.tick();
         for (const auto& r : got) {
           c.got.push_back({r.message->offset, r.attempt});
@@ -99,7 +100,7 @@ void run_worker(broker::Broker& b, History& h, int w, const std::vector<WorkerOp
         break;
       case WorkerOp::kExpire: {
         PullCall c(PullCall::Kind::kExpire, w, h.tick());
-        for (const broker::Expired& e : b.expire(broker::sync::steady_now()))
+        for (const broker::Expired& e : b.expire(broker::at(broker::sync::steady_now())))
           c.expired.push_back(e.offset);
         c.ret = h.tick();
         h.pull.push_back(c);
@@ -114,14 +115,14 @@ void run_worker(broker::Broker& b, History& h, int w, const std::vector<WorkerOp
 
 // After the workers: expire everything and ack what is left, until nothing comes back.
 void final_drain(broker::Broker& b, History& h) {
-  const milliseconds later = broker::sync::steady_now() + std::chrono::hours(10);
+  const broker::Time later = broker::at(broker::sync::steady_now()) + std::chrono::hours(10);
   for (int round = 0; round < 100; ++round) {
     PullCall ex(PullCall::Kind::kExpire, kFinalWorker, h.tick());
     for (const broker::Expired& e : b.expire(later)) ex.expired.push_back(e.offset);
     ex.ret = h.tick();
     h.pull.push_back(ex);
     PullCall c(PullCall::Kind::kPoll, kFinalWorker, h.tick());
-    auto got = b.poll(kTopic, kSub, "final", later, 100);
+    auto got = b.poll(kTopic, kSub, "final", 100, later);
     c.ret = h.tick();
     for (const auto& r : got) c.got.push_back({r.message->offset, r.attempt});
     h.pull.push_back(c);
@@ -129,7 +130,7 @@ void final_drain(broker::Broker& b, History& h) {
     for (const auto& r : got) {
       PullCall a(PullCall::Kind::kAck, kFinalWorker, h.tick());
       a.offset = r.message->offset;
-      a.accepted = b.ack(kTopic, kSub, a.offset, "final", later);
+      a.accepted = b.ack(r.receipt, later);
       a.ret = h.tick();
       h.pull.push_back(a);
     }
@@ -150,7 +151,7 @@ broker::Handler make_handler(broker::Broker& b, std::shared_ptr<History> h,
   return [&b, h, &script, s, calls](const broker::Delivery& d) {
     const std::size_t me = h->handlers.size();
     h->handlers.push_back(
-        {s, d.message.offset, d.attempt, h->tick(), 0, broker::sync::steady_now().count(), false});
+        {s, d.message->offset, d.attempt, h->tick(), 0, broker::sync::steady_now().count(), false});
     const Behavior behavior = script[(*calls)++ % script.size()];
     bool result = true;
     switch (behavior) {
@@ -239,11 +240,8 @@ std::pair<fiber::RunResult, std::string> run_push(const PushScript& script,
       script.pool && script.pool_timeout ? milliseconds(50) : milliseconds(0);
   fiber::RunResult run = fiber::run_fibers(
       {[h, alive, stuck, script, timeout] {
-        broker::BrokerOptions options;
-        options.dispatcher.kind = script.pool ? broker::DispatcherOptions::Kind::kPool
-                                              : broker::DispatcherOptions::Kind::kLane;
-        options.dispatcher.handler_timeout = timeout;
-        broker::Broker b(options);
+        broker::Broker b(script.pool ? broker::BrokerOptions::pool(2).with_handler_timeout(timeout)
+                                     : broker::BrokerOptions::lane());
         b.create_topic(kTopic);
         for (int s = 0; s < static_cast<int>(script.handlers.size()); ++s) {
           broker::PushOptions push;
