@@ -93,6 +93,17 @@ std::string gen_pull_name(const Hints& h, const std::string& topic) {
   return pick(pulls);
 }
 
+std::string gen_position_name(const Hints& h, const std::string& topic) {
+  if (*g::inRange(0, 4) != 0) return gen_sub_name(h, topic);
+  const std::vector<std::string> groups = h.model().group_names(topic);
+  if (groups.empty() || *g::inRange(0, 4) == 0) return pick(kGroups);
+  return pick(groups);
+}
+
+bool is_group_name(const std::string& name) {
+  return std::find(kGroups.begin(), kGroups.end(), name) != kGroups.end();
+}
+
 std::string gen_member() { return pick(kMembers); }
 
 model::Script gen_script(const Hints& h) {
@@ -121,7 +132,7 @@ model::Script gen_script(const Hints& h) {
       case 3:
         step.effect = model::EffectKind::kSeek;
         step.topic = gen_topic(h);
-        step.name = gen_sub_name(h, step.topic);
+        step.name = gen_position_name(h, step.topic);
         step.offset = h.edge_offset(step.topic);
         break;
       case 4: step.effect = model::EffectKind::kDrain; break;
@@ -193,16 +204,23 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   return op;
 }
 
+// Now and then on a pool topic that does not exist (UnknownTopic, R9), else as usual.
 template <>
 oplang::Op gen_op<oplang::Unsubscribe>(const Hints& h) {
-  const std::string topic = gen_topic(h);
+  std::vector<std::string> unknown;
+  const std::vector<std::string> known = h.model().topics();
+  for (const auto& t : kTopics) {
+    if (std::find(known.begin(), known.end(), t) == known.end()) unknown.push_back(t);
+  }
+  const std::string topic =
+      !unknown.empty() && *g::inRange(0, 4) == 0 ? pick(unknown) : gen_topic(h);
   return oplang::Unsubscribe{topic, gen_sub_name(h, topic)};
 }
 
 template <>
 oplang::Op gen_op<oplang::Seek>(const Hints& h) {
   const std::string topic = gen_topic(h);
-  oplang::Seek op{topic, gen_sub_name(h, topic), 0};
+  oplang::Seek op{topic, gen_position_name(h, topic), 0};
   op.offset = h.edge_offset(op.topic);
   return op;
 }
@@ -286,13 +304,13 @@ oplang::Op gen_op<oplang::Advance>(const Hints& h) {
 template <>
 oplang::Op gen_op<oplang::GetStats>(const Hints& h) {
   const std::string topic = gen_topic(h);
-  return oplang::GetStats{topic, gen_sub_name(h, topic)};
+  return oplang::GetStats{topic, gen_position_name(h, topic)};
 }
 
 template <>
 oplang::Op gen_op<oplang::GetDeadLetters>(const Hints& h) {
   const std::string topic = gen_topic(h);
-  return oplang::GetDeadLetters{topic, gen_sub_name(h, topic)};
+  return oplang::GetDeadLetters{topic, gen_position_name(h, topic)};
 }
 
 }  // namespace props

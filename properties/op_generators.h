@@ -35,6 +35,11 @@ std::string gen_topic(const Hints& h);
 std::string gen_sub_name(const Hints& h, const std::string& topic);
 /// A pull subscription name of topic when there is one.
 std::string gen_pull_name(const Hints& h, const std::string& topic);
+/// A name for a call that reads or moves a position (seek, stats, dead_letters), which
+/// also accept a push group's name: mostly gen_sub_name, sometimes a group name.
+std::string gen_position_name(const Hints& h, const std::string& topic);
+/// Whether name comes from the group pool (no subscription name does).
+bool is_group_name(const std::string& name);
 std::string gen_member();
 /// A handler script that fails often and sometimes acts on the broker from inside.
 model::Script gen_script(const Hints& h);

@@ -4,6 +4,8 @@
 
 #include <rapidcheck.h>
 
+#include "op_generators.h"
+
 namespace props {
 
 void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
@@ -15,8 +17,21 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
       states.insert("publish in handler");
     }
     if (call.effect == "seek -> ok") states.insert("seek in handler");
+    if (call.effect == "unsubscribe -> unknown_topic") states.insert("unsubscribe unknown topic");
   }
   if (std::holds_alternative<oplang::Seek>(op) && !outcome.error) states.insert("seek");
+  if (std::holds_alternative<oplang::Unsubscribe>(op) &&
+      outcome.error == model::ErrorCode::kUnknownTopic) {
+    states.insert("unsubscribe unknown topic");
+  }
+  // R10: seek, stats or dead_letters that found a push group by its own name.
+  if (!outcome.error) {
+    const std::string* name = nullptr;
+    if (const auto* o = std::get_if<oplang::Seek>(&op)) name = &o->name;
+    if (const auto* o = std::get_if<oplang::GetStats>(&op)) name = &o->name;
+    if (const auto* o = std::get_if<oplang::GetDeadLetters>(&op)) name = &o->name;
+    if (name != nullptr && is_group_name(*name)) states.insert("by group name");
+  }
   if (const auto* rs = std::get_if<std::vector<model::Received>>(&outcome.value)) {
     for (const auto& r : *rs) {
       if (r.attempt > 1) states.insert("redelivery");
@@ -29,6 +44,7 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (st->dead_lettered > 0) states.insert("dead letter");
     if (st->skipped > 0) states.insert("retention gap");
     if (st->filtered > 0) states.insert("filtered");
+    if (st->committed < st->cursor) states.insert("committed behind cursor");  // R13
   }
   if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");

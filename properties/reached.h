@@ -10,7 +10,8 @@
 namespace props {
 
 /// Collects the interesting states a run passed through (redelivery, dead letter, seek,
-/// retention gap, self-unsubscribe, ...), judged from the model's outcomes.
+/// retention gap, self-unsubscribe, a group found by its name, committed behind the cursor,
+/// ...), judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
 

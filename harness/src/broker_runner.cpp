@@ -49,10 +49,25 @@ broker::StartPosition to_broker(const model::Start& s) {
   return broker::StartPosition::end();
 }
 
-std::vector<model::Received> to_model(const std::vector<broker::Received>& list) {
+model::Millis to_model(broker::Time t) { return t.time_since_epoch().count(); }
+
+broker::Time to_broker(model::Millis t) { return broker::at(broker::Millis{t}); }
+
+// The op language names a pulled message by its topic, subscription, offset and member.
+broker::Receipt receipt(const std::string& topic, const std::string& sub, model::Offset offset,
+                        const std::string& member) {
+  return broker::Receipt{topic, sub, member, offset};
+}
+
+// Every Received must carry the receipt that names it (else a finding, not an outcome).
+std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
+                                      const oplang::Poll& poll) {
   std::vector<model::Received> out;
   for (const broker::Received& r : list) {
-    out.push_back({r.message->offset, r.message->payload, r.attempt, r.deadline.count()});
+    if (r.receipt != receipt(poll.topic, poll.sub, r.message->offset, poll.member)) {
+      throw std::logic_error("poll returned a receipt that does not name its message");
+    }
+    out.push_back({r.message->offset, r.message->payload, r.attempt, to_model(r.deadline)});
   }
   return out;
 }
@@ -68,14 +83,15 @@ std::vector<model::Expired> to_model(const std::vector<broker::Expired>& list) {
 std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& list) {
   std::vector<model::DeadLetter> out;
   for (const broker::DeadLetter& d : list) {
-    out.push_back({d.message->offset, d.message->payload, d.attempts, d.reason});
+    out.push_back({d.topic, d.subscription, d.message->offset, d.message->payload, d.attempts,
+                   d.reason, to_model(d.died_at)});
   }
   return out;
 }
 
 model::Stats to_model(const broker::SubscriptionStats& s) {
-  return {s.next_offset, s.backlog,       s.in_flight, s.delivered, s.redelivered,
-          s.confirmed,   s.dead_lettered, s.skipped,   s.filtered};
+  return {s.committed,   s.cursor,    s.backlog,       s.in_flight, s.delivered,
+          s.redelivered, s.confirmed, s.dead_lettered, s.skipped,   s.filtered};
 }
 
 }  // namespace
@@ -129,17 +145,17 @@ struct BrokerRunner::Apply {
   }
   oplang::Value operator()(const oplang::Drain&) const { return oplang::CountResult{b.drain()}; }
   oplang::Value operator()(const oplang::Poll& o) const {
-    return to_model(b.poll(o.topic, o.sub, o.member, now(), o.max));
+    return to_model(b.poll(o.topic, o.sub, o.member, o.max, now()), o);
   }
   oplang::Value operator()(const oplang::Ack& o) const {
-    return oplang::BoolResult{b.ack(o.topic, o.sub, o.offset, o.member, now())};
+    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, o.offset, o.member), now())};
   }
   oplang::Value operator()(const oplang::Nack& o) const {
-    return oplang::BoolResult{b.nack(o.topic, o.sub, o.offset, o.member, now())};
+    return oplang::BoolResult{b.nack(receipt(o.topic, o.sub, o.offset, o.member), now())};
   }
   oplang::Value operator()(const oplang::Extend& o) const {
     return oplang::BoolResult{
-        b.extend(o.topic, o.sub, o.offset, o.member, now(), broker::Millis{o.extension})};
+        b.extend(receipt(o.topic, o.sub, o.offset, o.member), now(), broker::Millis{o.extension})};
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
   oplang::Value operator()(const oplang::Advance& o) const {
@@ -154,12 +170,10 @@ struct BrokerRunner::Apply {
   }
 };
 
-BrokerRunner::BrokerRunner() : clock_(std::make_shared<broker::ManualClock>()) {
-  broker::BrokerOptions options;
-  options.clock = clock_;
-  options.dispatcher.kind = broker::DispatcherOptions::Kind::kSynchronous;
-  broker_ = std::make_unique<broker::Broker>(options);
-}
+BrokerRunner::BrokerRunner()
+    : clock_(std::make_shared<broker::ManualClock>(to_broker(0))),
+      broker_(std::make_unique<broker::Broker>(
+          broker::BrokerOptions::synchronous().with_clock(clock_))) {}
 
 BrokerRunner::~BrokerRunner() = default;
 
@@ -178,8 +192,8 @@ oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
 
 // Script: record the call, run the step's side effect, then end with its verdict.
 bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
-  calls_.push_back({delivery.topic, handler.name, delivery.message.offset, delivery.message.payload,
-                    delivery.attempt, ""});
+  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset,
+                    delivery.message->payload, delivery.attempt, ""});
   const std::size_t index = calls_.size() - 1;
   const model::Step step =
       handler.next_step < handler.script.size() ? handler.script[handler.next_step] : model::Step{};

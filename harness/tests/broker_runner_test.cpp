@@ -24,7 +24,8 @@ TEST(BrokerRunnerTest, ScriptedHandlersRunForReal) {
   EXPECT_EQ(out[5].calls.at(0).effect, "publish -> 2");
   EXPECT_EQ(out[7].calls.at(0).effect, "unsubscribe -> true");
   EXPECT_EQ(out[6].value, oplang::Value(std::vector<model::DeadLetter>{
-                              {0, "a", 1, "exception: boom"}, {1, "b", 1, "unknown exception"}}));
+                              {"t", "s", 0, "a", 1, "exception: boom", 0},
+                              {"t", "s", 1, "b", 1, "unknown exception", 0}}));
   EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownSubscription);
 }
 
@@ -36,8 +37,40 @@ TEST(BrokerRunnerTest, StepByStepWithTheManualClock) {
   r.step(oplang::Advance{40});
   const oplang::Outcome polled = r.step(oplang::Poll{"t", "p", "w", 1});
   EXPECT_EQ(polled.value, oplang::Value(std::vector<model::Received>{{0, "a", 1, 140}}));
-  EXPECT_EQ(r.broker().clock().now().count(), 40);
+  EXPECT_EQ(r.broker().clock().now().time_since_epoch().count(), 40);
   EXPECT_EQ(r.step(oplang::Drain{}).value, oplang::Value(oplang::CountResult{0}));
+}
+
+TEST(BrokerRunnerTest, MapsPositionsAndWhereAndWhenALetterDied) {
+  const std::vector<oplang::Outcome> out =
+      run_broker(oplang::parse("create_topic t\n"
+                               "subscribe t a group=g max=1 script=[reject]\n"
+                               "subscribe_pull t p start=begin max=1\n"
+                               "publish t x\n"
+                               "publish t y\n"
+                               "advance 7\n"
+                               "drain\n"
+                               "stats t g\n"
+                               "dead_letters t g\n"
+                               "poll t p w\n"
+                               "advance 3\n"
+                               "nack t p 0 w\n"
+                               "dead_letters t p\n"
+                               "unsubscribe nope a\n"));
+  ASSERT_EQ(out.size(), 14u);
+  model::Stats stats;
+  stats.committed = 1;
+  stats.cursor = 1;
+  stats.backlog = 1;
+  stats.delivered = 1;
+  stats.dead_lettered = 1;
+  EXPECT_EQ(out[7].value, oplang::Value(stats));
+  EXPECT_EQ(out[8].value,
+            oplang::Value(std::vector<model::DeadLetter>{{"t", "g", 0, "x", 1, "rejected", 7}}));
+  EXPECT_EQ(out[9].value, oplang::Value(std::vector<model::Received>{{0, "x", 1, 7 + 30000}}));
+  EXPECT_EQ(out[12].value,
+            oplang::Value(std::vector<model::DeadLetter>{{"t", "p", 0, "x", 1, "nacked", 10}}));
+  EXPECT_EQ(out[13].error, model::ErrorCode::kUnknownTopic);
 }
 
 TEST(BrokerRunnerTest, MapsEveryErrorCodeByName) {

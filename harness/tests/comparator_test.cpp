@@ -20,6 +20,36 @@ TEST(ComparatorTest, AgreeingScriptHasNoDifference) {
   EXPECT_FALSE(diff.has_value()) << describe(*diff);
 }
 
+TEST(ComparatorTest, AgreesOnCommittedPositionsGroupNamesAndUnknownTopics) {
+  const auto diff =
+      first_difference(oplang::parse("create_topic t\n"
+                                     "subscribe t a group=g max=2 script=[reject,throw]\n"
+                                     "subscribe t b group=g max=2\n"
+                                     "subscribe_pull t p start=begin max=1\n"
+                                     "publish t x\n"
+                                     "publish t y\n"
+                                     "advance 5\n"
+                                     "drain\n"
+                                     "stats t g\n"
+                                     "drain\n"
+                                     "stats t a\n"
+                                     "poll t p w max=2\n"
+                                     "advance 30000\n"
+                                     "expire\n"
+                                     "dead_letters t p\n"
+                                     "stats t p\n"
+                                     "seek t g 0\n"
+                                     "dead_letters t g\n"
+                                     "stats t g\n"
+                                     "stats t h\n"
+                                     "unsubscribe nope a\n"
+                                     "unsubscribe t nobody\n"
+                                     "subscribe t c script=[unsubscribe(nope,c)]\n"
+                                     "publish t z\n"
+                                     "drain\n"));
+  EXPECT_FALSE(diff.has_value()) << describe(*diff);
+}
+
 TEST(ComparatorTest, DescribeShowsStepOpAndBothOutcomes) {
   Difference d{2, oplang::Drain{}, {}, {}};
   d.model.value = oplang::CountResult{1};

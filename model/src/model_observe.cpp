@@ -3,13 +3,15 @@
 
 namespace model {
 
-// R13: cursor, backlog = redelivery + matching messages from the cursor, held, counters.
+// R13: committed position, cursor, backlog = redelivery + matching messages from the
+// cursor, held, counters. A group's name is accepted (R10).
 Stats Model::stats(const std::string& topic, const std::string& name) {
   Topic& t = topic_or_throw(topic);
-  Sub& s = sub_or_throw(t, name);
+  Sub& s = position_or_throw(t, name);
   catch_up(t, s);
   Stats out = s.counters;
-  out.next_offset = s.cursor;
+  out.committed = committed(s);
+  out.cursor = s.cursor;
   out.backlog = s.redelivery.size();
   for (auto it = t.log.lower_bound(s.cursor); it != t.log.end(); ++it) {
     if (matches(s.filter, it->second)) out.backlog += 1;
@@ -18,10 +20,10 @@ Stats Model::stats(const std::string& topic, const std::string& name) {
   return out;
 }
 
-// R7: dead letters in the order they died (a member reports its group, R10).
+// R7: dead letters in the order they died (a member or the group's name reports the group).
 std::vector<DeadLetter> Model::dead_letters(const std::string& topic, const std::string& name) {
   Topic& t = topic_or_throw(topic);
-  Sub& s = sub_or_throw(t, name);
+  Sub& s = position_or_throw(t, name);
   catch_up(t, s);
   return s.dead;
 }
@@ -46,6 +48,16 @@ std::vector<std::string> Model::pull_names(const std::string& topic) const {
   for (const Topic& t : topics_) {
     if (t.name != topic) continue;
     for (const auto& [name, id] : t.pulls) out.push_back(name);
+  }
+  return out;
+}
+
+// Generators only: the push group names of a topic.
+std::vector<std::string> Model::group_names(const std::string& topic) const {
+  std::vector<std::string> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    for (const auto& [name, id] : t.groups) out.push_back(name);
   }
   return out;
 }

@@ -30,6 +30,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   validate_start(t, options.start);
   Sub s;
   s.id = next_id_++;
+  s.name = name;
   s.pull = true;
   s.filter = options.header_filter;
   s.ack_timeout = options.ack_timeout;
@@ -71,9 +72,10 @@ bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
 // R11, R7: an accepted nack fails the message (reason "nacked").
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now) {
-  Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  Topic& t = topic_or_throw(topic);
+  Sub& s = pull_or_throw(t, sub);
   if (!accepted(s, offset, member, now)) return false;
-  fail(s, offset, "nacked");
+  fail(t, s, offset, "nacked", now);
   return true;
 }
 
@@ -98,13 +100,9 @@ std::vector<Expired> Model::expire(Millis now) {
       for (const auto& [offset, held] : s.in_flight) {
         if (held.deadline <= now) late.push_back(offset);
       }
-      std::string name;
-      for (const auto& [n, sid] : t.pulls) {
-        if (sid == id) name = n;
-      }
       for (Offset offset : late) {
-        const bool dead = fail(s, offset, "ack deadline expired");
-        out.push_back(Expired{t.name, name, offset, dead});
+        const bool dead = fail(t, s, offset, "ack deadline expired", now);
+        out.push_back(Expired{t.name, s.name, offset, dead});
       }
     }
   }

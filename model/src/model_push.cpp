@@ -28,6 +28,7 @@ void Model::subscribe(const std::string& topic, const std::string& name,
     id = next_id_++;
     Sub s;
     s.id = id;
+    s.name = options.group.empty() ? name : options.group;
     s.filter = options.header_filter;
     s.max_deliveries = options.max_deliveries;
     s.start = options.start;
@@ -50,30 +51,31 @@ void Model::remove_state_if_empty(Topic& t, std::uint64_t id) {
   std::erase(t.order, id);
 }
 
-// R9: removes a push member or a pull subscription; false if there was none.
+// R9: removes a push member or a pull subscription; false if there was none on a known
+// topic (an unknown topic is UnknownTopic).
 bool Model::unsubscribe(const std::string& topic, const std::string& name) {
-  Topic* t = find_topic(topic);
-  if (t == nullptr) return false;
-  if (auto it = t->members.find(name); it != t->members.end()) {
+  Topic& t = topic_or_throw(topic);
+  if (auto it = t.members.find(name); it != t.members.end()) {
     const std::uint64_t id = it->second.sub_id;
-    t->members.erase(it);
-    std::erase(t->subs.at(id).members, name);
-    remove_state_if_empty(*t, id);
+    t.members.erase(it);
+    std::erase(t.subs.at(id).members, name);
+    remove_state_if_empty(t, id);
     return true;
   }
-  if (auto it = t->pulls.find(name); it != t->pulls.end()) {
+  if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const std::uint64_t id = it->second;
-    t->pulls.erase(it);
-    remove_state_if_empty(*t, id);
+    t.pulls.erase(it);
+    remove_state_if_empty(t, id);
     return true;
   }
   return false;
 }
 
 // R12: sets the cursor and forgets redelivery, in-flight and attempts; counters stay.
+// A group's name is accepted (R10).
 void Model::seek(const std::string& topic, const std::string& name, Offset offset) {
   Topic& t = topic_or_throw(topic);
-  Sub& s = sub_or_throw(t, name);
+  Sub& s = position_or_throw(t, name);
   if (offset < oldest(t) || offset > t.end) throw Error(ErrorCode::kOffsetOutOfRange);
   catch_up(t, s);
   s.cursor = offset;
@@ -136,7 +138,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     const char* reason = step.verdict == Verdict::kReject     ? "rejected"
                          : step.verdict == Verdict::kThrowStd ? "exception: boom"
                                                               : "unknown exception";
-    fail(s_after, *offset, reason);
+    fail(*t, s_after, *offset, reason, now_);
     return confirmations;  // R8: a failure stops this subscription for this drain
   }
 }

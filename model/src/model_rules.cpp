@@ -1,4 +1,6 @@
 // The per-subscription rules of SPEC.md, one small function each.
+#include <algorithm>
+
 #include "model/model.h"
 
 namespace model {
@@ -97,19 +99,30 @@ void Model::confirm(Sub& s, Offset offset) {
   s.counters.confirmed += 1;
 }
 
-// R7: a failure dead-letters at max_deliveries, else returns the message; true if dead.
-bool Model::fail(Sub& s, Offset offset, const std::string& reason) {
+// R7: a failure dead-letters at max_deliveries (recording where, why and when), else
+// returns the message; true if dead.
+bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now) {
   const Held held = s.in_flight.at(offset);
   s.in_flight.erase(offset);
   const int attempts = s.attempts[offset];
   if (s.max_deliveries > 0 && attempts >= s.max_deliveries) {
-    s.dead.push_back(DeadLetter{offset, held.message.payload, attempts, reason});
+    s.dead.push_back(
+        DeadLetter{t.name, s.name, offset, held.message.payload, attempts, reason, now});
     s.counters.dead_lettered += 1;
     s.attempts.erase(offset);
     return true;
   }
   s.redelivery.insert(offset);
   return false;
+}
+
+// R13: the committed position, the lowest offset not yet done with: everything below the
+// cursor that is neither waiting nor held was confirmed, dead-lettered, filtered or skipped.
+Offset Model::committed(const Sub& s) {
+  Offset lowest = s.cursor;
+  if (!s.redelivery.empty()) lowest = std::min(lowest, *s.redelivery.begin());
+  if (!s.in_flight.empty()) lowest = std::min(lowest, s.in_flight.begin()->first);
+  return lowest;
 }
 
 // R10: the member after the previous one, wrapping; the first if that one left.

@@ -36,10 +36,13 @@ Model::Sub* Model::find_sub(Topic& t, const std::string& name) {
   return nullptr;
 }
 
-Model::Sub& Model::sub_or_throw(Topic& t, const std::string& name) {
-  Sub* s = find_sub(t, name);
-  if (s == nullptr) throw Error(ErrorCode::kUnknownSubscription);
-  return *s;
+// R10, R12, R13: where a call reads or moves a position, a subscription's (or member's)
+// name first, else a push group's name.
+Model::Sub& Model::position_or_throw(Topic& t, const std::string& name) {
+  if (Sub* s = find_sub(t, name)) return *s;
+  auto g = t.groups.find(name);
+  if (g == t.groups.end()) throw Error(ErrorCode::kUnknownSubscription);
+  return t.subs.at(g->second);
 }
 
 // R1: a non-empty, unused name makes an empty topic.

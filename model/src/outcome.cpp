@@ -34,18 +34,20 @@ void print_value(std::ostream& os, const std::vector<model::Expired>& list) {
 }
 
 void print_value(std::ostream& os, const model::Stats& s) {
-  os << "stats next=" << s.next_offset << " backlog=" << s.backlog << " in_flight=" << s.in_flight
-     << " delivered=" << s.delivered << " redelivered=" << s.redelivered
-     << " confirmed=" << s.confirmed << " dead_lettered=" << s.dead_lettered
-     << " skipped=" << s.skipped << " filtered=" << s.filtered;
+  os << "stats committed=" << s.committed << " cursor=" << s.cursor << " backlog=" << s.backlog
+     << " in_flight=" << s.in_flight << " delivered=" << s.delivered
+     << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
+     << " dead_lettered=" << s.dead_lettered << " skipped=" << s.skipped
+     << " filtered=" << s.filtered;
 }
 
 void print_value(std::ostream& os, const std::vector<model::DeadLetter>& list) {
   os << "dead_letters [";
   for (std::size_t i = 0; i < list.size(); ++i) {
     const model::DeadLetter& d = list[i];
-    os << (i ? "; " : "") << d.offset << ' ' << format_value(d.payload)
-       << " attempts=" << d.attempts << " reason=" << format_value(d.reason);
+    os << (i ? "; " : "") << format_value(d.topic) << '/' << format_value(d.subscription) << ' '
+       << d.offset << ' ' << format_value(d.payload) << " attempts=" << d.attempts
+       << " reason=" << format_value(d.reason) << " died_at=" << d.died_at;
   }
   os << ']';
 }

@@ -47,8 +47,9 @@ TEST_F(ModelPullTest, R11Seed004Trace) {
   EXPECT_FALSE(m.ack("orders", "billing", 1, "w2", 30));
   EXPECT_EQ(m.expire(60), (std::vector<Expired>{{"orders", "billing", 1, true},
                                                 {"orders", "billing", 2, false}}));
-  EXPECT_EQ(m.dead_letters("orders", "billing"),
-            (std::vector<DeadLetter>{{1, "m2", 2, "ack deadline expired"}}));
+  EXPECT_EQ(
+      m.dead_letters("orders", "billing"),
+      (std::vector<DeadLetter>{{"orders", "billing", 1, "m2", 2, "ack deadline expired", 60}}));
   EXPECT_EQ(m.stats("orders", "email").backlog, 2u);
 }
 
@@ -78,10 +79,47 @@ TEST_F(ModelPullTest, R13StatsAddUp) {
   m.ack("orders", "billing", 0, "w", 0);
   m.nack("orders", "billing", 1, "w", 0);
   const Stats s = m.stats("orders", "billing");
-  EXPECT_EQ(s.next_offset, 3u);
+  EXPECT_EQ(s.cursor, 3u);
+  EXPECT_EQ(s.committed, 1u);  // 1 returned, 2 held
   EXPECT_EQ(s.backlog, 1u);
   EXPECT_EQ(s.in_flight, 1u);
   EXPECT_EQ(s.delivered, s.confirmed + s.dead_lettered + s.in_flight + 1);  // 1 returned
+}
+
+TEST_F(ModelPullTest, R13CommittedIsTheLowestHeldOrReturnedOffset) {
+  m.poll("orders", "billing", "w", 0, 3);
+  EXPECT_EQ(m.stats("orders", "billing").committed, 0u);  // all three held
+  m.ack("orders", "billing", 1, "w", 0);
+  EXPECT_EQ(m.stats("orders", "billing").committed, 0u);  // 0 still held: no gap closes
+  m.ack("orders", "billing", 0, "w", 0);
+  EXPECT_EQ(m.stats("orders", "billing").committed, 2u);
+  m.nack("orders", "billing", 2, "w", 0);
+  EXPECT_EQ(m.stats("orders", "billing").committed, 2u);  // returned: not done yet
+  m.poll("orders", "billing", "w", 0, 1);
+  m.nack("orders", "billing", 2, "w", 5);  // second of two deliveries: dead
+  const Stats s = m.stats("orders", "billing");
+  EXPECT_EQ(s.committed, 3u);
+  EXPECT_EQ(s.committed, s.cursor);
+  // email passed over m3 (filtered) and holds nothing: everything below the cursor is done
+  m.poll("orders", "email", "w", 0, 5);
+  m.ack("orders", "email", 0, "w", 0);
+  EXPECT_EQ(m.stats("orders", "email").committed, 1u);
+  m.ack("orders", "email", 1, "w", 0);
+  EXPECT_EQ(m.stats("orders", "email").committed, 3u);
+}
+
+TEST_F(ModelPullTest, R7PullDeadLettersCarryTopicSubscriptionAndTheCallsNow) {
+  m.poll("orders", "billing", "w", 100, 2);
+  m.nack("orders", "billing", 0, "w", 110);
+  m.poll("orders", "billing", "w", 120, 1);  // offset 0 again, attempt 2
+  EXPECT_TRUE(m.nack("orders", "billing", 0, "w", 125));
+  EXPECT_EQ(m.expire(500).size(), 1u);  // offset 1: back (1 of 2)
+  m.poll("orders", "billing", "w", 600, 1);
+  EXPECT_EQ(m.expire(700).size(), 1u);  // offset 1: dead at the expire's now
+  EXPECT_EQ(
+      m.dead_letters("orders", "billing"),
+      (std::vector<DeadLetter>{{"orders", "billing", 0, "m1", 2, "nacked", 125},
+                               {"orders", "billing", 1, "m2", 2, "ack deadline expired", 700}}));
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ TEST(ModelPushTest, R5FilterPassesOverAndCounts) {
   EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:b"}));
   const Stats s = m.stats("t", "s");
   EXPECT_EQ(s.filtered, 2u);
-  EXPECT_EQ(s.next_offset, 3u);
+  EXPECT_EQ(s.cursor, 3u);
+  EXPECT_EQ(s.committed, 3u);  // filtered-out messages are done with
 }
 
 TEST(ModelPushTest, R6R7FailureRedeliversThenDeadLettersWithReasons) {
@@ -61,7 +62,7 @@ TEST(ModelPushTest, R6R7FailureRedeliversThenDeadLettersWithReasons) {
   EXPECT_EQ(calls[2].attempt, 3);
   const std::vector<DeadLetter> dead = m.dead_letters("t", "s");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0], (DeadLetter{0, "a", 3, "unknown exception"}));
+  EXPECT_EQ(dead[0], (DeadLetter{"t", "s", 0, "a", 3, "unknown exception", 0}));
   const Stats s = m.stats("t", "s");
   EXPECT_EQ(s.delivered, 3u);
   EXPECT_EQ(s.redelivered, 2u);
@@ -108,7 +109,29 @@ TEST(ModelPushTest, R9UnsubscribeSelfStopsAtOnceAndVoidsTheResult) {
   EXPECT_EQ(m.drain(), 0u);
   EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"a:x"}));
   EXPECT_FALSE(m.unsubscribe("t", "a"));
-  EXPECT_FALSE(m.unsubscribe("nope", "a"));
+}
+
+TEST(ModelPushTest, R9UnsubscribeOnAnUnknownTopicIsUnknownTopic) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe(
+      "t", "a",
+      {.script = {Step{.effect = EffectKind::kUnsubscribe, .topic = "nope", .name = "a"},
+                  Step{.effect = EffectKind::kUnsubscribe, .topic = "t", .name = "nobody"}}});
+  try {
+    m.unsubscribe("nope", "a");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnknownTopic);
+  }
+  EXPECT_FALSE(m.unsubscribe("t", "nobody"));  // a known topic: unknown name is just false
+  m.publish("t", "x");
+  m.publish("t", "y");
+  EXPECT_EQ(m.drain(), 2u);  // the effect's error does not change the verdict
+  const std::vector<HandlerCall> calls = m.take_calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].effect, "unsubscribe -> unknown_topic");
+  EXPECT_EQ(calls[1].effect, "unsubscribe -> false");
 }
 
 TEST(ModelPushTest, R10GroupRoundRobinAndSharedState) {
@@ -156,6 +179,93 @@ TEST(ModelPushTest, R8SeekInsideHandlerVoidsItsResultAndServingGoesOn) {
   EXPECT_EQ(m.drain(), 1u);
   EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:a", "s:a"}));
   EXPECT_TRUE(m.dead_letters("t", "s").empty());
+}
+
+TEST(ModelPushTest, R13CommittedStaysAtAFailedMessageWhileTheCursorMovesOn) {
+  // Seed 000: billing's handler throws on order-2 (offset 1) and it waits in redelivery.
+  Model m;
+  m.create_topic("orders");
+  m.subscribe("orders", "billing",
+              {.script = {verdict(Verdict::kConfirm), verdict(Verdict::kThrowStd)}});
+  m.publish("orders", "order-1");
+  m.drain();
+  EXPECT_EQ(m.stats("orders", "billing").committed, 1u);
+  m.publish("orders", "order-2");
+  m.publish("orders", "order-3");
+  EXPECT_EQ(m.drain(), 0u);
+  Stats s = m.stats("orders", "billing");
+  EXPECT_EQ(s.committed, 1u);
+  EXPECT_EQ(s.cursor, 2u);
+  EXPECT_EQ(m.drain(), 2u);  // order-2 again, then order-3
+  s = m.stats("orders", "billing");
+  EXPECT_EQ(s.committed, 3u);
+  EXPECT_EQ(s.cursor, 3u);
+}
+
+TEST(ModelPushTest, R13CommittedSkipsWhatRetentionDropped) {
+  Model m;
+  m.create_topic("t", 2);
+  m.subscribe("t", "s", {.script = {verdict(Verdict::kReject)}});
+  m.publish("t", "a");
+  m.drain();  // a rejected: waits at offset 0
+  EXPECT_EQ(m.stats("t", "s").committed, 0u);
+  m.publish("t", "b");
+  m.publish("t", "c");  // keeps b, c: a is dropped and skipped
+  const Stats s = m.stats("t", "s");
+  EXPECT_EQ(s.skipped, 1u);
+  EXPECT_EQ(s.committed, 1u);
+  EXPECT_EQ(s.cursor, 1u);
+}
+
+TEST(ModelPushTest, R7PushDeadLettersCarryTopicTheGroupsNameAndTheClock) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "solo", {.max_deliveries = 1, .script = {verdict(Verdict::kReject)}});
+  m.subscribe("t", "a", {.max_deliveries = 1, .group = "g", .script = {verdict(Verdict::kReject)}});
+  m.subscribe("t", "b", {.max_deliveries = 1, .group = "g"});
+  m.advance(7);
+  m.publish("t", "x");
+  m.advance(5);
+  m.drain();
+  EXPECT_EQ(m.dead_letters("t", "solo"),
+            (std::vector<DeadLetter>{{"t", "solo", 0, "x", 1, "rejected", 12}}));
+  EXPECT_EQ(m.dead_letters("t", "b"),
+            (std::vector<DeadLetter>{{"t", "g", 0, "x", 1, "rejected", 12}}));
+}
+
+TEST(ModelPushTest, R10GroupNameWorksForStatsDeadLettersAndSeek) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "a", {.max_deliveries = 1, .group = "g", .script = {verdict(Verdict::kReject)}});
+  m.subscribe("t", "b", {.max_deliveries = 1, .group = "g"});
+  m.publish("t", "x");
+  m.publish("t", "y");
+  m.drain();  // a rejects x (dead); the group stops for this drain
+  EXPECT_EQ(m.stats("t", "g"), m.stats("t", "a"));
+  EXPECT_EQ(m.dead_letters("t", "g"), m.dead_letters("t", "b"));
+  m.seek("t", "g", 0);
+  EXPECT_EQ(m.stats("t", "b").cursor, 0u);
+  try {
+    m.stats("t", "h");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnknownSubscription);
+  }
+  EXPECT_FALSE(m.unsubscribe("t", "g"));  // a group is not a subscription: it is not removed
+  EXPECT_EQ(m.stats("t", "g").dead_lettered, 1u);
+  // A subscription's name wins over a group of the same name.
+  m.subscribe_pull("t", "g", {.start = {Start::Kind::kBeginning, 0}});
+  EXPECT_EQ(m.stats("t", "g").dead_lettered, 0u);
+  EXPECT_EQ(m.stats("t", "g").cursor, 0u);
+  m.unsubscribe("t", "a");
+  m.unsubscribe("t", "b");
+  m.unsubscribe("t", "g");
+  try {
+    m.seek("t", "g", 0);  // the group went with its last member
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnknownSubscription);
+  }
 }
 
 }  // namespace

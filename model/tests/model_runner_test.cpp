@@ -38,5 +38,26 @@ TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
   EXPECT_EQ(out[6].value, Value(BoolResult{false}));
 }
 
+TEST(ModelRunnerTest, PrintsStatsPositionsAndWhereAndWhenLettersDied) {
+  const std::vector<Outcome> out =
+      run(parse("create_topic t\n"
+                "subscribe t a group=g max=1 script=[reject]\n"
+                "publish t x\n"
+                "publish t y\n"
+                "advance 4\n"
+                "drain\n"
+                "stats t g\n"
+                "dead_letters t g\n"
+                "unsubscribe nope a\n"
+                "seek t g 0\n"));
+  ASSERT_EQ(out.size(), 10u);
+  EXPECT_EQ(print(out[6]),
+            "stats committed=1 cursor=1 backlog=1 in_flight=0 delivered=1 redelivered=0 "
+            "confirmed=0 dead_lettered=1 skipped=0 filtered=0");
+  EXPECT_EQ(print(out[7]), "dead_letters [t/g 0 x attempts=1 reason=rejected died_at=4]");
+  EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownTopic);
+  EXPECT_FALSE(out[9].error.has_value());
+}
+
 }  // namespace
 }  // namespace oplang

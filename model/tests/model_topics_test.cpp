@@ -70,10 +70,13 @@ TEST(ModelTopicsTest, R3CatchUpCountsSkippedAndHeldSurvive) {
   m.publish("t", "c");  // keeps only 2
   Stats s = m.stats("t", "p");
   EXPECT_EQ(s.skipped, 1u);  // offset 1
-  EXPECT_EQ(s.next_offset, 2u);
+  EXPECT_EQ(s.cursor, 2u);
+  EXPECT_EQ(s.committed, 0u);  // held 0 is not done
   EXPECT_EQ(s.in_flight, 1u);
   EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));  // the holder kept it alive
-  EXPECT_EQ(m.stats("t", "p").skipped, 2u);  // returned below the oldest: skipped
+  s = m.stats("t", "p");
+  EXPECT_EQ(s.skipped, 2u);  // returned below the oldest: skipped
+  EXPECT_EQ(s.committed, 2u);
 }
 
 TEST(ModelTopicsTest, R14FailedCallsChangeNothing) {

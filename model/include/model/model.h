@@ -73,7 +73,7 @@ class Model {
               const std::string& member, Millis now, Millis extension);
   std::vector<Expired> expire(Millis now);
 
-  // ---- observation (R13) ----
+  // ---- observation (R13); seek, stats and dead_letters also take a group's name ----
   Stats stats(const std::string& topic, const std::string& name);
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name);
   [[nodiscard]] std::vector<std::string> subscriptions(const std::string& topic) const;
@@ -89,6 +89,8 @@ class Model {
   [[nodiscard]] std::vector<HeldView> held(const std::string& topic, const std::string& sub) const;
   /// Names of the pull subscriptions of a topic; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> pull_names(const std::string& topic) const;
+  /// Names of the push groups of a topic; empty if the topic is unknown.
+  [[nodiscard]] std::vector<std::string> group_names(const std::string& topic) const;
 
   /// Handler calls made since the last take_calls(), in order; clears them.
   std::vector<HandlerCall> take_calls();
@@ -104,6 +106,7 @@ class Model {
   // One subscription state: a push subscription, a push group, or a pull subscription.
   struct Sub {
     std::uint64_t id = 0;
+    std::string name;  // the subscription's name; a push group's is the group's (R7)
     bool pull = false;
     Headers filter;
     int max_deliveries = 5;
@@ -118,7 +121,7 @@ class Model {
     std::map<Offset, Held> in_flight;
     std::map<Offset, int> attempts;
     std::vector<DeadLetter> dead;
-    Stats counters;  // next_offset, backlog and in_flight are filled in by stats()
+    Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
   };
   // A push member: its own name, its state and its script position.
   struct Member {
@@ -146,8 +149,8 @@ class Model {
   Topic* find_topic(const std::string& name);
   Topic* find_topic(std::uint64_t id);
   static Sub* find_sub(Topic& t, const std::string& name);
-  static Sub& sub_or_throw(Topic& t, const std::string& name);
   static Sub& pull_or_throw(Topic& t, const std::string& name);
+  static Sub& position_or_throw(Topic& t, const std::string& name);
 
   // the rules, one small function each
   static void apply_retention(Topic& t);
@@ -160,7 +163,8 @@ class Model {
   static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
                    Millis deadline);
   static void confirm(Sub& s, Offset offset);
-  static bool fail(Sub& s, Offset offset, const std::string& reason);
+  static bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now);
+  static Offset committed(const Sub& s);
   static std::string next_member(Sub& s);
   static bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now);
   static void remove_state_if_empty(Topic& t, std::uint64_t id);

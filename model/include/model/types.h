@@ -49,18 +49,23 @@ struct Expired {
   bool operator==(const Expired&) const = default;
 };
 
-/// A message that used up its deliveries (R7).
+/// A message that used up its deliveries (R7): where it died (the subscription's name, or
+/// the group's for a push group), how often it was offered, why, and when.
 struct DeadLetter {
+  std::string topic;
+  std::string subscription;
   Offset offset = 0;
   std::string payload;
   int attempts = 0;
   std::string reason;
+  Millis died_at = 0;  // push: the clock during the drain; pull: the call's `now`
   bool operator==(const DeadLetter&) const = default;
 };
 
 /// What stats() reports about a subscription or group (R13).
 struct Stats {
-  Offset next_offset = 0;
+  Offset committed = 0;  // lowest offset not yet confirmed, dead, filtered out or skipped
+  Offset cursor = 0;     // next offset never handed out
   std::uint64_t backlog = 0;
   std::uint64_t in_flight = 0;
   std::uint64_t delivered = 0;
