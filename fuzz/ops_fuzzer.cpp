@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "harness/comparator.h"
-#include "op_decoder.h"
+#include "oplang/byte_decoder.h"
 #include "oplang/text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

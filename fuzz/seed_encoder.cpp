@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "op_decoder.h"
+#include "oplang/byte_decoder.h"
 #include "oplang/text.h"
 
 int main(int argc, char** argv) {

@@ -1,7 +1,5 @@
-// Names of error codes and of scripted side-effect results.
+// Names of error codes.
 #include "model/errors.h"
-
-#include "model/script.h"
 
 namespace model {
 
@@ -31,28 +29,6 @@ const char* to_string(ErrorCode code) noexcept {
       return "not_synchronous";
   }
   return "unknown_error_code";
-}
-
-std::string effect_result(EffectKind kind, const std::string& result) {
-  const char* name = "";
-  switch (kind) {
-    case EffectKind::kNone:
-      return "";
-    case EffectKind::kUnsubscribeSelf:
-    case EffectKind::kUnsubscribe:
-      name = "unsubscribe";
-      break;
-    case EffectKind::kPublish:
-      name = "publish";
-      break;
-    case EffectKind::kSeek:
-      name = "seek";
-      break;
-    case EffectKind::kDrain:
-      name = "drain";
-      break;
-  }
-  return std::string(name) + " -> " + result;
 }
 
 }  // namespace model

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "broker/broker.h"
-#include "model/script.h"
+#include "oplang/script.h"
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/errors.h"
-#include "model/script.h"
+#include "oplang/script.h"
 #include "model/types.h"
 
 namespace model {

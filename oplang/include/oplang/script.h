@@ -1,4 +1,4 @@
-// Scripted push handlers: the model knows what every offer does.
+// Scripted push handlers, part of the operation language: the model knows what every offer does.
 //
 // A Script is a finite list of Steps. Each offer to the subscription (or group member)
 // consumes the next Step: first the Step's side effect runs (from inside the handler,
@@ -16,12 +16,11 @@
 // not change the verdict.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "model/types.h"
-
-namespace model {
+namespace oplang {
 
 /// How a scripted handler call ends.
 enum class Verdict { kConfirm, kReject, kThrowStd, kThrowOther };
@@ -32,19 +31,28 @@ enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, 
 /// One handler call: an optional side effect, then a verdict.
 struct Step {
   EffectKind effect = EffectKind::kNone;
-  std::string topic{};    // kUnsubscribe, kPublish, kSeek
-  std::string name{};     // kUnsubscribe, kSeek
-  std::string payload{};  // kPublish
-  Offset offset = 0;      // kSeek
+  std::string topic{};       // kUnsubscribe, kPublish, kSeek
+  std::string name{};        // kUnsubscribe, kSeek
+  std::string payload{};     // kPublish
+  std::uint64_t offset = 0;  // kSeek
   Verdict verdict = Verdict::kConfirm;
   bool operator==(const Step&) const = default;
 };
 
 /// A handler's behaviour: one Step per offer, then `confirm` forever.
-using Script = std::vector<Step>;
+using HandlerScript = std::vector<Step>;
 
 /// The text of a side effect's result as HandlerCall::effect records it, e.g.
 /// "publish -> 3", "unsubscribe -> false", "seek -> ok", "seek -> offset_out_of_range".
 std::string effect_result(EffectKind kind, const std::string& result);
 
+}  // namespace oplang
+
+// The model runs scripted handlers, so it names these in its own namespace too.
+namespace model {
+using oplang::EffectKind;
+using Script = oplang::HandlerScript;
+using oplang::effect_result;
+using oplang::Step;
+using oplang::Verdict;
 }  // namespace model

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "model/script.h"
+#include "oplang/script.h"
 #include "model/types.h"
 
 namespace oplang {

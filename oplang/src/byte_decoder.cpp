@@ -1,4 +1,4 @@
-#include "op_decoder.h"
+#include "oplang/byte_decoder.h"
 
 #include <algorithm>
 #include <map>

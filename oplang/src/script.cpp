@@ -1,0 +1,28 @@
+// Texts of scripted side-effect results.
+#include "oplang/script.h"
+
+namespace oplang {
+
+std::string effect_result(EffectKind kind, const std::string& result) {
+  const char* name = "";
+  switch (kind) {
+    case EffectKind::kNone:
+      return "";
+    case EffectKind::kUnsubscribeSelf:
+    case EffectKind::kUnsubscribe:
+      name = "unsubscribe";
+      break;
+    case EffectKind::kPublish:
+      name = "publish";
+      break;
+    case EffectKind::kSeek:
+      name = "seek";
+      break;
+    case EffectKind::kDrain:
+      name = "drain";
+      break;
+  }
+  return std::string(name) + " -> " + result;
+}
+
+}  // namespace oplang
