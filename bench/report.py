@@ -16,7 +16,8 @@ def load(results_dir):
         with open(path) as f:
             data = json.load(f)
         for b in data.get("benchmarks", []):
-            name = re.sub(r"/(iterations:\d+|real_time|min_time:[^/]+)", "", b["name"])
+            name = re.sub(r"/(iterations:\d+|repeats:\d+|real_time|manual_time|min_time:[^/]+)",
+                          "", b["name"])
             runs[name] = b
     return runs
 
@@ -104,6 +105,20 @@ def main():
     for label, figure, rs in rows:
         print(f"| {label} | {figure} | " + " | ".join(rfmt(rs.get(c)) for c in cols) + " |")
 
+    # bench_subscribe: the least disturbed of repeated runs (Google Benchmark: ..._min).
+    churn_ops = (("subscribe", "subscribe"), ("unsubscribe", "unsubscribe, the same way"),
+                 ("unsubscribe_cold", "unsubscribe, old ones (cold)"))
+    churn_kinds = (("broker_sync_push", "broker push, sync"), ("broker_pull", "broker pull"),
+                   ("map_index", "floor: 3 std::maps"))
+    churn = lambda op, c, subs: val(runs, f"{op}/{c}/subs:{subs}_min", "ns_per_op")
+    print("\n### Subscription churn on one topic (ns per operation, fastest of 3 runs)\n")
+    print("| operation | contender | at 1k subs | at 100k subs | 100k / 1k |")
+    print("|---|---|---:|---:|---:|")
+    for op, op_label in churn_ops:
+        for c, c_label in churn_kinds:
+            lo, hi = churn(op, c, 1_000), churn(op, c, 100_000)
+            print(f"| {op_label} | {c_label} | {fmt(lo)} | {fmt(hi)} | {rfmt(ratio(hi, lo))} |")
+
     goals = []
 
     def goal(text, measured, target, ok):
@@ -137,6 +152,11 @@ def main():
     ack = lambda p: val(runs, f"acks/broker_lane/fail_pct:{p}", "items_per_second")
     goal("1% failing handlers: throughput / none failing", ratio(ack(1), ack(0)), ">= 0.95",
          lambda r: r >= 0.95)
+
+    for op, op_label in churn_ops[:2]:
+        for c, c_label in churn_kinds[:2]:
+            goal(f"{op_label}: at 100k subs / at 1k ({c_label})",
+                 ratio(churn(op, c, 100_000), churn(op, c, 1_000)), "<= 2", lambda r: r <= 2)
 
     print("\n### Goals\n")
     print("| goal | measured | target | result |")

@@ -4,7 +4,9 @@
 // that always succeed and unsubscribe from another thread; this adds the failure paths.
 // Checked at the end: nothing lost (confirmed or dead-lettered), no second offer while one
 // runs, first offers in offset order, attempts dense, no entry after unsubscribe, counters
-// add up. Handler behavior is a function of (STRESS_SEED, sub, offset, attempt), printed.
+// add up. Each test is a loop of small iterations (testing::StressLoop: base x
+// BROKER_BUDGET, or STRESS_ITERATIONS); sizes and handler behavior are a function of the
+// iteration's seed (and sub, offset, attempt), printed with the line that replays it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -27,13 +30,17 @@ namespace {
 using testing::LaneBroker;
 using testing::PoolBroker;
 using testing::Push;
-using testing::StressSeed;
+using testing::StressLoop;
 using testing::WaitIdleUntil;
 
 constexpr int kPublishers = 2;
-constexpr int kPerPublisher = 150;
-constexpr int kTotal = kPublishers * kPerPublisher;
 constexpr int kMaxDeliveries = 3;
+// Iterations at BROKER_BUDGET=1: 200x what each test ran before it looped (1, or 5 rounds).
+constexpr int kIterations = 200;
+constexpr int kUnsubscribeRounds = 1000;  // was 5 rounds
+
+/// Messages per publisher of one iteration: 25..75 (was 150), from the seed.
+int PerPublisher(std::uint64_t seed) { return 25 + static_cast<int>(std::mt19937_64(seed)() % 51); }
 
 /// A deterministic 0..99 from the seed and the offer.
 int Roll(std::uint64_t seed, int sub, Offset offset, int attempt) {
@@ -67,11 +74,11 @@ INSTANTIATE_TEST_SUITE_P(Dispatchers, PushDispatchersTwin,
                            return info.param == Threaded::kLane ? "Lane" : "Pool";
                          });
 
-void Publish(Broker& b) {
+void Publish(Broker& b, int per_publisher) {
   std::vector<std::thread> publishers;
   for (int p = 0; p < kPublishers; ++p) {
     publishers.emplace_back([&] {
-      for (int i = 0; i < kPerPublisher; ++i) b.publish("t", "m");
+      for (int i = 0; i < per_publisher; ++i) b.publish("t", "m");
     });
   }
   for (auto& t : publishers) t.join();
@@ -79,7 +86,7 @@ void Publish(Broker& b) {
 
 // The at-least-once checks of one subscription after it settled. overlap_ok: the pool's
 // handler timeout lets a second offer start while an overrun one still runs.
-std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_ok) {
+std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_ok, int total) {
   std::ostringstream f;
   std::lock_guard<std::mutex> lock(log.mu);
   if (!overlap_ok && log.overlaps.load() != 0)
@@ -104,7 +111,7 @@ std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_
       f << "duplicated-beyond-redelivery: offset " << o << " attempts not dense\n";
   std::set<Offset> dead;
   for (const DeadLetter& d : b.dead_letters("t", name)) dead.insert(d.message->offset);
-  for (Offset o = 0; o < static_cast<Offset>(kTotal); ++o)
+  for (Offset o = 0; o < static_cast<Offset>(total); ++o)
     if (!log.confirmed.count(o) && !dead.count(o))
       f << "lost: offset " << o << " neither confirmed nor dead-lettered\n";
   const SubscriptionStats s = b.stats("t", name);
@@ -117,10 +124,10 @@ std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_
 }
 
 // Settled: nothing waiting or held, every message accounted for.
-bool Settled(Broker& b, const std::string& name) {
+bool Settled(Broker& b, const std::string& name, int total) {
   const SubscriptionStats s = b.stats("t", name);
   return s.backlog == 0 && s.in_flight == 0 &&
-         s.confirmed + s.dead_lettered >= static_cast<std::uint64_t>(kTotal);
+         s.confirmed + s.dead_lettered >= static_cast<std::uint64_t>(total);
 }
 
 Handler Recording(std::shared_ptr<SubLog> shared, std::function<bool(Offset, int)> behave) {
@@ -148,38 +155,39 @@ Handler Recording(std::shared_ptr<SubLog> shared, std::function<bool(Offset, int
 }
 
 TEST_P(PushDispatchersTwin, R7FailingAndThrowingHandlersLoseNothingAndKeepOrder) {
-  const std::uint64_t seed = StressSeed();
-  SCOPED_TRACE("replay the handler behavior: STRESS_SEED=" + std::to_string(seed));
-  constexpr int kSubs = 3;
-  std::vector<std::shared_ptr<SubLog>> logs;
-  for (int s = 0; s < kSubs; ++s) logs.push_back(std::make_shared<SubLog>());
-  Broker b{Options()};
-  b.create_topic("t");
-  for (int s = 0; s < kSubs; ++s) {
-    b.subscribe("t", "s" + std::to_string(s),
-                Recording(logs[s],
-                          [seed, s](Offset o, int attempt) {
-                            const int roll = Roll(seed, s, o, attempt);
-                            if (roll < 10) throw std::runtime_error("scripted");
-                            return roll >= 30;  // 20% fail, 70% confirm
-                          }),
-                Push(kMaxDeliveries, StartPosition::beginning()));
-  }
-  Publish(b);
-  ASSERT_TRUE(WaitIdleUntil(b, [&] {
+  StressLoop(kIterations, [this](std::uint64_t seed) {
+    constexpr int kSubs = 3;
+    const int total = kPublishers * PerPublisher(seed);
+    std::vector<std::shared_ptr<SubLog>> logs;
+    for (int s = 0; s < kSubs; ++s) logs.push_back(std::make_shared<SubLog>());
+    Broker b{Options()};
+    b.create_topic("t");
+    for (int s = 0; s < kSubs; ++s) {
+      b.subscribe("t", "s" + std::to_string(s),
+                  Recording(logs[s],
+                            [seed, s](Offset o, int attempt) {
+                              const int roll = Roll(seed, s, o, attempt);
+                              if (roll < 10) throw std::runtime_error("scripted");
+                              return roll >= 30;  // 20% fail, 70% confirm
+                            }),
+                  Push(kMaxDeliveries, StartPosition::beginning()));
+    }
+    Publish(b, total / kPublishers);
+    ASSERT_TRUE(WaitIdleUntil(b, [&] {
+      for (int s = 0; s < kSubs; ++s)
+        if (!Settled(b, "s" + std::to_string(s), total)) return false;
+      return true;
+    }));
     for (int s = 0; s < kSubs; ++s)
-      if (!Settled(b, "s" + std::to_string(s))) return false;
-    return true;
-  }));
-  for (int s = 0; s < kSubs; ++s)
-    EXPECT_EQ(Check(b, "s" + std::to_string(s), *logs[s], false), "") << "subscription s" << s;
+      EXPECT_EQ(Check(b, "s" + std::to_string(s), *logs[s], false, total), "")
+          << "subscription s" << s;
+  });
 }
 
 TEST_P(PushDispatchersTwin, R9UnsubscribeFromInsideItsOwnHandlerEndsItsDeliveries) {
-  const std::uint64_t seed = StressSeed();
-  SCOPED_TRACE("replay: STRESS_SEED=" + std::to_string(seed));
-  for (int round = 0; round < 5; ++round) {
-    const int leave_at = 1 + static_cast<int>(Roll(seed, round, 0, 0) % 40);
+  StressLoop(kUnsubscribeRounds, [this](std::uint64_t seed) {
+    const int total = kPublishers * PerPublisher(seed);  // >= 50
+    const int leave_at = 1 + static_cast<int>(Roll(seed, 0, 0, 0) % 40);
     std::atomic<int> victim_calls{0};
     std::atomic<bool> returned{false};
     std::atomic<int> late{0};
@@ -196,41 +204,48 @@ TEST_P(PushDispatchersTwin, R9UnsubscribeFromInsideItsOwnHandlerEndsItsDeliverie
     });
     b.subscribe("t", "bystander", Recording(bystander, [](Offset, int) { return true; }),
                 Push(kMaxDeliveries, StartPosition::beginning()));
-    Publish(b);
-    ASSERT_TRUE(WaitIdleUntil(b, [&] { return returned.load() && Settled(b, "bystander"); }))
-        << "round " << round << ": victim left at call " << leave_at;
-    EXPECT_EQ(late.load(), 0) << "delivery-after-unsubscribe, round " << round;
-    EXPECT_EQ(victim_calls.load(), leave_at) << "round " << round;
+    Publish(b, total / kPublishers);
+    ASSERT_TRUE(WaitIdleUntil(b, [&] { return returned.load() && Settled(b, "bystander", total); }))
+        << "victim left at call " << leave_at;
+    EXPECT_EQ(late.load(), 0) << "delivery-after-unsubscribe";
+    EXPECT_EQ(victim_calls.load(), leave_at);
     EXPECT_EQ(b.subscriptions("t"), std::vector<std::string>{"bystander"});
-    EXPECT_EQ(Check(b, "bystander", *bystander, false), "") << "round " << round;
-  }
+    EXPECT_EQ(Check(b, "bystander", *bystander, false, total), "");
+  });
 }
 
-// A pool broker whose handler sleeps past the 10 ms timeout on attempt 1 of every 25th
-// offset; publishes, waits until settled, runs `check`, destroys the broker.
-void RunOverrun(const std::shared_ptr<SubLog>& log, const std::function<void(Broker&)>& check) {
-  Broker b{PoolBroker(2, Millis{10})};
+// A pool broker whose handler sleeps past the 5 ms timeout on attempt 1 of a few offsets
+// chosen by the seed (about one in 20) and of the last one (so an abandoned handler is
+// likely still running when the broker goes); publishes, waits until settled, runs
+// `check`, destroys the broker.
+void RunOverrun(std::uint64_t seed, const std::shared_ptr<SubLog>& log,
+                const std::function<void(Broker&, int total)>& check) {
+  const int total = kPublishers * (10 + static_cast<int>(seed % 21));  // 20..60 (was 300)
+  Broker b{PoolBroker(2, Millis{5})};
   b.create_topic("t");
   b.subscribe("t", "s",
               Recording(log,
-                        [](Offset o, int attempt) {
-                          if (attempt == 1 && o % 25 == 0)
-                            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                        [seed, total](Offset o, int attempt) {
+                          if (attempt == 1 &&
+                              (Roll(seed, 0, o, 0) < 5 || o + 1 == static_cast<Offset>(total)))
+                            std::this_thread::sleep_for(std::chrono::milliseconds(15));
                           return true;
                         }),
               Push(kMaxDeliveries, StartPosition::beginning()));
-  Publish(b);
-  ASSERT_TRUE(WaitIdleUntil(b, [&] { return Settled(b, "s"); }));
+  Publish(b, total / kPublishers);
+  ASSERT_TRUE(WaitIdleUntil(b, [&] { return Settled(b, "s", total); }));
   EXPECT_TRUE(b.wait_idle(Millis{60000}));
-  check(b);
+  check(b, total);
 }
 
 TEST(PoolDispatcherTwin, R15HandlersOverrunningTheTimeoutAreRetriedNotLost) {
-  auto log = std::make_shared<SubLog>();
-  RunOverrun(log, [&](Broker& b) {
-    // An overrun handler's late `true` is ignored (the offer already failed), so the
-    // handler's own tally may exceed `confirmed`; everything else must add up.
-    EXPECT_EQ(Check(b, "s", *log, true), "");
+  StressLoop(kIterations, [](std::uint64_t seed) {
+    auto log = std::make_shared<SubLog>();
+    RunOverrun(seed, log, [&](Broker& b, int total) {
+      // An overrun handler's late `true` is ignored (the offer already failed), so the
+      // handler's own tally may exceed `confirmed`; everything else must add up.
+      EXPECT_EQ(Check(b, "s", *log, true, total), "");
+    });
   });
 }
 
@@ -240,9 +255,11 @@ TEST(PoolDispatcherTwin, R15HandlersOverrunningTheTimeoutAreRetriedNotLost) {
 // may never return); the abandoned thread may only touch state it co-owns. Under TSan and
 // ASan a use after free here is a report.
 TEST(PoolDispatcherTwin, R15AbandonedHandlerMayOutliveTheBrokerSafely) {
-  auto log = std::make_shared<SubLog>();  // shared: handlers outlive the broker
-  RunOverrun(log, [](Broker&) {});
-  EXPECT_TRUE(testing::WaitUntil([&] { return log->running.load() == 0; }));
+  StressLoop(kIterations, [](std::uint64_t seed) {
+    auto log = std::make_shared<SubLog>();  // shared: handlers outlive the broker
+    RunOverrun(seed, log, [](Broker&, int) {});
+    EXPECT_TRUE(testing::WaitUntil([&] { return log->running.load() == 0; }));
+  });
 }
 
 }  // namespace

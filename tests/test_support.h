@@ -3,16 +3,21 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -101,6 +106,69 @@ inline bool WaitUntil(const std::function<bool()>& pred) {
 inline std::uint64_t StressSeed() {
   if (const char* s = std::getenv("STRESS_SEED")) return std::strtoull(s, nullptr, 10);
   return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+/// The iterations of a real-thread stress test: `base` x BROKER_BUDGET (1 in scripts/test,
+/// so the tsan stage, 10 in scripts/verify, 0.2 in the asan stage), at least 1, unless
+/// STRESS_ITERATIONS=N says exactly N (with STRESS_SEED, STRESS_ITERATIONS=1 replays one
+/// failing iteration).
+inline int StressIterations(int base) {
+  if (const char* s = std::getenv("STRESS_ITERATIONS")) return std::max(1, std::atoi(s));
+  double budget = 1;
+  if (const char* b = std::getenv("BROKER_BUDGET")) budget = std::atof(b);
+  return std::max(1, static_cast<int>(std::lround(base * budget)));
+}
+
+/// This test binary's path, for the replay line (Linux; the bare name elsewhere).
+inline std::string StressBinary() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("<test binary>") : exe.string();
+}
+
+/// Runs a stress test's `body(seed)` StressIterations(base_iterations) times, each with its
+/// own seed (StressSeed(), then +1 per iteration), and stops after the first iteration that
+/// failed, naming its seed and the command that replays just it. Ends with one summary
+/// line, "stress: Suite.Test ran N iterations (seeds A..B)", on stdout and, when
+/// STRESS_SUMMARY names a file, appended to it (scripts/test and scripts/verify sum them).
+template <typename Body>
+void StressLoop(int base_iterations, Body body) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  const int n = StressIterations(base_iterations);
+  const std::uint64_t first = StressSeed();
+  auto replay = [&](std::uint64_t seed) {
+    return "STRESS_SEED=" + std::to_string(seed) + " STRESS_ITERATIONS=1 " + StressBinary() +
+           " --gtest_filter='" + name + "'";
+  };
+  int ran = 0;
+  std::string failed;
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t seed = first + static_cast<std::uint64_t>(i);
+    {
+      SCOPED_TRACE("stress iteration " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                   ", seed " + std::to_string(seed) + "; replay: " + replay(seed));
+      body(seed);
+    }
+    ++ran;
+    if (::testing::Test::HasFailure()) {
+      failed = ": FAILED at iteration " + std::to_string(i + 1) + ", seed " + std::to_string(seed) +
+               "; replay: " + replay(seed);
+      break;
+    }
+  }
+  const std::string line =
+      "stress: " + name + " ran " + std::to_string(ran) + " iterations" +
+      (ran < n ? " of " + std::to_string(n) : "") + " (seeds " + std::to_string(first) + ".." +
+      std::to_string(first + static_cast<std::uint64_t>(ran) - 1) + ")" + failed;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  if (const char* path = std::getenv("STRESS_SUMMARY"); path != nullptr && *path != '\0') {
+    if (std::FILE* f = std::fopen(path, "a")) {  // one short write: atomic with O_APPEND
+      std::fputs((line + "\n").c_str(), f);
+      std::fclose(f);
+    }
+  }
 }
 
 /// Like WaitUntil, but lets a threaded broker settle with wait_idle between checks.
