@@ -2,8 +2,10 @@
 // choice sequence that interleaves it -> the concurrent invariants of properties/fiber
 // (history.h's Jepsen-named checkers: lost, duplicated-beyond-redelivery, double-held,
 // acked-came-back, nonmonotonic, delivery-after-unsubscribe, counters; and no deadlock or
-// livelock). The programs and their runner are properties/fiber/programs.h, the same the
-// RapidCheck properties generate; only the decoding from bytes lives here.
+// livelock). The bytes decode to the generator-side shapes of properties/fiber/programs.h,
+// the same the RapidCheck properties generate, which become operation-language programs
+// (oplang/program.h) run by properties/fiber/program_runner.h; only the decoding from bytes
+// lives here.
 //
 // Format. Program choices are one byte each, read from the END of the input
 // (FuzzedDataProvider's integral order); the schedule is what is left, read from the FRONT.
@@ -18,11 +20,14 @@
 //                        unsubscribes s1 (only with one publisher: 2-3 program fibers)
 //          handlers s0,s1 each 1 + b % 4 behaviours cycled per call, each one byte b % 8:
 //                        0-2 ok, 3 fail, 4 throw, 5 stall 20ms, 6 stall 80ms, 7 unsubscribe self
+//                        (the program's handler scripts unroll the cycle: confirm, reject,
+//                        throw, stall(20), stall(80), unsubscribe)
 //   schedule             every remaining byte is one walk choice (fiber::Schedule::walk:
 //                        c % runnable, 0 = keep running); past the end: no preemption.
-// FUZZ_SHOW=1 prints every decoded program and schedule (e.g. with the replay program).
-// A finding prints the program, the run (outcome, trace summary, schedule as text) and
-// aborts, so libFuzzer saves the input.
+// FUZZ_SHOW=1 prints every decoded program (operation-language text) and schedule (e.g. with
+// the replay program). A finding prints the anomaly lines, the program, the run and the one
+// command that replays it (fiber-replay --schedule '...' - <<'EOF' ...), and aborts, so
+// libFuzzer saves the input.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +35,8 @@
 
 #include "FuzzedDataProvider.h"
 #include "fiber/schedule.h"
+#include "oplang/text.h"
+#include "program_runner.h"
 #include "programs.h"
 
 namespace {
@@ -86,29 +93,21 @@ PushScript decode_push(FuzzedDataProvider& in, bool pool) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
   const int kind = byte(in) % 3;
-  PullScript pull;
-  PushScript push;
-  if (kind == 0) {
-    pull = decode_pull(in);
-  } else {
-    push = decode_push(in, kind == 2);
-  }
+  const oplang::Program program =
+      kind == 0 ? decode_pull(in).program() : decode_push(in, kind == 2).program();
   const std::vector<std::uint8_t> rest = in.ConsumeBytes<std::uint8_t>(kMaxChoices);
   const fiber::Schedule schedule =
       fiber::Schedule::walk(std::vector<std::uint32_t>(rest.begin(), rest.end()));
 
   static const bool show = std::getenv("FUZZ_SHOW") != nullptr;  // replay: print the program
   if (show) {
-    std::fprintf(stderr, "%s  schedule: %s\n",
-                 kind == 0 ? pull.show().c_str() : push.show().c_str(),
+    std::fprintf(stderr, "%sschedule: %s\n", oplang::print(program).c_str(),
                  fiber::to_string(schedule).c_str());
   }
-  auto [run, failures] =
-      kind == 0 ? fiberprop::run_pull(pull, schedule) : fiberprop::run_push(push, schedule);
-  if (!failures.empty()) {
-    std::fprintf(stderr, "schedule_fuzzer: the concurrent contract broke\n%sprogram:\n%s%s",
-                 failures.c_str(), kind == 0 ? pull.show().c_str() : push.show().c_str(),
-                 run.describe().c_str());
+  const fiberprop::ProgramRun run = fiberprop::run_program(program, schedule);
+  if (!run.ok()) {
+    std::fprintf(stderr, "schedule_fuzzer: the concurrent contract broke\n%s",
+                 fiberprop::failure_report(run, program).c_str());
     std::abort();
   }
   return 0;

@@ -148,14 +148,14 @@ struct BrokerRunner::Apply {
     return to_model(b.poll(o.topic, o.sub, o.member, o.max, now()), o);
   }
   oplang::Value operator()(const oplang::Ack& o) const {
-    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, o.offset, o.member), now())};
+    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
   }
   oplang::Value operator()(const oplang::Nack& o) const {
-    return oplang::BoolResult{b.nack(receipt(o.topic, o.sub, o.offset, o.member), now())};
+    return oplang::BoolResult{b.nack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
   }
   oplang::Value operator()(const oplang::Extend& o) const {
-    return oplang::BoolResult{
-        b.extend(receipt(o.topic, o.sub, o.offset, o.member), now(), broker::Millis{o.extension})};
+    return oplang::BoolResult{b.extend(receipt(o.topic, o.sub, by_offset(o), o.member), now(),
+                                       broker::Millis{o.extension})};
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
   oplang::Value operator()(const oplang::Advance& o) const {
@@ -167,6 +167,20 @@ struct BrokerRunner::Apply {
   }
   oplang::Value operator()(const oplang::GetDeadLetters& o) const {
     return to_model(b.dead_letters(o.topic, o.name));
+  }
+  oplang::Value operator()(const oplang::Yield&) const { return oplang::Done{}; }
+  oplang::Value operator()(const oplang::Subscriptions& o) const {
+    return oplang::NamesResult{b.subscriptions(o.topic)};
+  }
+  oplang::Value operator()(const oplang::Topics&) const { return oplang::NamesResult{b.topics()}; }
+
+  // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
+  template <typename T>
+  static model::Offset by_offset(const T& o) {
+    if (o.which != oplang::Which::kOffset) {
+      throw std::invalid_argument("oldest / all are for concurrent programs, not scripts");
+    }
+    return o.offset;
   }
 };
 
@@ -234,6 +248,8 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
         return model::effect_result(step.effect, "ok");
       case EffectKind::kDrain:
         return model::effect_result(step.effect, std::to_string(b.drain()));
+      case EffectKind::kStall:  // sequentially a stall changes nothing (oplang/script.h)
+        return model::effect_result(step.effect, "ok");
     }
   } catch (const broker::Error& e) {
     return model::effect_result(step.effect, model::to_string(to_model(e.code())));

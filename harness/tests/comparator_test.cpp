@@ -20,6 +20,23 @@ TEST(ComparatorTest, AgreeingScriptHasNoDifference) {
   EXPECT_FALSE(diff.has_value()) << describe(*diff);
 }
 
+TEST(ComparatorTest, AgreesOnStallYieldSubscriptionsAndTopics) {
+  const auto diff =
+      first_difference(oplang::parse("create_topic t\n"
+                                     "subscribe t a group=g script=[stall(20),stall(5)+throw]\n"
+                                     "subscribe t b group=g\n"
+                                     "subscribe_pull t p\n"
+                                     "publish t x\n"
+                                     "publish t y\n"
+                                     "yield\n"
+                                     "drain\n"
+                                     "drain\n"
+                                     "subscriptions t\n"
+                                     "topics\n"
+                                     "subscriptions nope\n"));
+  EXPECT_FALSE(diff.has_value()) << describe(*diff);
+}
+
 TEST(ComparatorTest, AgreesOnCommittedPositionsGroupNamesAndUnknownTopics) {
   const auto diff =
       first_difference(oplang::parse("create_topic t\n"

@@ -219,7 +219,10 @@ struct OpWriter {
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
     w.byte(op.script.size());
     for (const auto& step : op.script) {
-      w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(step.effect));
+      // A stall has no byte of its own (sequentially it changes nothing): written as none.
+      const model::EffectKind effect =
+          step.effect == model::EffectKind::kStall ? model::EffectKind::kNone : step.effect;
+      w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(effect));
       if (step.effect == model::EffectKind::kUnsubscribe)
         w.name(step.topic, kTopics), w.name(step.name, kSubs);
       if (step.effect == model::EffectKind::kPublish)
@@ -262,6 +265,10 @@ struct OpWriter {
   void operator()(const oplang::GetDeadLetters& op) {
     w.byte(15), w.name(op.topic, kTopics), w.name(op.name, kSubs);
   }
+  // Not in the decoder's 16 kinds: nothing is written for them.
+  void operator()(const oplang::Yield&) {}
+  void operator()(const oplang::Subscriptions&) {}
+  void operator()(const oplang::Topics&) {}
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Runs ops against model::Model.
 #include "oplang/model_runner.h"
 
+#include <stdexcept>
+
 namespace oplang {
 namespace {
 
@@ -37,13 +39,13 @@ struct Apply {
   Value operator()(const Drain&) const { return CountResult{m.drain()}; }
   Value operator()(const Poll& o) const { return m.poll(o.topic, o.sub, o.member, m.now(), o.max); }
   Value operator()(const Ack& o) const {
-    return BoolResult{m.ack(o.topic, o.sub, o.offset, o.member, m.now())};
+    return BoolResult{m.ack(o.topic, o.sub, by_offset(o), o.member, m.now())};
   }
   Value operator()(const Nack& o) const {
-    return BoolResult{m.nack(o.topic, o.sub, o.offset, o.member, m.now())};
+    return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now())};
   }
   Value operator()(const Extend& o) const {
-    return BoolResult{m.extend(o.topic, o.sub, o.offset, o.member, m.now(), o.extension)};
+    return BoolResult{m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension)};
   }
   Value operator()(const Expire&) const { return m.expire(m.now()); }
   Value operator()(const Advance& o) const {
@@ -52,6 +54,18 @@ struct Apply {
   }
   Value operator()(const GetStats& o) const { return m.stats(o.topic, o.name); }
   Value operator()(const GetDeadLetters& o) const { return m.dead_letters(o.topic, o.name); }
+  Value operator()(const Yield&) const { return Done{}; }
+  Value operator()(const Subscriptions& o) const { return NamesResult{m.subscriptions(o.topic)}; }
+  Value operator()(const Topics&) const { return NamesResult{m.topics()}; }
+
+  // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
+  template <typename T>
+  static Offset by_offset(const T& o) {
+    if (o.which != Which::kOffset) {
+      throw std::invalid_argument("oldest / all are for concurrent programs, not scripts");
+    }
+    return o.offset;
+  }
 };
 
 }  // namespace

@@ -52,6 +52,12 @@ void print_value(std::ostream& os, const std::vector<model::DeadLetter>& list) {
   os << ']';
 }
 
+void print_value(std::ostream& os, const NamesResult& r) {
+  os << "names [";
+  for (std::size_t i = 0; i < r.names.size(); ++i) os << (i ? " " : "") << format_value(r.names[i]);
+  os << ']';
+}
+
 }  // namespace
 
 std::string print(const Outcome& outcome) {

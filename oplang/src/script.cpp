@@ -21,6 +21,9 @@ std::string effect_result(EffectKind kind, const std::string& result) {
     case EffectKind::kDrain:
       name = "drain";
       break;
+    case EffectKind::kStall:
+      name = "stall";
+      break;
   }
   return std::string(name) + " -> " + result;
 }

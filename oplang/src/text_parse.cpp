@@ -1,5 +1,6 @@
 // Parsing the text form (see oplang/text.h). Every malformed input ends in a ParseError.
 #include <charconv>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -101,8 +102,63 @@ std::vector<Token> tokenize(std::string_view line, std::size_t line_no) {
 // A recursive-descent reader over one line's tokens.
 class LineParser {
  public:
-  LineParser(std::vector<Token> tokens, std::size_t line)
-      : tokens_(std::move(tokens)), line_(line) {}
+  // in_program: the line belongs to a concurrent program (ack/nack/extend may say `oldest`
+  // or `all`).
+  LineParser(std::vector<Token> tokens, std::size_t line, bool in_program = false)
+      : tokens_(std::move(tokens)), line_(line), in_program_(in_program) {}
+
+  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS]`, the word `broker` read.
+  BrokerSpec broker_line() {
+    using D = BrokerSpec::Dispatcher;
+    BrokerSpec b;
+    if (peek().kind != Token::Kind::kWord) fail("a dispatcher: sync, lane or pool");
+    const std::string kind = peek().text;
+    if (kind == "sync") {
+      b.dispatcher = D::kSynchronous;
+    } else if (kind == "lane") {
+      b.dispatcher = D::kLane;
+    } else if (kind == "pool") {
+      b.dispatcher = D::kPool;
+    } else {
+      fail("a dispatcher: sync, lane or pool");
+    }
+    next();
+    const char* expected = b.dispatcher == D::kPool ? "threads=, timeout= or backoff="
+                           : b.dispatcher == D::kLane
+                               ? "backoff= (threads= and timeout= are pool's)"
+                               : "end of line (sync has no options)";
+    while (peek().kind != Token::Kind::kEnd) {
+      if (peek().kind != Token::Kind::kWord) fail(expected);
+      const std::string key = peek().text;
+      const bool pool_only = key == "threads" || key == "timeout";
+      if (!(key == "backoff" || pool_only) || b.dispatcher == D::kSynchronous ||
+          (pool_only && b.dispatcher != D::kPool)) {
+        fail(expected);
+      }
+      next();
+      expect_punct('=');
+      if (key == "threads") {
+        b.threads = static_cast<std::size_t>(
+            signed_number("a thread count >= 1", 1, std::numeric_limits<std::int32_t>::max()));
+      } else if (key == "timeout") {
+        b.timeout =
+            signed_number("a handler timeout in ms >= 0", 0, std::numeric_limits<Millis>::max());
+      } else {
+        b.backoff = signed_number("a back-off in ms >= 0", 0, std::numeric_limits<Millis>::max());
+      }
+    }
+    return b;
+  }
+
+  // `fiber NAME`, the word `fiber` read.
+  std::string fiber_line() {
+    std::string name = value("a fiber name");
+    if (peek().kind != Token::Kind::kEnd) fail("end of line");
+    return name;
+  }
+
+  // Skips the line's first word (broker, fiber: the caller checked it).
+  void op_name() { next(); }
 
   Op op() {
     const Token& verb = peek();
@@ -196,7 +252,8 @@ class LineParser {
   model::Step step() {
     using model::EffectKind;
     const char* expected =
-        "a step: confirm, reject, throw, throw42, unsubscribe, publish(...), seek(...) or drain";
+        "a step: confirm, reject, throw, throw42, unsubscribe, publish(...), seek(...), drain or "
+        "stall(...)";
     if (peek().kind != Token::Kind::kWord) fail(expected);
     model::Step s;
     if (auto v = verdict_word(peek().text)) {
@@ -237,6 +294,12 @@ class LineParser {
     } else if (w == "drain") {
       next();
       s.effect = EffectKind::kDrain;
+    } else if (w == "stall") {
+      next();
+      s.effect = EffectKind::kStall;
+      expect_punct('(');
+      s.ms = signed_number("a stall in ms >= 0", 0, std::numeric_limits<std::int64_t>::max());
+      expect_punct(')');
     } else {
       fail(expected);
     }
@@ -347,12 +410,23 @@ class LineParser {
     }
     return o;
   }
+  // An offset, or in a program `oldest` / `all` (the member's hand).
+  template <typename T>
+  void offset_or_hand(T& o) {
+    if (peek().kind == Token::Kind::kWord && (peek().text == "oldest" || peek().text == "all")) {
+      if (!in_program_)
+        fail("an offset (oldest and all name a member's hand in fiber programs only)");
+      o.which = next().text == "oldest" ? Which::kOldest : Which::kAll;
+      return;
+    }
+    o.offset = unsigned_number(in_program_ ? "an offset, oldest or all" : "an offset");
+  }
   template <typename T>
   T answer() {
     T o;
     o.topic = value("a topic");
     o.sub = value("a subscription name");
-    o.offset = unsigned_number("an offset");
+    offset_or_hand(o);
     o.member = value("a member name");
     return o;
   }
@@ -377,7 +451,7 @@ class LineParser {
       Extend o;
       o.topic = value("a topic");
       o.sub = value("a subscription name");
-      o.offset = unsigned_number("an offset");
+      offset_or_hand(o);
       o.member = value("a member name");
       o.extension = millis("an extension in ms");
       return o;
@@ -390,16 +464,30 @@ class LineParser {
     if (name == "dead_letters") {
       return GetDeadLetters{value("a topic"), value("a subscription name")};
     }
+    if (name == "yield") {
+      Yield o;
+      if (peek().kind != Token::Kind::kEnd)
+        o.count = unsigned_number("a number of scheduling points");
+      return o;
+    }
+    if (name == "subscriptions") return Subscriptions{value("a topic")};
+    if (name == "topics") return Topics{};
     throw ParseError(line_, verb.column,
                      "an operation: create_topic, delete_topic, publish, subscribe, "
                      "subscribe_pull, unsubscribe, seek, drain, poll, ack, nack, extend, expire, "
-                     "advance, stats or dead_letters");
+                     "advance, stats, dead_letters, yield, subscriptions or topics");
   }
 
   std::vector<Token> tokens_;
   std::size_t line_;
+  bool in_program_ = false;
   std::size_t pos_ = 0;
 };
+
+// Whether a line starts with a space or a tab (a fiber's op).
+bool indented(std::string_view line) {
+  return !line.empty() && (line[0] == ' ' || line[0] == '\t');
+}
 
 }  // namespace
 
@@ -414,6 +502,60 @@ Script parse(std::string_view text) {
     std::vector<Token> tokens = tokenize(text.substr(begin, end - begin), line_no);
     if (tokens.size() > 1) out.push_back(LineParser(std::move(tokens), line_no).op());
     begin = end + 1;
+  }
+  return out;
+}
+
+Program parse_program(std::string_view text) {
+  Program out;
+  bool have_broker = false;
+  std::size_t line_no = 0;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    ++line_no;
+    const std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    std::vector<Token> tokens = tokenize(line, line_no);
+    if (tokens.size() == 1) continue;  // blank or comment only
+    const Token first = tokens[0];
+    const bool is_word = first.kind == Token::Kind::kWord;
+    if (!have_broker) {
+      if (!is_word || first.text != "broker" || indented(line)) {
+        throw ParseError(line_no, first.column,
+                         "the program's first line: broker sync, broker lane or broker pool");
+      }
+      LineParser p(std::move(tokens), line_no, true);
+      p.op_name();
+      out.broker = p.broker_line();
+      have_broker = true;
+      continue;
+    }
+    if (is_word && first.text == "broker" && !indented(line)) {
+      throw ParseError(line_no, first.column, "one broker line only, at the top");
+    }
+    if (is_word && first.text == "fiber" && !indented(line)) {
+      LineParser p(std::move(tokens), line_no, true);
+      p.op_name();
+      out.fibers.push_back({p.fiber_line(), {}});
+      continue;
+    }
+    if (out.fibers.empty() && indented(line)) {
+      throw ParseError(line_no, 1,
+                       "an op at the start of the line (only a fiber's ops are indented)");
+    }
+    if (!out.fibers.empty() && !indented(line)) {
+      throw ParseError(line_no, 1,
+                       "an indented op of fiber " + format_value(out.fibers.back().name) +
+                           ", or `fiber NAME` (the setup ends at the first fiber)");
+    }
+    Op op = LineParser(std::move(tokens), line_no, true).op();
+    (out.fibers.empty() ? out.setup : out.fibers.back().ops).push_back(std::move(op));
+  }
+  if (!have_broker) {
+    throw ParseError(line_no, 1,
+                     "the program's first line: broker sync, broker lane or broker pool");
   }
   return out;
 }

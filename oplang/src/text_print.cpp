@@ -95,6 +95,9 @@ std::string print_step(const model::Step& s) {
     case EffectKind::kDrain:
       effect = "drain";
       break;
+    case EffectKind::kStall:
+      effect = "stall(" + std::to_string(s.ms) + ")";
+      break;
   }
   if (s.verdict != model::Verdict::kConfirm) effect += std::string("+") + print_verdict(s.verdict);
   return effect;
@@ -154,18 +157,22 @@ struct Printer {
     return out;
   }
   std::string answer(const char* verb, const std::string& topic, const std::string& sub,
-                     Offset offset, const std::string& member) const {
-    return std::string(verb) + " " + format_value(topic) + " " + format_value(sub) + " " +
-           std::to_string(offset) + " " + format_value(member);
+                     Offset offset, Which which, const std::string& member) const {
+    const std::string what = which == Which::kOldest ? "oldest"
+                             : which == Which::kAll  ? "all"
+                                                     : std::to_string(offset);
+    return std::string(verb) + " " + format_value(topic) + " " + format_value(sub) + " " + what +
+           " " + format_value(member);
   }
   std::string operator()(const Ack& o) const {
-    return answer("ack", o.topic, o.sub, o.offset, o.member);
+    return answer("ack", o.topic, o.sub, o.offset, o.which, o.member);
   }
   std::string operator()(const Nack& o) const {
-    return answer("nack", o.topic, o.sub, o.offset, o.member);
+    return answer("nack", o.topic, o.sub, o.offset, o.which, o.member);
   }
   std::string operator()(const Extend& o) const {
-    return answer("extend", o.topic, o.sub, o.offset, o.member) + " " + std::to_string(o.extension);
+    return answer("extend", o.topic, o.sub, o.offset, o.which, o.member) + " " +
+           std::to_string(o.extension);
   }
   std::string operator()(const Expire&) const { return "expire"; }
   std::string operator()(const Advance& o) const { return "advance " + std::to_string(o.ms); }
@@ -175,7 +182,34 @@ struct Printer {
   std::string operator()(const GetDeadLetters& o) const {
     return "dead_letters " + format_value(o.topic) + " " + format_value(o.name);
   }
+  std::string operator()(const Yield& o) const {
+    return o.count == 1 ? "yield" : "yield " + std::to_string(o.count);
+  }
+  std::string operator()(const Subscriptions& o) const {
+    return "subscriptions " + format_value(o.topic);
+  }
+  std::string operator()(const Topics&) const { return "topics"; }
 };
+
+std::string print_broker(const BrokerSpec& b) {
+  using D = BrokerSpec::Dispatcher;
+  const BrokerSpec defaults;
+  switch (b.dispatcher) {
+    case D::kSynchronous:
+      return "broker sync";
+    case D::kLane:
+      return "broker lane" +
+             (b.backoff != defaults.backoff ? " backoff=" + std::to_string(b.backoff) : "");
+    case D::kPool: {
+      std::string out = "broker pool";
+      if (b.threads != defaults.threads) out += " threads=" + std::to_string(b.threads);
+      if (b.timeout != defaults.timeout) out += " timeout=" + std::to_string(b.timeout);
+      if (b.backoff != defaults.backoff) out += " backoff=" + std::to_string(b.backoff);
+      return out;
+    }
+  }
+  return "broker sync";
+}
 
 }  // namespace
 
@@ -189,9 +223,20 @@ std::string format_value(std::string_view value) {
 
 std::string print(const Op& op) { return std::visit(Printer{}, op); }
 
+std::string print(const Step& step) { return print_step(step); }
+
 std::string print(const Script& script) {
   std::string out;
   for (const Op& op : script) out += print(op) + "\n";
+  return out;
+}
+
+std::string print(const Program& program) {
+  std::string out = print_broker(program.broker) + "\n" + print(program.setup);
+  for (const Fiber& f : program.fibers) {
+    out += "fiber " + format_value(f.name) + "\n";
+    for (const Op& op : f.ops) out += "  " + print(op) + "\n";
+  }
   return out;
 }
 

@@ -25,6 +25,27 @@ TEST(ModelRunnerTest, RecordsValuesErrorsAndCalls) {
   EXPECT_EQ(print(out[4]), "error unknown_topic");
 }
 
+TEST(ModelRunnerTest, StallYieldAndNamesOfTheConcurrentVocabulary) {
+  const std::vector<Outcome> out =
+      run(parse("create_topic t\n"
+                "subscribe t s script=[stall(20)+reject]\n"
+                "subscribe_pull t p\n"
+                "publish t a\n"
+                "yield 3\n"
+                "drain\n"
+                "subscriptions t\n"
+                "topics\n"
+                "subscriptions nope\n"));
+  ASSERT_EQ(out.size(), 9u);
+  EXPECT_EQ(out[4].value, Value(Done{}));  // sequentially a yield does nothing
+  ASSERT_EQ(out[5].calls.size(), 1u);
+  EXPECT_EQ(out[5].calls[0].effect, "stall -> ok");  // and a stall changes no result
+  EXPECT_EQ(out[5].value, Value(CountResult{0}));
+  EXPECT_EQ(out[6].value, Value(NamesResult{{"s", "p"}}));
+  EXPECT_EQ(print(out[7]), "names [t]");
+  EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownTopic);
+}
+
 TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
   const std::vector<Outcome> out =
       run(parse("create_topic t\n"

@@ -77,8 +77,136 @@ TEST(TextTest, RoundTripsEveryOpKind) {
       Advance{5},
       GetStats{"t", "s"},
       GetDeadLetters{"t", "s"},
+      Yield{},
+      Yield{3},
+      Subscriptions{"t"},
+      Topics{},
+      Subscribe{
+          "t",
+          "s",
+          {},
+          5,
+          Start{},
+          "",
+          {model::Step{.effect = model::EffectKind::kStall, .ms = 20},
+           model::Step{
+               .effect = model::EffectKind::kStall, .verdict = model::Verdict::kReject, .ms = 0}}},
   };
   EXPECT_EQ(parse(print(all)), all);
+}
+
+ParseError program_error_of(std::string_view text) {
+  try {
+    parse_program(text);
+  } catch (const ParseError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "parsed: " << text;
+  return ParseError(0, 0, "");
+}
+
+TEST(TextTest, ParsesAndPrintsAProgram) {
+  const std::string text =
+      "# a comment before the broker line\n"
+      "broker pool threads=3 timeout=50\n"
+      "create_topic t\n"
+      "subscribe t s0 max=3 script=[reject,stall(20)+confirm,throw]\n"
+      "fiber pub0\n"
+      "  publish t m0      # in a fiber\n"
+      "\n"
+      "fiber w0\n"
+      "\tpoll t p w0 max=2\n"
+      "  ack t p oldest w0\n"
+      "  nack t p all w0\n"
+      "  extend t p oldest w0 10\n"
+      "  advance 20\n"
+      "fiber \"un sub\"\n"
+      "  yield 3\n"
+      "  unsubscribe t s1\n";
+  const Program p = parse_program(text);
+  EXPECT_EQ(p.broker.dispatcher, BrokerSpec::Dispatcher::kPool);
+  EXPECT_EQ(p.broker.threads, 3u);
+  EXPECT_EQ(p.broker.timeout, 50);
+  EXPECT_EQ(p.broker.backoff, 5);
+  ASSERT_EQ(p.setup.size(), 2u);
+  Subscribe sub{"t", "s0", {}, 3, Start{}, "", {}};
+  sub.script = {model::Step{.verdict = model::Verdict::kReject},
+                model::Step{.effect = model::EffectKind::kStall, .ms = 20},
+                model::Step{.verdict = model::Verdict::kThrowStd}};
+  EXPECT_EQ(p.setup[1], Op(sub));
+  ASSERT_EQ(p.fibers.size(), 3u);
+  EXPECT_EQ(p.fibers[0], (Fiber{"pub0", {Publish{"t", "m0", {}, ""}}}));
+  EXPECT_EQ(p.fibers[1].ops.at(1), Op(Ack{"t", "p", 0, "w0", Which::kOldest}));
+  EXPECT_EQ(p.fibers[1].ops.at(2), Op(Nack{"t", "p", 0, "w0", Which::kAll}));
+  EXPECT_EQ(p.fibers[1].ops.at(3), Op(Extend{"t", "p", 0, "w0", 10, Which::kOldest}));
+  EXPECT_EQ(p.fibers[2].name, "un sub");
+  EXPECT_EQ(p.fibers[2].ops.at(0), Op(Yield{3}));
+  EXPECT_EQ(print(p),
+            "broker pool threads=3 timeout=50\n"
+            "create_topic t\n"
+            "subscribe t s0 max=3 script=[reject,stall(20),throw]\n"
+            "fiber pub0\n"
+            "  publish t m0\n"
+            "fiber w0\n"
+            "  poll t p w0 max=2\n"
+            "  ack t p oldest w0\n"
+            "  nack t p all w0\n"
+            "  extend t p oldest w0 10\n"
+            "  advance 20\n"
+            "fiber \"un sub\"\n"
+            "  yield 3\n"
+            "  unsubscribe t s1\n");
+  EXPECT_EQ(parse_program(print(p)), p);
+  EXPECT_EQ(print(parse_program("broker sync\n")), "broker sync\n");
+  EXPECT_EQ(print(parse_program("broker lane backoff=0\n")), "broker lane backoff=0\n");
+}
+
+TEST(TextTest, ProgramErrorsCarryLineColumnAndExpectation) {
+  ParseError e = program_error_of("create_topic t\n");
+  EXPECT_EQ(e.line(), 1u);
+  EXPECT_EQ(e.column(), 1u);
+  EXPECT_NE(e.expected().find("broker"), std::string::npos);
+
+  e = program_error_of("broker turbo\n");
+  EXPECT_EQ(e.column(), 8u);
+  EXPECT_EQ(e.expected(), "a dispatcher: sync, lane or pool");
+
+  e = program_error_of("broker lane threads=2\n");
+  EXPECT_EQ(e.column(), 13u);
+  e = program_error_of("broker sync backoff=1\n");
+  EXPECT_EQ(e.column(), 13u);
+  e = program_error_of("broker pool threads=0\n");
+  EXPECT_EQ(e.column(), 21u);
+
+  e = program_error_of("broker lane\nfiber a\n  drain\ndrain\n");
+  EXPECT_EQ(e.line(), 4u);
+  EXPECT_EQ(e.column(), 1u);
+  EXPECT_NE(e.expected().find("an indented op of fiber a"), std::string::npos);
+
+  e = program_error_of("broker lane\n  drain\n");
+  EXPECT_EQ(e.line(), 2u);
+
+  e = program_error_of("broker lane\nbroker sync\n");
+  EXPECT_EQ(e.line(), 2u);
+
+  e = program_error_of("broker lane\nfiber\n");
+  EXPECT_EQ(e.expected(), "a fiber name");
+
+  e = program_error_of("broker lane\nfiber w\n  ack t p newest w\n");
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(e.column(), 11u);
+  EXPECT_EQ(e.expected(), "an offset, oldest or all");
+
+  e = program_error_of("broker lane\nsubscribe t s script=[stall]\n");
+  EXPECT_EQ(e.expected(), "'('");
+}
+
+TEST(TextTest, SequentialScriptsRejectTheMembersHand) {
+  for (const char* text : {"ack t p oldest w", "nack t p all w", "extend t p oldest w 5"}) {
+    const ParseError e = error_of(text);
+    EXPECT_EQ(e.line(), 1u) << text;
+    EXPECT_NE(e.expected().find("fiber programs only"), std::string::npos) << text;
+  }
 }
 
 TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {

@@ -6,18 +6,15 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "broker/broker.h"
 #include "common.h"
-#include "sync/sync.h"
+#include "oplang/program.h"
+#include "program_runner.h"
 
 namespace fiberprop {
 namespace {
-
-using std::chrono::milliseconds;
 
 /// One public call; `arg` picks the name or the variant.
 struct ApiOp {
@@ -43,25 +40,12 @@ struct ApiOp {
 };
 
 /// Concurrent callers of one broker (topic t; push s0, s1, group g of m0, m1, pull p0, p1;
-/// all exist at the start, and callers remove and add them again).
+/// all exist at the start, and callers remove and add them again). Generator-side only:
+/// program() is what runs, prints and replays.
 struct ApiScript {
   bool lane = false;  // else the synchronous dispatcher (drain is a call like the others)
   std::vector<std::vector<ApiOp>> callers;
-
-  std::string show() const {
-    static const char* kNames[] = {"publish", "subscribe", "join-group",    "unsubscribe",
-                                   "seek",    "stats",     "subscriptions", "subscribe-pull",
-                                   "poll",    "ack",       "expire",        "dead-letters",
-                                   "topics",  "drain"};
-    std::ostringstream out;
-    out << "  dispatcher: " << (lane ? "lane" : "synchronous") << "\n";
-    for (std::size_t c = 0; c < callers.size(); ++c) {
-      out << "  caller " << c << ":";
-      for (const ApiOp& op : callers[c]) out << " " << kNames[op.kind] << "(" << op.arg << ")";
-      out << "\n";
-    }
-    return out.str();
-  }
+  [[nodiscard]] oplang::Program program() const;
 };
 
 // Calls that take both a topic's and a subscription's locks are drawn twice as often.
@@ -102,108 +86,99 @@ std::string any_name(int arg) {
   }
 }
 
-void call(broker::Broker& b, const ApiOp& op, int caller) {
+// One public call as operation-language ops (ack: poll one, then ack what the caller holds).
+// Seek goes to 0 (even callers) or 1 (odd ones): both always in range, since the setup
+// publishes one message and nothing is ever dropped.
+void append(oplang::Script& out, const ApiOp& op, int caller) {
   const std::string who = "c" + std::to_string(caller);
-  const broker::Time now = broker::at(broker::sync::steady_now());
-  broker::PushOptions group;
-  group.group = "g";
   switch (op.kind) {
     case ApiOp::kPublish:
-      b.publish(kTopic, "m");
+      out.push_back(oplang::Publish{kTopic, "m", {}, {}});
       break;
-    case ApiOp::kSubscribe:
-      b.subscribe(kTopic, push_name(op.arg % 2), [](const broker::Delivery&) { return true; });
-      break;
-    case ApiOp::kJoinGroup:
-      b.subscribe(
-          kTopic, member_name(op.arg % 2), [](const broker::Delivery&) { return true; }, group);
-      break;
-    case ApiOp::kUnsubscribe:
-      b.unsubscribe(kTopic, any_name(op.arg));
-      break;
-    case ApiOp::kSeek: {
-      const broker::Offset to = caller % 2 ? b.end_offset(kTopic) : b.oldest_offset(kTopic);
-      b.seek(kTopic, any_name(op.arg), to);
+    case ApiOp::kSubscribe: {
+      oplang::Subscribe s;
+      s.topic = kTopic;
+      s.name = push_name(op.arg % 2);
+      out.push_back(s);
       break;
     }
+    case ApiOp::kJoinGroup: {
+      oplang::Subscribe s;
+      s.topic = kTopic;
+      s.name = member_name(op.arg % 2);
+      s.group = "g";
+      out.push_back(s);
+      break;
+    }
+    case ApiOp::kUnsubscribe:
+      out.push_back(oplang::Unsubscribe{kTopic, any_name(op.arg)});
+      break;
+    case ApiOp::kSeek:
+      out.push_back(oplang::Seek{kTopic, any_name(op.arg), caller % 2 ? 1u : 0u});
+      break;
     case ApiOp::kStats:
-      static_cast<void>(b.stats(kTopic, any_name(op.arg)));
+      out.push_back(oplang::GetStats{kTopic, any_name(op.arg)});
       break;
     case ApiOp::kSubscriptions:
-      static_cast<void>(b.subscriptions(kTopic));
+      out.push_back(oplang::Subscriptions{kTopic});
       break;
     case ApiOp::kSubscribePull: {
-      broker::PullOptions pull;
-      pull.ack_timeout = milliseconds(30);
-      b.subscribe_pull(kTopic, pull_name(op.arg % 2), pull);
+      oplang::SubscribePull s;
+      s.topic = kTopic;
+      s.name = pull_name(op.arg % 2);
+      s.ack_timeout = 30;
+      out.push_back(s);
       break;
     }
     case ApiOp::kPoll:
-      b.poll(kTopic, pull_name(op.arg % 2), who, 2, now);
+      out.push_back(oplang::Poll{kTopic, pull_name(op.arg % 2), who, 2});
       break;
-    case ApiOp::kAck: {
-      for (const auto& r : b.poll(kTopic, pull_name(op.arg % 2), who, 1, now))
-        b.ack(r.receipt, broker::at(broker::sync::steady_now()));
+    case ApiOp::kAck:
+      out.push_back(oplang::Poll{kTopic, pull_name(op.arg % 2), who, 1});
+      out.push_back(oplang::Ack{kTopic, pull_name(op.arg % 2), 0, who, oplang::Which::kAll});
       break;
-    }
     case ApiOp::kExpire:
-      b.expire(now + milliseconds(100));
+      out.push_back(oplang::Expire{});
       break;
     case ApiOp::kDeadLetters:
-      static_cast<void>(b.dead_letters(kTopic, any_name(op.arg)));
+      out.push_back(oplang::GetDeadLetters{kTopic, any_name(op.arg)});
       break;
     case ApiOp::kTopics:
-      static_cast<void>(b.topics());
+      out.push_back(oplang::Topics{});
       break;
     case ApiOp::kDrain:
-      b.drain();
+      out.push_back(oplang::Drain{});
       break;
     case ApiOp::kCount:
       break;
   }
 }
 
-// Runs the script; returns the run and "" or what went wrong besides the outcome.
-std::pair<fiber::RunResult, std::string> run_api(const ApiScript& script,
-                                                 const fiber::Schedule& schedule) {
-  auto untyped = std::make_shared<std::string>();
-  fiber::RunResult run = fiber::run_fibers(
-      {[script, untyped] {
-        broker::Broker b(script.lane ? broker::BrokerOptions::lane()
-                                     : broker::BrokerOptions::synchronous());
-        b.create_topic(kTopic);
-        b.publish(kTopic, "m");
-        for (int i = 0; i < 2; ++i) {
-          call(b, {ApiOp::kSubscribe, i}, 0);
-          call(b, {ApiOp::kJoinGroup, i}, 0);
-          call(b, {ApiOp::kSubscribePull, i}, 0);
-        }
-        std::vector<broker::sync::Thread> threads;
-        for (std::size_t c = 0; c < script.callers.size(); ++c) {
-          threads.emplace_back([&b, &script, c, untyped] {
-            for (const ApiOp& op : script.callers[c]) {
-              try {
-                call(b, op, static_cast<int>(c));
-              } catch (const broker::Error&) {  // typed errors are answers, not failures
-              } catch (const std::exception& e) {
-                *untyped += "untyped-error: caller " + std::to_string(c) + ": " + e.what() + "\n";
-              }
-            }
-          });
-        }
-        for (auto& t : threads) t.join();
-        b.wait_idle(milliseconds(1000));
-      }},
-      schedule);
-  if (!run.ok()) return {run, "run-failed: " + std::string(fiber::to_string(run.outcome)) + "\n"};
-  return {run, *untyped};
+oplang::Program ApiScript::program() const {
+  oplang::Program p;
+  p.broker.dispatcher =
+      lane ? oplang::BrokerSpec::Dispatcher::kLane : oplang::BrokerSpec::Dispatcher::kSynchronous;
+  p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
+  p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
+  for (int i = 0; i < 2; ++i) {
+    append(p.setup, {ApiOp::kSubscribe, i}, 0);
+    append(p.setup, {ApiOp::kJoinGroup, i}, 0);
+    append(p.setup, {ApiOp::kSubscribePull, i}, 0);
+  }
+  for (std::size_t c = 0; c < callers.size(); ++c) {
+    oplang::Fiber& f = p.fibers.emplace_back(oplang::Fiber{"c" + std::to_string(c), {}});
+    for (const ApiOp& op : callers[c]) append(f.ops, op, static_cast<int>(c));
+  }
+  return p;
 }
 
+// Typed errors are answers here (callers remove what others use); what fails the property is
+// a run that does not complete or a call that throws anything else (run_program's checks).
 RC_GTEST_PROP(FiberApi, ConcurrentCallsOfAnyKindNeverDeadlock, ()) {
-  const ApiScript script = *gen_script();
+  const oplang::Program program = (*gen_script()).program();
   const fiber::Schedule schedule = pick_schedule(*gen_schedule());
-  auto [run, failures] = run_api(script, schedule);
-  if (!failures.empty()) RC_FAIL(failure_text(failures, script.show(), run));
+  const ProgramRun run = run_program(program, schedule);
+  if (!run.ok()) RC_FAIL(failure_text(run, program));
 }
 
 }  // namespace

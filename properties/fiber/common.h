@@ -10,6 +10,8 @@
 
 #include "fiber/run.h"
 #include "fiber/schedule.h"
+#include "oplang/program.h"
+#include "program_runner.h"
 
 namespace fiberprop {
 
@@ -32,13 +34,21 @@ inline fiber::Schedule pick_schedule(const fiber::Schedule& generated) {
   return generated;
 }
 
-/// Fails the property with the script, the schedule and how to replay both.
+/// Fails a property with the anomaly lines, the program as operation-language text, the
+/// schedule and the one command that replays both (program_runner.h's failure_report).
+inline std::string failure_text(const ProgramRun& run, const oplang::Program& program) {
+  return "\n" + failure_report(run, program) +
+         "  or, in this test: the RC_PARAMS=\"reproduce=...\" line RapidCheck prints below, with "
+         "the same --gtest_filter\n";
+}
+
+/// For programs that are not operation-language programs (the linearizability property's
+/// explicit-time pull calls): the anomaly lines, the program's own text and the schedule.
 inline std::string failure_text(const std::string& failures, const std::string& script,
                                 const fiber::RunResult& run) {
   return "\n" + failures + "script:\n" + script + run.describe() +
          "  replay exactly: the RC_PARAMS=\"reproduce=...\" line RapidCheck prints below, with "
-         "the same --gtest_filter; or keep the script and force a schedule with "
-         "FIBER_SCHEDULE='" +
+         "the same --gtest_filter; or force the schedule with FIBER_SCHEDULE='" +
          fiber::to_string(run.schedule) + "'\n";
 }
 

@@ -29,6 +29,11 @@ class Failures {
   std::ostringstream sink_;
 };
 
+std::string name_of(const std::map<int, std::string>& names, int id, const std::string& prefix) {
+  auto it = names.find(id);
+  return it != names.end() ? it->second : prefix + std::to_string(id);
+}
+
 struct Hold {
   int worker;
   Offset offset;
@@ -117,9 +122,10 @@ std::string check_pull(const History& h, const FinalState& end) {
     for (const Hold& b : holds) {
       if (&a == &b || a.offset != b.offset) continue;
       if (b.invoke > a.ret && b.ret < a.release) {
-        f.add("double-held") << "offset " << a.offset << " held by worker " << a.worker
-                             << " (ticks " << a.ret << ".." << a.release
-                             << ") and handed to worker " << b.worker << " at " << b.ret << "\n";
+        f.add("double-held") << "offset " << a.offset << " held by worker "
+                             << name_of(h.worker_names, a.worker, "") << " (ticks " << a.ret << ".."
+                             << a.release << ") and handed to worker "
+                             << name_of(h.worker_names, b.worker, "") << " at " << b.ret << "\n";
       }
     }
   }
@@ -177,7 +183,7 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
   for (const auto& entry : alive) by_sub[entry.first];
   for (const HandlerCall& c : h.handlers) by_sub[c.sub].push_back(&c);  // in entry order
   for (auto& [sub, calls] : by_sub) {
-    const std::string who = "s" + std::to_string(sub) + " ";
+    const std::string who = name_of(h.sub_names, sub, "s") + " ";
     auto un = h.unsubscribed_at.find(sub);
     std::vector<std::pair<Offset, int>> offers;
     Offset last_new = 0;

@@ -46,6 +46,8 @@ struct History {
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;
   std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned
+  std::map<int, std::string> sub_names;          // sub -> its name in reports ("s<sub>" if none)
+  std::map<int, std::string> worker_names;  // worker -> its name in reports (the number if none)
 };
 
 /// Final broker-side facts of one subscription, read after the run went quiet.

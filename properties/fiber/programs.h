@@ -1,15 +1,13 @@
-// The concurrent programs of the fiber properties, as plain data plus the runner that plays
-// one under a fiber schedule on broker_fiber, records its history and judges it with the
-// checkers of history.h. Shared by properties/fiber (RapidCheck generates the programs) and
-// fuzz/schedule_fuzzer.cpp (libFuzzer bytes decode to them); library `fiber_programs`.
+// The shapes the fiber properties and fuzz/schedule_fuzzer.cpp generate, and their
+// translation into operation-language programs (oplang/program.h). These structs are
+// generator-side only (RapidCheck shrinks them well, the fuzzer's byte format decodes to
+// them); what runs, prints and replays is the oplang::Program that program() returns, played
+// by run_program (program_runner.h). Library `fiber_programs`.
 #pragma once
 
-#include <string>
-#include <utility>
 #include <vector>
 
-#include "fiber/run.h"
-#include "fiber/schedule.h"
+#include "oplang/program.h"
 
 namespace fiberprop {
 
@@ -20,33 +18,39 @@ struct WorkerOp {
   int arg;  // poll: max messages; sleep: tens of ms
 };
 
-/// A concurrent pull program on one subscription (ack timeout 30ms, max_deliveries 3):
-/// publisher fibers' message counts and worker fibers' op lists.
+/// Concurrent pull workers on one subscription: publisher fibers' message counts and worker
+/// fibers' op lists. program():
+///   broker sync
+///   create_topic t
+///   subscribe_pull t p timeout=30 max=3 start=begin
+///   fiber pub0              (one per publisher: `publish t m` as often as it publishes)
+///   fiber w0                (one per worker, member w0: poll t p w0 max=N, ack t p oldest w0,
+///                            nack t p oldest w0, ack t p all w0, expire, advance 10*N)
 struct PullScript {
   std::vector<int> publishers;
   std::vector<std::vector<WorkerOp>> workers;
-  std::string show() const;
+  [[nodiscard]] oplang::Program program() const;
 };
 
 /// What a push handler does on one call.
 enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf };
 
-/// A concurrent push program: subscriptions s0, s1... (max_deliveries 3) on a Lane or Pool
-/// dispatcher, publisher fibers, and optionally a fiber that unsubscribes s1.
+/// Concurrent push: subscriptions s0, s1, ... on a Lane or Pool(2) dispatcher, publisher
+/// fibers, and optionally a fiber that unsubscribes s1. Handler behaviours cycle by call
+/// count; program() unrolls each cycle into the handler's script (steps, then confirm
+/// forever) far enough for every call the run can make (messages x max_deliveries):
+///   broker lane | broker pool [timeout=50]
+///   create_topic t
+///   subscribe t s0 max=3 start=begin script=[confirm,reject,throw,stall(20),stall(80),unsubscribe]
+///   fiber pub0 ... publish t m
+///   fiber unsub:  yield N, then unsubscribe t s1
 struct PushScript {
   bool pool = false;
-  bool pool_timeout = false;  // pool: handler_timeout 50ms (stall-long overruns it)
+  bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
   std::vector<int> publishers;
   std::vector<std::vector<Behavior>> handlers;  // per subscription, cyclic by call count
   int unsubscribe_after = -1;                   // -1: no unsubscriber fiber; else yields before it
-  std::string show() const;
+  [[nodiscard]] oplang::Program program() const;
 };
-
-/// Runs `script` under `schedule`; returns the run and the failures found ("" = none), each
-/// line "<jepsen-name>: details", or "run-failed: ..." when the run deadlocked or looped.
-std::pair<fiber::RunResult, std::string> run_pull(const PullScript& script,
-                                                  const fiber::Schedule& schedule);
-std::pair<fiber::RunResult, std::string> run_push(const PushScript& script,
-                                                  const fiber::Schedule& schedule);
 
 }  // namespace fiberprop

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common.h"
+#include "program_runner.h"
 #include "programs.h"
 
 namespace fiberprop {
@@ -33,8 +34,9 @@ rc::Gen<PullScript> gen_script() {
 RC_GTEST_PROP(FiberPull, ConcurrentWorkersKeepTheContract, ()) {
   const PullScript script = *gen_script();
   const fiber::Schedule schedule = pick_schedule(*gen_schedule());
-  auto [run, failures] = run_pull(script, schedule);
-  if (!failures.empty()) RC_FAIL(failure_text(failures, script.show(), run));
+  const oplang::Program program = script.program();
+  const ProgramRun run = run_program(program, schedule);
+  if (!run.ok()) RC_FAIL(failure_text(run, program));
 }
 
 // Schedules per second for a typical script (printed; a smoke bound only).
@@ -51,13 +53,14 @@ TEST(FiberPullThroughput, SchedulesPerSecond) {
                       {WorkerOp::kPoll, 2},
                       {WorkerOp::kAckAll, 1}},
                      {{WorkerOp::kExpire, 1}, {WorkerOp::kPoll, 3}, {WorkerOp::kAckOldest, 1}}}};
+  const oplang::Program program = script.program();
   const auto start = std::chrono::steady_clock::now();
   constexpr int kRuns = 300;
   std::size_t points = 0;
   for (int seed = 1; seed <= kRuns; ++seed) {
-    auto [run, failures] = run_pull(script, fiber::Schedule::random(seed));
-    ASSERT_EQ(failures, "") << failure_text(failures, script.show(), run);
-    points += run.steps;
+    const ProgramRun run = run_program(program, fiber::Schedule::random(seed));
+    ASSERT_EQ(run.failures, "") << failure_text(run, program);
+    points += run.run.steps;
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common.h"
+#include "program_runner.h"
 #include "programs.h"
 
 namespace fiberprop {
@@ -41,8 +42,9 @@ RC_GTEST_PROP(FiberPush, LaneAndPoolKeepTheContract, ()) {
   PushScript script = *gen_script();
   if (kPoolOverrunCrashes) script.pool_timeout = false;
   const fiber::Schedule schedule = pick_schedule(*gen_schedule());
-  auto [run, failures] = run_push(script, schedule);
-  if (!failures.empty()) RC_FAIL(failure_text(failures, script.show(), run));
+  const oplang::Program program = script.program();
+  const ProgramRun run = run_program(program, schedule);
+  if (!run.ok()) RC_FAIL(failure_text(run, program));
 }
 
 TEST(FiberPushThroughput, SchedulesPerSecond) {
@@ -53,13 +55,14 @@ TEST(FiberPushThroughput, SchedulesPerSecond) {
                       {3, 2},
                       {{B::kOk, B::kFail, B::kOk}, {B::kOk, B::kStallLong, B::kUnsubscribeSelf}},
                       3};
+    const oplang::Program program = script.program();
     const auto start = std::chrono::steady_clock::now();
     constexpr int kRuns = 200;
     std::size_t points = 0;
     for (int seed = 1; seed <= kRuns; ++seed) {
-      auto [run, failures] = run_push(script, fiber::Schedule::random(seed));
-      ASSERT_EQ(failures, "") << failure_text(failures, script.show(), run);
-      points += run.steps;
+      const ProgramRun run = run_program(program, fiber::Schedule::random(seed));
+      ASSERT_EQ(run.failures, "") << failure_text(run, program);
+      points += run.run.steps;
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -70,9 +73,10 @@ TEST(FiberPushThroughput, SchedulesPerSecond) {
 
 // Crashed (SIGSEGV in PoolCore::run_timer) on the broker as of d34f759.
 TEST(FiberPush, PoolHandlerOverrunIsAFailureNotACrash) {
-  PushScript script{true, true, {1}, {{Behavior::kStallLong}, {Behavior::kOk}}, -1};
-  auto [run, failures] = run_push(script, fiber::Schedule::walk({}));
-  EXPECT_EQ(failures, "") << failure_text(failures, script.show(), run);
+  const oplang::Program program =
+      PushScript{true, true, {1}, {{Behavior::kStallLong}, {Behavior::kOk}}, -1}.program();
+  const ProgramRun run = run_program(program, fiber::Schedule::walk({}));
+  EXPECT_EQ(run.failures, "") << failure_text(run, program);
 }
 
 }  // namespace

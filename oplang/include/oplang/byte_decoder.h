@@ -9,7 +9,10 @@
 //   index into a few header sets, retention = 0..4 messages or 0..15 bytes,
 //   ack timeout = 10/20/30 ms, advance = 0/1/5/10/20/30 ms, script = 0..4 steps of
 //   (verdict 0..3, effect 0..5 with its own fields).
-// Every op and every handler behaviour is reachable. The format is frozen (committed
+// Every op and every handler behaviour of the first 16 kinds is reachable; the later ones
+// (yield, subscriptions, topics, the stall effect) are not, and encode() writes nothing for
+// them (a stall as no effect): they matter in concurrent programs (properties/fiber, whose
+// schedule_fuzzer has its own format). The format is frozen (committed
 // corpora must keep decoding), so stats/dead_letters/seek names come from the subscription
 // pool only: calls by a group's name (R10) are covered by properties/ instead. encode() is
 // the inverse for scripts that use only pool names, so examples/ become seed corpora.

@@ -3,7 +3,10 @@
 //
 // Time: there is one shared clock starting at 0. `advance` moves it; publish stamps
 // messages with it and poll/ack/nack/extend/expire pass it as `now`.
-// Push handlers are scripted (model/script.h): a Subscribe carries its member's Script.
+// Push handlers are scripted (oplang/script.h): a Subscribe carries its member's Script.
+// Concurrent programs (oplang/program.h) run Scripts in fibers; there `advance` sleeps the
+// calling fiber, `yield` is a scheduling point, and ack/nack/extend may name a message by
+// the member's hand (`oldest`, `all`) instead of by offset.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "oplang/script.h"
 #include "model/types.h"
+#include "oplang/script.h"
 
 namespace oplang {
 
@@ -87,29 +90,39 @@ struct Poll {
   std::size_t max = 1;
   bool operator==(const Poll&) const = default;
 };
+/// Which messages an ack / nack / extend names. kOffset: the one at `offset`. In concurrent
+/// programs only (a sequential script names offsets): kOldest, the oldest message in the
+/// member's hand, kAll, every message in it, oldest first; the hand is what poll gave the
+/// member on that subscription and it has not acked or nacked since, resolved when the op
+/// runs (a message may have expired from it meanwhile: then the broker refuses).
+enum class Which { kOffset, kOldest, kAll };
+
 /// ack(topic, sub, offset, member, now)
 struct Ack {
   std::string topic;
   std::string sub;
-  Offset offset = 0;
+  Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
+  Which which = Which::kOffset;
   bool operator==(const Ack&) const = default;
 };
 /// nack(topic, sub, offset, member, now)
 struct Nack {
   std::string topic;
   std::string sub;
-  Offset offset = 0;
+  Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
+  Which which = Which::kOffset;
   bool operator==(const Nack&) const = default;
 };
 /// extend(topic, sub, offset, member, now, extension)
 struct Extend {
   std::string topic;
   std::string sub;
-  Offset offset = 0;
+  Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
   Millis extension = 0;
+  Which which = Which::kOffset;
   bool operator==(const Extend&) const = default;
 };
 /// expire(now)
@@ -134,10 +147,26 @@ struct GetDeadLetters {
   bool operator==(const GetDeadLetters&) const = default;
 };
 
-/// One operation of a script.
-using Op =
-    std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
-                 Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters>;
+/// `count` scheduling points of the calling fiber (concurrent programs); a sequential run
+/// does nothing.
+struct Yield {
+  std::size_t count = 1;
+  bool operator==(const Yield&) const = default;
+};
+/// subscriptions(topic): its subscription and group member names.
+struct Subscriptions {
+  std::string topic;
+  bool operator==(const Subscriptions&) const = default;
+};
+/// topics(): topic names in creation order.
+struct Topics {
+  bool operator==(const Topics&) const = default;
+};
+
+/// One operation of a script. (The byte decoder numbers the first 16 kinds in this order.)
+using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
+                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
+                        GetDeadLetters, Yield, Subscriptions, Topics>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

@@ -33,10 +33,16 @@ struct CountResult {
   bool operator==(const CountResult&) const = default;
 };
 
+/// subscriptions / topics: names in order.
+struct NamesResult {
+  std::vector<std::string> names;
+  bool operator==(const NamesResult&) const = default;
+};
+
 /// Any return value of an op.
-using Value =
-    std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
-                 std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>>;
+using Value = std::variant<Done, OffsetResult, BoolResult, CountResult,
+                           std::vector<model::Received>, std::vector<model::Expired>, model::Stats,
+                           std::vector<model::DeadLetter>, NamesResult>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {

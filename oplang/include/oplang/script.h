@@ -11,7 +11,11 @@
 // throws the int 42 (reason "unknown exception").
 // Effects: kUnsubscribeSelf unsubscribes the handler's own name; kUnsubscribe unsubscribes
 // (topic, name); kPublish publishes (topic, payload) with no headers and no key; kSeek
-// seeks (topic, name, offset); kDrain calls drain() (always ReentrantDrain, R8).
+// seeks (topic, name, offset); kDrain calls drain() (always ReentrantDrain, R8); kStall
+// keeps the handler busy for `ms` of time: on the fiber back-end (properties/fiber) the
+// handler sleeps `ms` of virtual time, so other fibers run meanwhile and a pool's handler
+// timeout can pass; in a sequential run (model, broker runner) it changes no result and
+// records "stall -> ok".
 // The effect's result (or error) is recorded in HandlerCall::effect; an error there does
 // not change the verdict.
 #pragma once
@@ -26,7 +30,7 @@ namespace oplang {
 enum class Verdict { kConfirm, kReject, kThrowStd, kThrowOther };
 
 /// What a scripted handler call does before its verdict.
-enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, kDrain };
+enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, kDrain, kStall };
 
 /// One handler call: an optional side effect, then a verdict.
 struct Step {
@@ -36,6 +40,7 @@ struct Step {
   std::string payload{};     // kPublish
   std::uint64_t offset = 0;  // kSeek
   Verdict verdict = Verdict::kConfirm;
+  std::int64_t ms = 0;  // kStall
   bool operator==(const Step&) const = default;
 };
 
@@ -43,7 +48,8 @@ struct Step {
 using HandlerScript = std::vector<Step>;
 
 /// The text of a side effect's result as HandlerCall::effect records it, e.g.
-/// "publish -> 3", "unsubscribe -> false", "seek -> ok", "seek -> offset_out_of_range".
+/// "publish -> 3", "unsubscribe -> false", "seek -> ok", "seek -> offset_out_of_range",
+/// "stall -> ok".
 std::string effect_result(EffectKind kind, const std::string& result);
 
 }  // namespace oplang

@@ -10,12 +10,36 @@
 //   poll TOPIC SUB MEMBER [max=N]   ack|nack TOPIC SUB OFFSET MEMBER
 //   extend TOPIC SUB OFFSET MEMBER MS                               expire
 //   advance MS                      stats TOPIC NAME                dead_letters TOPIC NAME
+//   yield [N]                       subscriptions TOPIC             topics
 //
 // STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42,
 // EFFECT = unsubscribe | unsubscribe(TOPIC,NAME) | publish(TOPIC,PAYLOAD)
-//        | seek(TOPIC,NAME,OFFSET) | drain.
+//        | seek(TOPIC,NAME,OFFSET) | drain | stall(MS).
 // A value is a bare word of [A-Za-z0-9_.-] or a "quoted string" with \" \\ \n \t \r \xHH.
 // print() writes every value that is not a plain word quoted, and only non-default options.
+//
+// Concurrent programs (oplang/program.h): a `broker` line first, then the setup ops, then
+// `fiber NAME` blocks whose ops are indented (by spaces or tabs; print() uses two spaces):
+//
+//   broker pool threads=2 timeout=50 backoff=5    # sync | lane | pool, non-default knobs
+//   create_topic t                                # setup: runs first, in order
+//   subscribe t s0 max=3 start=begin script=[reject,stall(20)+confirm,throw]
+//   subscribe_pull t p timeout=30 max=3 start=begin
+//   fiber pub0                                    # then the fibers, concurrently
+//     publish t m0
+//   fiber w0
+//     poll t p w0 max=2
+//     ack t p oldest w0       # OFFSET may be `oldest` or `all`: the member's hand (ops.h)
+//     advance 20              # in a fiber: this fiber sleeps 20 ms of virtual time
+//     expire
+//   fiber unsub
+//     yield 3                 # three scheduling points
+//     unsubscribe t s0
+//
+// threads= and timeout= are the pool's, backoff= lane's and pool's. Fiber names are values;
+// an op line that is not indented after the first fiber is an error (the setup is over).
+// `oldest` and `all` are for programs only: parse() of a sequential script rejects them
+// with a ParseError (a sequential script names offsets).
 #pragma once
 
 #include <cstddef>
@@ -24,10 +48,11 @@
 #include <string_view>
 
 #include "oplang/ops.h"
+#include "oplang/program.h"
 
 namespace oplang {
 
-/// A malformed script: where (1-based line and column) and what was expected there.
+/// A malformed script or program: where (1-based line and column) and what was expected there.
 class ParseError : public std::runtime_error {
  public:
   ParseError(std::size_t line, std::size_t column, const std::string& expected);
@@ -45,9 +70,16 @@ class ParseError : public std::runtime_error {
 std::string format_value(std::string_view value);
 /// One line of text, without a newline; parse(print(op)) == op.
 std::string print(const Op& op);
+/// One handler step as a script lists it: "reject", "stall(20)", "publish(t,m)+throw".
+std::string print(const Step& step);
 /// A whole script, one op per line.
 std::string print(const Script& script);
 /// Parses a script; throws ParseError on the first malformed line. Never crashes.
 Script parse(std::string_view text);
+
+/// A whole program: the broker line, the setup ops, then each fiber and its ops indented.
+std::string print(const Program& program);
+/// Parses a program; throws ParseError on the first malformed line. Never crashes.
+Program parse_program(std::string_view text);
 
 }  // namespace oplang

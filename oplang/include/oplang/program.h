@@ -1,0 +1,44 @@
+// Concurrent programs of the operation language: the broker they run on (its dispatcher
+// and knobs), ops that run in order first, then fibers that run their ops concurrently,
+// interleaved by a fiber schedule. properties/fiber's run_program plays them on the real
+// broker (fiber back-end) and judges the history; fiber-replay runs one from its text.
+// Text form: oplang/text.h (print / parse_program; parse_program(print(p)) == p).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "oplang/ops.h"
+
+namespace oplang {
+
+/// `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS]`: the broker a program runs
+/// on. threads and timeout (handler timeout, 0 = none) are the pool's; backoff (the wait
+/// before re-offering after a second failure in a row) is lane's and pool's.
+struct BrokerSpec {
+  enum class Dispatcher { kSynchronous, kLane, kPool };
+  Dispatcher dispatcher = Dispatcher::kSynchronous;
+  std::size_t threads = 2;
+  Millis timeout = 0;
+  Millis backoff = 5;
+  bool operator==(const BrokerSpec&) const = default;
+};
+
+/// `fiber NAME` and its indented ops: one concurrent caller, its ops in order.
+struct Fiber {
+  std::string name;
+  Script ops;
+  bool operator==(const Fiber&) const = default;
+};
+
+/// A concurrent program: `setup` runs first, in order; then every fiber starts (in order)
+/// and they run as the schedule interleaves them.
+struct Program {
+  BrokerSpec broker;
+  Script setup;
+  std::vector<Fiber> fibers;
+  bool operator==(const Program&) const = default;
+};
+
+}  // namespace oplang

@@ -1,0 +1,913 @@
+// Playing operation-language programs on broker_fiber and judging their histories
+// (program_runner.h).
+#include "program_runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "broker/broker.h"
+#include "history.h"
+#include "oplang/text.h"
+#include "sync/sync.h"
+
+#ifndef FIBER_REPLAY_PATH
+#define FIBER_REPLAY_PATH "fiber-replay"
+#endif
+
+namespace fiberprop {
+namespace {
+
+using broker::Offset;
+using std::chrono::milliseconds;
+using Key = std::pair<std::string, std::string>;  // (topic, subscription)
+using Dispatcher = oplang::BrokerSpec::Dispatcher;
+
+constexpr int kFinalWorker = 1 << 20;
+const char* const kFinalMember = "final";
+
+// ---- what gets checked: decided from the program text alone ----
+
+struct Plan {
+  std::set<std::string> topics;  // checked topics
+  std::set<Key> push;            // checked push subscriptions
+  std::set<Key> pull;            // checked pull subscriptions
+};
+
+bool from_beginning(const model::Start& s) { return s.kind == model::Start::Kind::kBeginning; }
+
+Plan make_plan(const oplang::Program& p) {
+  std::map<std::string, int> topics_created;
+  std::set<std::string> retained, deleted;
+  std::map<Key, int> created;
+  std::set<Key> push_subs, pull_subs, disqualified, unsubscribed;
+  auto scan_script = [&](const oplang::HandlerScript& script, const Key& self) {
+    for (const oplang::Step& s : script) {
+      if (s.effect == oplang::EffectKind::kSeek) disqualified.insert({s.topic, s.name});
+      if (s.effect == oplang::EffectKind::kUnsubscribe) unsubscribed.insert({s.topic, s.name});
+      if (s.effect == oplang::EffectKind::kUnsubscribeSelf) unsubscribed.insert(self);
+    }
+  };
+  auto scan = [&](const oplang::Op& op, bool in_setup) {
+    if (const auto* o = std::get_if<oplang::CreateTopic>(&op)) {
+      if (!in_setup) return;
+      topics_created[o->name] += 1;
+      if (o->retention_messages || o->retention_bytes) retained.insert(o->name);
+    } else if (const auto* o = std::get_if<oplang::DeleteTopic>(&op)) {
+      deleted.insert(o->name);
+    } else if (const auto* o = std::get_if<oplang::Subscribe>(&op)) {
+      const Key key{o->topic, o->name};
+      scan_script(o->script, key);
+      if (!in_setup || !o->filter.empty() || !o->group.empty() || !from_beginning(o->start))
+        disqualified.insert(key);
+      created[key] += 1;
+      push_subs.insert(key);
+    } else if (const auto* o = std::get_if<oplang::SubscribePull>(&op)) {
+      const Key key{o->topic, o->name};
+      if (!in_setup || !o->filter.empty() || !from_beginning(o->start)) disqualified.insert(key);
+      created[key] += 1;
+      pull_subs.insert(key);
+    } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
+      disqualified.insert({o->topic, o->name});
+    } else if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) {
+      unsubscribed.insert({o->topic, o->name});
+    }
+  };
+  for (const oplang::Op& op : p.setup) scan(op, true);
+  for (const oplang::Fiber& f : p.fibers)
+    for (const oplang::Op& op : f.ops) scan(op, false);
+  Plan plan;
+  for (const auto& [name, count] : topics_created)
+    if (count == 1 && !retained.count(name) && !deleted.count(name)) plan.topics.insert(name);
+  for (const auto& [key, count] : created) {
+    if (count != 1 || disqualified.count(key) || !plan.topics.count(key.first)) continue;
+    if (push_subs.count(key) && pull_subs.count(key)) continue;
+    if (push_subs.count(key)) plan.push.insert(key);
+    if (pull_subs.count(key) && !unsubscribed.count(key)) plan.pull.insert(key);
+  }
+  return plan;
+}
+
+// ---- what a run records ----
+
+struct Line {
+  std::uint64_t invoke = 0, ret = 0;
+  std::string who, text;
+};
+
+struct PullRecord {
+  Key sub;  // empty for expire (it spans every pull subscription)
+  PullCall call;
+  std::vector<broker::Expired> expired;
+};
+
+struct PushIncarnation {
+  Key key;
+  bool checked = false;
+};
+
+struct Recorder {
+  std::uint64_t clock = 0;
+  std::uint64_t tick() { return ++clock; }
+  std::vector<Line> lines;
+  std::map<std::string, std::vector<Offset>> published;
+  std::vector<PullRecord> pull;
+  std::vector<HandlerCall> handlers;  // HandlerCall::sub indexes `push`
+  std::vector<PushIncarnation> push;
+  std::map<Key, int> current_push;  // the latest incarnation of a push subscription
+  std::map<int, std::uint64_t> unsubscribed_at;
+  std::map<std::string, int> members;
+  std::map<std::tuple<std::string, std::string, std::string>, std::deque<Offset>> hands;
+  std::string errors;
+  Plan plan;  // checked names; the setup drops what it failed to create
+  // After the fibers, read by the checks.
+  bool stuck = false;
+  std::map<Key, FinalState> pull_end;
+  std::map<int, FinalState> push_alive;
+
+  int member_id(const std::string& name) {
+    return members.emplace(name, static_cast<int>(members.size())).first->second;
+  }
+  void note_unsubscribed(const Key& key) {
+    auto it = current_push.find(key);
+    if (it != current_push.end()) unsubscribed_at.emplace(it->second, tick());  // first return
+  }
+};
+
+std::string text_of(bool b) { return b ? "true" : "false"; }
+
+std::string text_of(const std::vector<broker::Received>& got) {
+  std::string out = "[";
+  for (const broker::Received& r : got) {
+    if (out.size() > 1) out += " ";
+    out += std::to_string(r.message->offset) + "#" + std::to_string(r.attempt) + "@" +
+           std::to_string(r.deadline.time_since_epoch().count());
+  }
+  return out + "]";
+}
+
+std::string text_of(const std::vector<broker::Expired>& list) {
+  std::string out = "[";
+  for (const broker::Expired& e : list) {
+    if (out.size() > 1) out += " ";
+    out += e.topic + "/" + e.subscription + ":" + std::to_string(e.offset) +
+           (e.dead_lettered ? "+dead" : "");
+  }
+  return out + "]";
+}
+
+std::string text_of(const broker::SubscriptionStats& s) {
+  std::string out =
+      "committed=" + std::to_string(s.committed) + " cursor=" + std::to_string(s.cursor) +
+      " backlog=" + std::to_string(s.backlog) + " in_flight=" + std::to_string(s.in_flight) +
+      " delivered=" + std::to_string(s.delivered) +
+      " redelivered=" + std::to_string(s.redelivered) +
+      " confirmed=" + std::to_string(s.confirmed) + " dead=" + std::to_string(s.dead_lettered);
+  if (s.skipped) out += " skipped=" + std::to_string(s.skipped);
+  if (s.filtered) out += " filtered=" + std::to_string(s.filtered);
+  return out;
+}
+
+std::string text_of(const std::vector<broker::DeadLetter>& list) {
+  std::string out = "[";
+  for (const broker::DeadLetter& d : list) {
+    if (out.size() > 1) out += " ";
+    out += std::to_string(d.message->offset) + "#" + std::to_string(d.attempts);
+  }
+  return out + "]";
+}
+
+std::string text_of(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (const std::string& n : names) out += (out.size() > 1 ? " " : "") + oplang::format_value(n);
+  return out + "]";
+}
+
+broker::StartPosition start_of(const model::Start& s) {
+  switch (s.kind) {
+    case model::Start::Kind::kEnd:
+      return broker::StartPosition::end();
+    case model::Start::Kind::kBeginning:
+      return broker::StartPosition::beginning();
+    case model::Start::Kind::kOffset:
+      return broker::StartPosition::at(s.offset);
+  }
+  return broker::StartPosition::end();
+}
+
+broker::BrokerOptions options_of(const oplang::BrokerSpec& spec) {
+  switch (spec.dispatcher) {
+    case Dispatcher::kSynchronous:
+      return broker::BrokerOptions::synchronous();
+    case Dispatcher::kLane:
+      return broker::BrokerOptions::lane().with_retry_backoff(broker::Millis{spec.backoff});
+    case Dispatcher::kPool:
+      return broker::BrokerOptions::pool(spec.threads)
+          .with_handler_timeout(broker::Millis{spec.timeout})
+          .with_retry_backoff(broker::Millis{spec.backoff});
+  }
+  return broker::BrokerOptions::synchronous();
+}
+
+broker::Time now() { return broker::at(broker::sync::steady_now()); }
+
+// ---- playing ops ----
+
+struct Ctx {
+  broker::Broker* b = nullptr;
+  std::shared_ptr<Recorder> rec;
+};
+
+// Whether a typed error from `op` is a failure: it names a checked topic or subscription.
+bool names_checked(const Plan& plan, const oplang::Op& op) {
+  auto sub = [&](const std::string& t, const std::string& s) {
+    return plan.push.count({t, s}) > 0 || plan.pull.count({t, s}) > 0;
+  };
+  return std::visit(
+      [&](const auto& o) -> bool {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, oplang::Publish>) return plan.topics.count(o.topic) > 0;
+        if constexpr (std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::Ack> ||
+                      std::is_same_v<T, oplang::Nack> || std::is_same_v<T, oplang::Extend>)
+          return sub(o.topic, o.sub);
+        if constexpr (std::is_same_v<T, oplang::Unsubscribe> ||
+                      std::is_same_v<T, oplang::GetStats> ||
+                      std::is_same_v<T, oplang::GetDeadLetters>)
+          return sub(o.topic, o.name);
+        if constexpr (std::is_same_v<T, oplang::Subscriptions>)
+          return plan.topics.count(o.topic) > 0;
+        return false;
+      },
+      op);
+}
+
+std::string effect_text(const oplang::Step& step, const std::string& result) {
+  return oplang::effect_result(step.effect, result);
+}
+
+// A handler's step: its side effect, from inside the handler; returns the effect's text.
+std::string run_effect(Ctx& c, const oplang::Step& step, const Key& self) {
+  using oplang::EffectKind;
+  broker::Broker& b = *c.b;
+  Recorder& h = *c.rec;
+  try {
+    switch (step.effect) {
+      case EffectKind::kNone:
+        return "";
+      case EffectKind::kUnsubscribeSelf: {
+        const bool r = b.unsubscribe(self.first, self.second);
+        h.note_unsubscribed(self);
+        return effect_text(step, text_of(r));
+      }
+      case EffectKind::kUnsubscribe: {
+        const bool r = b.unsubscribe(step.topic, step.name);
+        h.note_unsubscribed({step.topic, step.name});
+        return effect_text(step, text_of(r));
+      }
+      case EffectKind::kPublish: {
+        const Offset o = b.publish(step.topic, step.payload);
+        h.published[step.topic].push_back(o);
+        return effect_text(step, std::to_string(o));
+      }
+      case EffectKind::kSeek:
+        b.seek(step.topic, step.name, step.offset);
+        return effect_text(step, "ok");
+      case EffectKind::kDrain:
+        return effect_text(step, std::to_string(b.drain()));
+      case EffectKind::kStall:
+        fiber::sleep_for(milliseconds(step.ms));
+        return effect_text(step, "ok");
+    }
+  } catch (const broker::Error& e) {
+    return effect_text(step, broker::to_string(e.code()));
+  }
+  return "";
+}
+
+const char* verdict_text(oplang::Verdict v) {
+  switch (v) {
+    case oplang::Verdict::kConfirm:
+      return "true";
+    case oplang::Verdict::kReject:
+      return "false";
+    case oplang::Verdict::kThrowStd:
+      return "throws std::runtime_error";
+    case oplang::Verdict::kThrowOther:
+      return "throws 42";
+  }
+  return "?";
+}
+
+// The handler of push incarnation `index`: records entry and exit, plays its script.
+broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
+  auto next = std::make_shared<std::size_t>(0);
+  return [c, index, script = std::move(script), next](const broker::Delivery& d) -> bool {
+    Recorder& h = *c->rec;
+    const Key self = h.push[static_cast<std::size_t>(index)].key;
+    const std::size_t me = h.handlers.size();
+    h.handlers.push_back({index, d.message->offset, d.attempt, h.tick(), 0,
+                          broker::sync::steady_now().count(), false});
+    const std::size_t step_no = (*next)++;
+    const oplang::Step step = step_no < script.size() ? script[step_no] : oplang::Step{};
+    std::string text = "handler " + oplang::format_value(self.first) + " " +
+                       std::to_string(d.message->offset) + "#" + std::to_string(d.attempt) +
+                       " step " + std::to_string(step_no + 1) + ": " + oplang::print(step);
+    const std::size_t line = h.lines.size();  // pending until the handler returns
+    h.lines.push_back({h.handlers[me].enter, 0, self.second, text});
+    const std::string effect = run_effect(*c, step, self);
+    HandlerCall& call = h.handlers[me];
+    call.exit = h.tick();
+    call.returned_true = step.verdict == oplang::Verdict::kConfirm;
+    if (!effect.empty()) text += " (" + effect + ")";
+    text += std::string(" -> ") + verdict_text(step.verdict);
+    h.lines[line].ret = call.exit;
+    h.lines[line].text = std::move(text);
+    switch (step.verdict) {
+      case oplang::Verdict::kConfirm:
+        return true;
+      case oplang::Verdict::kReject:
+        return false;
+      case oplang::Verdict::kThrowStd:
+        throw std::runtime_error("boom");
+      case oplang::Verdict::kThrowOther:
+        throw 42;
+    }
+    return true;
+  };
+}
+
+// The messages `which` names in `hand`; `take` (ack, nack) removes them from it.
+std::vector<Offset> pick(std::deque<Offset>& hand, Offset offset, oplang::Which which, bool take) {
+  std::vector<Offset> out;
+  switch (which) {
+    case oplang::Which::kOffset: {
+      out.push_back(offset);
+      auto it = std::find(hand.begin(), hand.end(), offset);
+      if (take && it != hand.end()) hand.erase(it);
+      break;
+    }
+    case oplang::Which::kOldest:
+      if (hand.empty()) break;
+      out.push_back(hand.front());
+      if (take) hand.pop_front();
+      break;
+    case oplang::Which::kAll:
+      out.assign(hand.begin(), hand.end());
+      if (take) hand.clear();
+      break;
+  }
+  return out;
+}
+
+// A setup op that failed takes what it would have created out of the checks.
+void drop_from_plan(Plan& plan, const oplang::Op& op) {
+  if (const auto* o = std::get_if<oplang::CreateTopic>(&op)) {
+    plan.topics.erase(o->name);
+    for (std::set<Key>* set : {&plan.push, &plan.pull}) {
+      for (auto it = set->begin(); it != set->end();) {
+        it = it->first == o->name ? set->erase(it) : std::next(it);
+      }
+    }
+  } else if (const auto* o = std::get_if<oplang::Subscribe>(&op)) {
+    plan.push.erase({o->topic, o->name});
+  } else if (const auto* o = std::get_if<oplang::SubscribePull>(&op)) {
+    plan.pull.erase({o->topic, o->name});
+  }
+}
+
+// Runs one op as `who`, recording a line per broker call (and the pull calls' PullRecords).
+class Exec {
+ public:
+  Exec(Ctx& c, std::string who, bool in_setup) : c_(c), who_(std::move(who)), setup_(in_setup) {}
+
+  void run(const oplang::Op& op) {
+    op_ = &op;
+    std::visit(*this, op);
+  }
+
+  void operator()(const oplang::CreateTopic& o) {
+    call([&] {
+      c_.b->create_topic(o.name, broker::TopicOptions{o.retention_messages, o.retention_bytes});
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::DeleteTopic& o) {
+    call([&] {
+      c_.b->delete_topic(o.name);
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::Publish& o) {
+    call([&] {
+      const Offset off = c_.b->publish(o.topic, o.payload, o.headers, o.key);
+      rec().published[o.topic].push_back(off);
+      return std::to_string(off);
+    });
+  }
+  void operator()(const oplang::Subscribe& o) {
+    Recorder& h = rec();
+    const Key key{o.topic, o.name};
+    const int index = static_cast<int>(h.push.size());
+    h.push.push_back({key, setup_ && h.plan.push.count(key) > 0});
+    std::optional<int> previous;
+    if (auto it = h.current_push.find(key); it != h.current_push.end()) previous = it->second;
+    h.current_push[key] = index;  // before subscribe: a lane may offer at once
+    broker::PushOptions options;
+    options.header_filter = o.filter;
+    options.max_deliveries = o.max_deliveries;
+    options.start = start_of(o.start);
+    options.group = o.group;
+    const bool ok = call([&] {
+                      c_.b->subscribe(o.topic, o.name, make_handler(&c_, index, o.script), options);
+                      return std::string("ok");
+                    }).ok;
+    if (ok) return;
+    h.push[static_cast<std::size_t>(index)].checked = false;
+    if (previous) {
+      h.current_push[key] = *previous;
+    } else {
+      h.current_push.erase(key);
+    }
+  }
+  void operator()(const oplang::SubscribePull& o) {
+    broker::PullOptions options;
+    options.header_filter = o.filter;
+    options.ack_timeout = broker::Millis{o.ack_timeout};
+    options.max_deliveries = o.max_deliveries;
+    options.start = start_of(o.start);
+    call([&] {
+      c_.b->subscribe_pull(o.topic, o.name, options);
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::Unsubscribe& o) {
+    call([&] {
+      const bool r = c_.b->unsubscribe(o.topic, o.name);
+      rec().note_unsubscribed({o.topic, o.name});
+      return text_of(r);
+    });
+  }
+  void operator()(const oplang::Seek& o) {
+    call([&] {
+      c_.b->seek(o.topic, o.name, o.offset);
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::Drain&) {
+    call([&] { return std::to_string(c_.b->drain()); });
+  }
+  void operator()(const oplang::Poll& o) {
+    Recorder& h = rec();
+    PullCall pc(PullCall::Kind::kPoll, h.member_id(o.member), 0);
+    const Called r = call([&] {
+      const std::vector<broker::Received> got = c_.b->poll(o.topic, o.sub, o.member, o.max, now());
+      auto& hand = h.hands[{o.topic, o.sub, o.member}];
+      for (const broker::Received& x : got) {
+        pc.got.push_back({x.message->offset, x.attempt});
+        hand.push_back(x.message->offset);
+      }
+      return text_of(got);
+    });
+    if (r.ok) keep({o.topic, o.sub}, std::move(pc), r, {});
+  }
+  void operator()(const oplang::Ack& o) {
+    settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which);
+  }
+  void operator()(const oplang::Nack& o) {
+    settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which);
+  }
+  void operator()(const oplang::Extend& o) {
+    auto& hand = rec().hands[{o.topic, o.sub, o.member}];
+    const std::vector<Offset> targets = pick(hand, o.offset, o.which, false);
+    if (targets.empty()) return nothing_held();
+    for (Offset off : targets) {
+      call(
+          [&] {
+            return text_of(c_.b->extend(broker::Receipt{o.topic, o.sub, o.member, off}, now(),
+                                        broker::Millis{o.extension}));
+          },
+          resolved(off));
+    }
+  }
+  void operator()(const oplang::Expire&) {
+    std::vector<broker::Expired> expired;
+    const Called r = call([&] {
+      expired = c_.b->expire(now());
+      return text_of(expired);
+    });
+    if (r.ok) keep({}, PullCall(PullCall::Kind::kExpire, -1, 0), r, std::move(expired));
+  }
+  void operator()(const oplang::Advance& o) {
+    call([&] {
+      fiber::sleep_for(milliseconds(o.ms));
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::GetStats& o) {
+    call([&] { return text_of(c_.b->stats(o.topic, o.name)); });
+  }
+  void operator()(const oplang::GetDeadLetters& o) {
+    call([&] { return text_of(c_.b->dead_letters(o.topic, o.name)); });
+  }
+  void operator()(const oplang::Yield& o) {
+    call([&] {
+      for (std::size_t i = 0; i < o.count; ++i) fiber::yield("yield");
+      return std::string("ok");
+    });
+  }
+  void operator()(const oplang::Subscriptions& o) {
+    call([&] { return text_of(c_.b->subscriptions(o.topic)); });
+  }
+  void operator()(const oplang::Topics&) {
+    call([&] { return text_of(c_.b->topics()); });
+  }
+
+ private:
+  struct Called {
+    bool ok = false;
+    std::uint64_t invoke = 0, ret = 0;
+  };
+
+  Recorder& rec() { return *c_.rec; }
+
+  // Runs one broker call between two ticks and records its line; a broker::Error is the
+  // call's answer (a failure when it names something checked), anything else a failure.
+  template <typename F>
+  Called call(F&& f, const std::string& resolved_as = "") {
+    Recorder& h = rec();
+    Called c;
+    c.invoke = h.tick();
+    std::string text = oplang::print(*op_);
+    if (!resolved_as.empty()) text += " = " + resolved_as;
+    const std::size_t line = h.lines.size();  // pending until the call returns
+    h.lines.push_back({c.invoke, 0, who_, text});
+    std::string result;
+    try {
+      result = f();
+      c.ok = true;
+    } catch (const broker::Error& e) {
+      result = std::string("error:") + broker::to_string(e.code());
+      if (names_checked(h.plan, *op_))
+        h.errors +=
+            "unexpected-error: " + who_ + ": " + oplang::print(*op_) + " -> " + result + "\n";
+      if (setup_) drop_from_plan(h.plan, *op_);
+    } catch (const std::exception& e) {
+      result = std::string("exception: ") + e.what();
+      h.errors +=
+          "untyped-error: " + who_ + ": " + oplang::print(*op_) + " threw " + e.what() + "\n";
+    }
+    c.ret = h.tick();
+    h.lines[line].ret = c.ret;
+    h.lines[line].text = text + " -> " + result;
+    return c;
+  }
+
+  void keep(Key sub, PullCall pc, const Called& r, std::vector<broker::Expired> expired) {
+    pc.invoke = r.invoke;
+    pc.ret = r.ret;
+    rec().pull.push_back({std::move(sub), std::move(pc), std::move(expired)});
+  }
+
+  // The op with `oldest` / `all` replaced by the offset it resolved to ("" if explicit).
+  std::string resolved(Offset off) const {
+    return std::visit(
+        [&](const auto& o) -> std::string {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack> ||
+                        std::is_same_v<T, oplang::Extend>) {
+            if (o.which == oplang::Which::kOffset) return "";
+            T copy = o;
+            copy.which = oplang::Which::kOffset;
+            copy.offset = off;
+            return oplang::print(oplang::Op{copy});
+          }
+          return "";
+        },
+        *op_);
+  }
+
+  void nothing_held() {
+    Recorder& h = rec();
+    const std::uint64_t t = h.tick();
+    h.lines.push_back({t, t, who_, oplang::print(*op_) + " -> nothing held"});
+  }
+
+  void settle(PullCall::Kind kind, const std::string& topic, const std::string& sub,
+              const std::string& member, Offset offset, oplang::Which which) {
+    Recorder& h = rec();
+    auto& hand = h.hands[{topic, sub, member}];
+    const std::vector<Offset> targets = pick(hand, offset, which, true);
+    if (targets.empty()) return nothing_held();
+    for (Offset off : targets) {
+      PullCall pc(kind, h.member_id(member), 0);
+      pc.offset = off;
+      const Called r = call(
+          [&] {
+            const broker::Receipt receipt{topic, sub, member, off};
+            pc.accepted = kind == PullCall::Kind::kAck ? c_.b->ack(receipt, now())
+                                                       : c_.b->nack(receipt, now());
+            return text_of(pc.accepted);
+          },
+          resolved(off));
+      if (r.ok) keep({topic, sub}, std::move(pc), r, {});
+    }
+  }
+
+  Ctx& c_;
+  std::string who_;
+  bool setup_;
+  const oplang::Op* op_ = nullptr;
+};
+
+// ---- after the fibers ----
+
+bool synchronous(const oplang::Program& p) {
+  return p.broker.dispatcher == Dispatcher::kSynchronous;
+}
+
+// Stats of push incarnation i, or nullopt once it was unsubscribed (possibly a moment ago, by
+// a handler that has not recorded it yet).
+std::optional<broker::SubscriptionStats> stats_if_alive(broker::Broker& b, const Recorder& h,
+                                                        int i) {
+  if (h.unsubscribed_at.count(i)) return std::nullopt;
+  const Key& key = h.push[static_cast<std::size_t>(i)].key;
+  try {
+    return b.stats(key.first, key.second);
+  } catch (const broker::UnknownSubscription&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<int> checked_push(const Recorder& h) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < h.push.size(); ++i)
+    if (h.push[i].checked && h.plan.push.count(h.push[i].key)) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+// Idle can mean "backing off": wait until every checked push subscription is settled.
+void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
+  const std::vector<int> live = checked_push(h);
+  if (live.empty()) {
+    b.wait_idle(milliseconds(1000));
+    return;
+  }
+  bool settled = false;
+  for (int round = 0; round < 50 && !settled; ++round) {
+    if (synchronous(p)) {
+      try {
+        b.drain();
+      } catch (const broker::Error&) {
+      }
+    } else {
+      b.wait_idle(milliseconds(1000));
+    }
+    settled = true;
+    for (int i : live) {
+      const auto st = stats_if_alive(b, h, i);
+      settled = settled && (!st || (st->backlog == 0 && st->in_flight == 0));
+    }
+    if (!settled) fiber::sleep_for(milliseconds(10));
+  }
+  h.stuck = !settled;
+  for (int i : live) {
+    const auto st = stats_if_alive(b, h, i);
+    if (!st) continue;
+    const Key& key = h.push[static_cast<std::size_t>(i)].key;
+    FinalState& f = h.push_alive[i];
+    f.stats = *st;
+    for (const auto& d : b.dead_letters(key.first, key.second)) f.dead.insert(d.message->offset);
+  }
+}
+
+// Expires everything and acks what is left, until nothing comes back.
+void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
+  const broker::Time later = now() + std::chrono::hours(10);
+  const int w = kFinalWorker;
+  for (int round = 0; round < 100; ++round) {
+    PullRecord ex{{}, PullCall(PullCall::Kind::kExpire, w, h.tick()), {}};
+    ex.expired = b.expire(later);
+    ex.call.ret = h.tick();
+    h.lines.push_back(
+        {ex.call.invoke, ex.call.ret, "(final)", "expire (10 h later) -> " + text_of(ex.expired)});
+    const bool expired_any = !ex.expired.empty();
+    h.pull.push_back(std::move(ex));
+    PullRecord c{sub, PullCall(PullCall::Kind::kPoll, w, h.tick()), {}};
+    const std::vector<broker::Received> got =
+        b.poll(sub.first, sub.second, kFinalMember, 100, later);
+    c.call.ret = h.tick();
+    for (const auto& r : got) c.call.got.push_back({r.message->offset, r.attempt});
+    h.lines.push_back({c.call.invoke, c.call.ret, "(final)",
+                       "poll " + oplang::format_value(sub.first) + " " +
+                           oplang::format_value(sub.second) + " " + kFinalMember + " max=100 -> " +
+                           text_of(got)});
+    h.pull.push_back(std::move(c));
+    if (got.empty() && !expired_any) return;
+    for (const auto& r : got) {
+      PullRecord a{sub, PullCall(PullCall::Kind::kAck, w, h.tick()), {}};
+      a.call.offset = r.message->offset;
+      a.call.accepted = b.ack(r.receipt, later);
+      a.call.ret = h.tick();
+      h.lines.push_back({a.call.invoke, a.call.ret, "(final)",
+                         "ack " + oplang::format_value(sub.first) + " " +
+                             oplang::format_value(sub.second) + " " +
+                             std::to_string(a.call.offset) + " " + kFinalMember + " -> " +
+                             text_of(a.call.accepted)});
+      h.pull.push_back(std::move(a));
+    }
+  }
+}
+
+void body(const oplang::Program& p, const std::shared_ptr<Recorder>& rec) {
+  Ctx ctx;
+  ctx.rec = rec;
+  broker::Broker b(options_of(p.broker));
+  ctx.b = &b;
+  for (const oplang::Op& op : p.setup) Exec(ctx, "setup", true).run(op);
+  std::vector<broker::sync::Thread> threads;
+  for (const oplang::Fiber& f : p.fibers) {
+    threads.emplace_back([&ctx, &f] {
+      for (const oplang::Op& op : f.ops) Exec(ctx, f.name, false).run(op);
+    });
+  }
+  for (auto& t : threads) t.join();
+  Recorder& h = *rec;
+  settle_push(p, b, h);
+  for (const Key& sub : h.plan.pull) final_drain(b, h, sub);
+  for (const Key& sub : h.plan.pull) {
+    FinalState& f = h.pull_end[sub];
+    try {
+      f.stats = b.stats(sub.first, sub.second);
+      for (const auto& d : b.dead_letters(sub.first, sub.second)) f.dead.insert(d.message->offset);
+    } catch (const broker::Error& e) {
+      h.errors += "unexpected-error: (final): stats or dead_letters of " + sub.first + "/" +
+                  sub.second + " -> error:" + broker::to_string(e.code()) + "\n";
+    }
+  }
+}
+
+// ---- judging ----
+
+// Puts `tag` after the anomaly name of every "<name>: details" line.
+std::string tagged(const std::string& lines, const std::string& tag) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin < lines.size()) {
+    std::size_t end = lines.find('\n', begin);
+    if (end == std::string::npos) end = lines.size();
+    const std::string line = lines.substr(begin, end - begin);
+    const std::size_t colon = line.find(": ");
+    out += colon == std::string::npos
+               ? line
+               : line.substr(0, colon + 2) + tag + " " + line.substr(colon + 2);
+    out += "\n";
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string judge(const Recorder& h, std::int64_t timeout_ms, std::string& checked) {
+  std::string failures;
+  checked = "checked: completion, typed errors";
+  for (const std::string& topic : h.plan.topics) {
+    History ht;
+    auto pub = h.published.find(topic);
+    if (pub != h.published.end()) ht.published = pub->second;
+    failures += tagged(check_offsets(ht), topic);
+    checked += "; " + topic + ": offsets";
+    // Push subscriptions of this topic.
+    std::map<int, FinalState> alive;
+    bool any = false;
+    std::string names;
+    for (int i : checked_push(h)) {
+      const Key& key = h.push[static_cast<std::size_t>(i)].key;
+      if (key.first != topic) continue;
+      any = true;
+      names += " " + key.second;
+      ht.sub_names[i] = key.second;
+      if (auto u = h.unsubscribed_at.find(i); u != h.unsubscribed_at.end())
+        ht.unsubscribed_at.insert(*u);
+      if (auto a = h.push_alive.find(i); a != h.push_alive.end()) alive.insert(*a);
+    }
+    if (any) {
+      for (const HandlerCall& c : h.handlers)
+        if (ht.sub_names.count(c.sub)) ht.handlers.push_back(c);
+      ht.clock = h.clock;
+      failures += check_push(ht, alive, timeout_ms);
+      checked += ", push" + names;
+    }
+    // Pull subscriptions of this topic, one history each.
+    for (const Key& sub : h.plan.pull) {
+      if (sub.first != topic) continue;
+      History hp;
+      hp.published = ht.published;
+      hp.clock = h.clock;
+      for (const auto& [name, id] : h.members) hp.worker_names[id] = name;
+      hp.worker_names[kFinalWorker] = kFinalMember;
+      for (const PullRecord& r : h.pull) {
+        if (r.call.kind == PullCall::Kind::kExpire) {
+          PullCall c = r.call;
+          for (const broker::Expired& e : r.expired)
+            if (e.topic == sub.first && e.subscription == sub.second) c.expired.push_back(e.offset);
+          hp.pull.push_back(std::move(c));
+        } else if (r.sub == sub) {
+          hp.pull.push_back(r.call);
+        }
+      }
+      auto end = h.pull_end.find(sub);
+      if (end != h.pull_end.end()) failures += tagged(check_pull(hp, end->second), sub.second);
+      checked += ", pull " + sub.second;
+    }
+  }
+  if (h.stuck) failures += "stuck: live subscriptions never settled (backlog or in-flight left)\n";
+  failures += h.errors;
+  return failures;
+}
+
+std::string indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    out += prefix + text.substr(begin, end - begin) + "\n";
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string history_text(const Recorder& h) {
+  std::vector<const Line*> sorted;
+  for (const Line& l : h.lines) sorted.push_back(&l);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Line* a, const Line* b) { return a->invoke < b->invoke; });
+  std::size_t width = 5;
+  for (const Line* l : sorted) width = std::max(width, l->who.size());
+  std::string out;
+  char ticks[48];
+  for (const Line* l : sorted) {
+    if (l->ret == 0) {  // still running when the run ended (deadlock, step limit)
+      std::snprintf(ticks, sizeof ticks, "%5llu..?     ",
+                    static_cast<unsigned long long>(l->invoke));
+    } else {
+      std::snprintf(ticks, sizeof ticks, "%5llu..%-5llu ",
+                    static_cast<unsigned long long>(l->invoke),
+                    static_cast<unsigned long long>(l->ret));
+    }
+    out += ticks + l->who + std::string(width - l->who.size() + 1, ' ') + l->text +
+           (l->ret == 0 ? " -> (never returned)" : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& schedule) {
+  auto rec = std::make_shared<Recorder>();
+  rec->plan = make_plan(program);
+  auto shared = std::make_shared<const oplang::Program>(program);
+  ProgramRun out;
+  out.run = fiber::run_fibers({[shared, rec] { body(*shared, rec); }}, schedule);
+  // A deadlocked run's fibers never resume: what they recorded so far is safe to read.
+  out.history = history_text(*rec);
+  if (!out.run.ok()) {
+    out.failures = "run-failed: " + std::string(fiber::to_string(out.run.outcome));
+    if (out.run.error) out.failures += " (exception in " + out.run.error_fiber + ")";
+    out.failures += "\n" + rec->errors;
+    out.checked = "checked: completion";
+    return out;
+  }
+  const std::int64_t timeout =
+      program.broker.dispatcher == Dispatcher::kPool ? program.broker.timeout : 0;
+  out.failures = judge(*rec, timeout, out.checked);
+  return out;
+}
+
+std::string replay_command(const oplang::Program& program, const fiber::Schedule& schedule) {
+  return std::string("replay: ") + FIBER_REPLAY_PATH + " --schedule '" +
+         fiber::to_string(schedule) + "' - <<'EOF'\n" + oplang::print(program) + "EOF\n";
+}
+
+std::string failure_report(const ProgramRun& run, const oplang::Program& program) {
+  std::string out = run.failures;
+  out += "program:\n" + indent(oplang::print(program), "  ");
+  out += "run: " + std::string(fiber::to_string(run.run.outcome)) + " after " +
+         std::to_string(run.run.steps) + " scheduling points\n";
+  if (run.run.error) out += "  exception in " + run.run.error_fiber + "\n";
+  out += run.run.report;
+  out += "schedule: " + fiber::to_string(run.run.schedule) + "\n";
+  out += "  same run as a walk: " + fiber::to_string(fiber::Schedule::walk(run.run.choices)) + "\n";
+  out += replay_command(program, run.run.schedule);
+  return out;
+}
+
+}  // namespace fiberprop
