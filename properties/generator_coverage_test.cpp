@@ -3,10 +3,10 @@
 // matter are reached in a good share of sequences. A generator change that stops reaching
 // a corner fails here instead of silently weakening the suite. (Each mix also runs as its
 // own property in broker_matches_model_test.cpp; here a smaller run collects the tallies.)
-#include <cstdio>
-
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
+
+#include <cstdio>
 
 #include "mixes.h"
 
@@ -37,12 +37,20 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   // Minimum share of all sequences that must reach each state (percent). Measured shares
   // are about twice these (see the printout), so a fifth of the budget still passes.
   const std::map<std::string, double> wanted = {
-      {"redelivery", 20},        {"dead letter", 5},   {"seek", 30},
-      {"retention gap", 5},      {"typed error", 80},   {"unsubscribe in handler", 5},
-      {"publish in handler", 5}, {"expired back", 3},   {"ack accepted", 5},
-      {"filtered", 5},           {"seek in handler", 2},
+      {"redelivery", 20},
+      {"dead letter", 5},
+      {"seek", 30},
+      {"retention gap", 5},
+      {"typed error", 80},
+      {"unsubscribe in handler", 5},
+      {"publish in handler", 5},
+      {"expired back", 3},
+      {"ack accepted", 5},
+      {"filtered", 5},
+      {"seek in handler", 2},
       // R10/R12/R13 (seek, stats, dead_letters by a group's name), R9, R13
-      {"by group name", 8},      {"unsubscribe unknown topic", 8},
+      {"by group name", 8},
+      {"unsubscribe unknown topic", 8},
       {"committed behind cursor", 5},
   };
   for (const auto& [state, min_share] : wanted) {

@@ -42,9 +42,12 @@ int gen_max_deliveries() {
 
 model::Start gen_start(const Hints& h, const std::string& topic) {
   switch (*g::inRange(0, 6)) {
-    case 0: return {model::Start::Kind::kBeginning, 0};
-    case 1: return {model::Start::Kind::kOffset, h.edge_offset(topic)};
-    default: return {};
+    case 0:
+      return {model::Start::Kind::kBeginning, 0};
+    case 1:
+      return {model::Start::Kind::kOffset, h.edge_offset(topic)};
+    default:
+      return {};
   }
 }
 
@@ -66,7 +69,7 @@ model::Offset Hints::edge_offset(const std::string& topic) const {
   } catch (const model::Error&) {
   }
   const std::vector<model::Offset> edges = {oldest == 0 ? 0 : oldest - 1, oldest, oldest + 1,
-                                            end == 0 ? 0 : end - 1, end, end + 1,
+                                            end == 0 ? 0 : end - 1,       end,    end + 1,
                                             oldest + (end - oldest) / 2};
   return *g::elementOf(edges);
 }
@@ -118,7 +121,9 @@ model::Script gen_script(const Hints& h) {
         {1, g::just(model::Verdict::kThrowOther)},
     });
     switch (*g::inRange(0, 12)) {
-      case 0: step.effect = model::EffectKind::kUnsubscribeSelf; break;
+      case 0:
+        step.effect = model::EffectKind::kUnsubscribeSelf;
+        break;
       case 1:
         step.effect = model::EffectKind::kUnsubscribe;
         step.topic = gen_topic(h);
@@ -135,8 +140,11 @@ model::Script gen_script(const Hints& h) {
         step.name = gen_position_name(h, step.topic);
         step.offset = h.edge_offset(step.topic);
         break;
-      case 4: step.effect = model::EffectKind::kDrain; break;
-      default: break;
+      case 4:
+        step.effect = model::EffectKind::kDrain;
+        break;
+      default:
+        break;
     }
     script.push_back(step);
   }
@@ -147,9 +155,14 @@ template <>
 oplang::Op gen_op<oplang::CreateTopic>(const Hints&) {
   oplang::CreateTopic op{pick(kTopics), 0, 0};
   switch (*g::inRange(0, 4)) {
-    case 0: op.retention_messages = *g::inRange<std::size_t>(1, 4); break;
-    case 1: op.retention_bytes = *g::inRange<std::size_t>(1, 12); break;
-    default: break;
+    case 0:
+      op.retention_messages = *g::inRange<std::size_t>(1, 4);
+      break;
+    case 1:
+      op.retention_bytes = *g::inRange<std::size_t>(1, 12);
+      break;
+    default:
+      break;
   }
   return op;
 }
@@ -233,8 +246,7 @@ oplang::Op gen_op<oplang::Drain>(const Hints&) {
 template <>
 oplang::Op gen_op<oplang::Poll>(const Hints& h) {
   const std::string topic = gen_topic(h);
-  return oplang::Poll{topic, gen_pull_name(h, topic), gen_member(),
-                      *g::inRange<std::size_t>(1, 4)};
+  return oplang::Poll{topic, gen_pull_name(h, topic), gen_member(), *g::inRange<std::size_t>(1, 4)};
 }
 
 // Acks aim at held messages and their holders most of the time (so they are accepted or

@@ -3,11 +3,11 @@
 // deadlines hit exactly. Generators read a Hints value, never the model itself.
 #pragma once
 
+#include <rapidcheck.h>
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include <rapidcheck.h>
 
 #include "oplang/model_runner.h"
 #include "oplang/ops.h"

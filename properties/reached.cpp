@@ -1,8 +1,8 @@
 #include "reached.h"
 
-#include <variant>
-
 #include <rapidcheck.h>
+
+#include <variant>
 
 #include "op_generators.h"
 

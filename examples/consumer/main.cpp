@@ -40,7 +40,8 @@ int main() {
   expect(b.publish("orders", "o-1", {{"type", "created"}}) == 0, "first offset is 0");
   expect(b.publish("orders", "o-2") == 1, "second offset is 1");
   const std::size_t pushed = b.drain();
-  expect(pushed == 2 && seen == std::vector<std::string>{"o-1", "o-2"}, "push handler got o-1, o-2");
+  expect(pushed == 2 && seen == std::vector<std::string>{"o-1", "o-2"},
+         "push handler got o-1, o-2");
   expect(b.stats("orders", "audit").committed == 2, "push subscription committed 2");
 
   const auto got = b.poll("orders", "billing", "w1", 10, clock->now());

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "broker/broker.h"
-#include "oplang/script.h"
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
+#include "oplang/script.h"
 
 namespace harness {
 

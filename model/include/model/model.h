@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "model/errors.h"
-#include "oplang/script.h"
 #include "model/types.h"
+#include "oplang/script.h"
 
 namespace model {
 
