@@ -68,35 +68,6 @@ int usage_error(const std::string& message) {
   return kBadInput;
 }
 
-// The script's text, or nullopt after reporting why it cannot be read.
-std::optional<std::string> read_script(const std::string& path) {
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    if (std::cin.bad()) {
-      std::cerr << "<stdin>: cannot read\n";
-      return std::nullopt;
-    }
-    return text.str();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::cerr << path << ": is a directory\n";
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << path << ": cannot open\n";
-    return std::nullopt;
-  }
-  text << in.rdbuf();
-  if (in.bad()) {
-    std::cerr << path << ": cannot read\n";
-    return std::nullopt;
-  }
-  return text.str();
-}
-
 // One side's outcome of a step, or the text of the exception that escaped it.
 struct Side {
   std::optional<oplang::Outcome> outcome;
@@ -145,7 +116,7 @@ int main(int argc, char** argv) {
   if (!path) return usage_error("missing SCRIPT (a file, or - for standard input)");
 
   const std::string name = *path == "-" ? "<stdin>" : *path;
-  const std::optional<std::string> text = read_script(*path);
+  const std::optional<std::string> text = oplang::read_source(*path, std::cerr);
   if (!text) return kBadInput;
   oplang::Script script;
   try {

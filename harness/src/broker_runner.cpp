@@ -214,17 +214,7 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
   handler.next_step += 1;
   std::string effect = run_effect(step, handler);
   calls_[index].effect = std::move(effect);
-  switch (step.verdict) {
-    case model::Verdict::kConfirm:
-      return true;
-    case model::Verdict::kReject:
-      return false;
-    case model::Verdict::kThrowStd:
-      throw std::runtime_error("boom");
-    case model::Verdict::kThrowOther:
-      throw 42;
-  }
-  return true;
+  return oplang::end_with(step.verdict);
 }
 
 std::string BrokerRunner::run_effect(const model::Step& step, const Handler& handler) {

@@ -1,6 +1,8 @@
 // Texts of scripted side-effect results.
 #include "oplang/script.h"
 
+#include <stdexcept>
+
 namespace oplang {
 
 std::string effect_result(EffectKind kind, const std::string& result) {
@@ -26,6 +28,20 @@ std::string effect_result(EffectKind kind, const std::string& result) {
       break;
   }
   return std::string(name) + " -> " + result;
+}
+
+bool end_with(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kConfirm:
+      return true;
+    case Verdict::kReject:
+      return false;
+    case Verdict::kThrowStd:
+      throw std::runtime_error("boom");
+    case Verdict::kThrowOther:
+      throw 42;
+  }
+  return true;
 }
 
 }  // namespace oplang

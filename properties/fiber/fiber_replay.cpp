@@ -69,34 +69,6 @@ int usage_error(const std::string& message) {
   return kBadInput;
 }
 
-std::optional<std::string> read_program(const std::string& path) {
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    if (std::cin.bad()) {
-      std::cerr << "<stdin>: cannot read\n";
-      return std::nullopt;
-    }
-    return text.str();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::cerr << path << ": is a directory\n";
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << path << ": cannot open\n";
-    return std::nullopt;
-  }
-  text << in.rdbuf();
-  if (in.bad()) {
-    std::cerr << path << ": cannot read\n";
-    return std::nullopt;
-  }
-  return text.str();
-}
-
 // A run that did not complete leaves its fibers parked on a thread that never ends: leave
 // without running static destructors.
 [[noreturn]] void leave(int code) {
@@ -145,7 +117,7 @@ int main(int argc, char** argv) {
   if (!path) return usage_error("missing FILE (a program, or - for standard input)");
 
   const std::string name = *path == "-" ? "<stdin>" : *path;
-  const std::optional<std::string> text = read_program(*path);
+  const std::optional<std::string> text = oplang::read_source(*path, std::cerr);
   if (!text) return kBadInput;
   oplang::Program program;
   try {

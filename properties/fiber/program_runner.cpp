@@ -331,17 +331,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     text += std::string(" -> ") + verdict_text(step.verdict);
     h.lines[line].ret = call.exit;
     h.lines[line].text = std::move(text);
-    switch (step.verdict) {
-      case oplang::Verdict::kConfirm:
-        return true;
-      case oplang::Verdict::kReject:
-        return false;
-      case oplang::Verdict::kThrowStd:
-        throw std::runtime_error("boom");
-      case oplang::Verdict::kThrowOther:
-        throw 42;
-    }
-    return true;
+    return oplang::end_with(step.verdict);
   };
 }
 

@@ -52,6 +52,11 @@ using HandlerScript = std::vector<Step>;
 /// "stall -> ok".
 std::string effect_result(EffectKind kind, const std::string& result);
 
+/// How a scripted handler ends its call: returns true (kConfirm) or false (kReject), or
+/// throws std::runtime_error("boom") (kThrowStd) or the int 42 (kThrowOther). Every runner
+/// of handler scripts ends a call with it, so they fail alike.
+bool end_with(Verdict verdict);
+
 }  // namespace oplang
 
 // The model runs scripted handlers, so it names these in its own namespace too.
@@ -59,6 +64,7 @@ namespace model {
 using oplang::EffectKind;
 using Script = oplang::HandlerScript;
 using oplang::effect_result;
+using oplang::end_with;
 using oplang::Step;
 using oplang::Verdict;
 }  // namespace model

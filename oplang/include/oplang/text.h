@@ -43,6 +43,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -81,5 +83,10 @@ Script parse(std::string_view text);
 std::string print(const Program& program);
 /// Parses a program; throws ParseError on the first malformed line. Never crashes.
 Program parse_program(std::string_view text);
+
+/// The text of a script or program file, or of standard input when path is "-"; none after
+/// writing one line to `errors` that says why it cannot be read (a directory, cannot open,
+/// cannot read). The tools' one way to read their input.
+std::optional<std::string> read_source(const std::string& path, std::ostream& errors);
 
 }  // namespace oplang
