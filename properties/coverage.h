@@ -13,6 +13,7 @@ struct Coverage {
   std::map<std::string, long> sequences_reaching;
   long steps = 0;
   long sequences = 0;
+  long swarm_sequences = 0;  // sequences that turned some command kinds off (state_machine.h)
 
   static Coverage& get();
   void reset() { *this = Coverage{}; }

@@ -202,6 +202,7 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
     op.start = {};
   }
   op.script = gen_script(h);
+  op.idempotent = *g::inRange(0, 3) == 0;  // broker::idempotent(): repeats need seeks back
   return op;
 }
 
@@ -243,10 +244,53 @@ oplang::Op gen_op<oplang::Drain>(const Hints&) {
   return oplang::Drain{};
 }
 
+namespace {
+
+// poll and poll_wait: now and then a bad argument (max 0, no member), so R14's order of
+// InvalidArgument before the topic and name checks is compared too.
+oplang::Poll gen_poll(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  oplang::Poll op{topic, gen_pull_name(h, topic), gen_member(), *g::inRange<std::size_t>(1, 4)};
+  switch (*g::inRange(0, 16)) {
+    case 0:
+      op.max = 0;
+      break;
+    case 1:
+      op.member = "";
+      break;
+    default:
+      break;
+  }
+  return op;
+}
+
+// Timeouts of 0 or 1 ms of real time: the synchronous broker gets nothing while it waits.
+model::Millis gen_wait() {
+  return *g::weightedOneOf<model::Millis>(
+      {{3, g::just<model::Millis>(0)}, {1, g::just<model::Millis>(1)}});
+}
+
+}  // namespace
+
 template <>
 oplang::Op gen_op<oplang::Poll>(const Hints& h) {
-  const std::string topic = gen_topic(h);
-  return oplang::Poll{topic, gen_pull_name(h, topic), gen_member(), *g::inRange<std::size_t>(1, 4)};
+  return gen_poll(h);
+}
+
+template <>
+oplang::Op gen_op<oplang::PollWait>(const Hints& h) {
+  const oplang::Poll p = gen_poll(h);
+  return oplang::PollWait{p.topic, p.sub, p.member, p.max, gen_wait()};
+}
+
+template <>
+oplang::Op gen_op<oplang::WaitIdle>(const Hints&) {
+  return oplang::WaitIdle{gen_wait()};
+}
+
+template <>
+oplang::Op gen_op<oplang::WaitDelivered>(const Hints&) {
+  return oplang::WaitDelivered{gen_wait()};
 }
 
 // Acks aim at held messages and their holders most of the time (so they are accepted or

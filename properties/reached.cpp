@@ -10,8 +10,15 @@ namespace props {
 
 void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   if (outcome.error) states.insert("typed error");
+  publishes_in_a_row = std::holds_alternative<oplang::Publish>(op) ? publishes_in_a_row + 1 : 0;
+  if (publishes_in_a_row >= 5) states.insert("5 publishes in a row");
+  if (std::holds_alternative<oplang::Drain>(op) && outcome.calls.size() >= 5) {
+    states.insert("drain of 5+ calls");
+  }
   for (const auto& call : outcome.calls) {
     if (call.attempt > 1) states.insert("redelivery");
+    if (call.attempt >= 3) states.insert("offer attempt 3+");
+    if (call.effect == "idempotent -> repeat") states.insert("idempotent repeat");
     if (call.effect.rfind("unsubscribe -> true", 0) == 0) states.insert("unsubscribe in handler");
     if (call.effect.rfind("publish -> ", 0) == 0 && call.effect != "publish -> unknown_topic") {
       states.insert("publish in handler");
@@ -35,9 +42,19 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   if (const auto* rs = std::get_if<std::vector<model::Received>>(&outcome.value)) {
     for (const auto& r : *rs) {
       if (r.attempt > 1) states.insert("redelivery");
+      if (r.attempt >= 3) states.insert("offer attempt 3+");
+    }
+    if (!rs->empty() && std::holds_alternative<oplang::PollWait>(op)) {
+      states.insert("poll_wait received");
     }
   }
+  // R14 (issue 13, finding 7): poll_wait's bad arguments, reported before its names.
+  if (std::holds_alternative<oplang::PollWait>(op) &&
+      outcome.error == model::ErrorCode::kInvalidArgument) {
+    states.insert("poll_wait invalid argument");
+  }
   if (const auto* ex = std::get_if<std::vector<model::Expired>>(&outcome.value)) {
+    if (ex->size() >= 2) states.insert("expire of 2+");
     for (const auto& e : *ex) states.insert(e.dead_lettered ? "dead letter" : "expired back");
   }
   if (const auto* st = std::get_if<model::Stats>(&outcome.value)) {
@@ -45,9 +62,13 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (st->skipped > 0) states.insert("retention gap");
     if (st->filtered > 0) states.insert("filtered");
     if (st->committed < st->cursor) states.insert("committed behind cursor");  // R13
+    if (st->backlog >= 5) states.insert("backlog 5+");
   }
   if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
+    const bool wait = std::holds_alternative<oplang::WaitIdle>(op) ||
+                      std::holds_alternative<oplang::WaitDelivered>(op);
+    if (wait) states.insert(b->value ? "wait: nothing left" : "wait: work left");
   }
 }
 

@@ -11,9 +11,12 @@ namespace props {
 
 /// Collects the interesting states a run passed through (redelivery, dead letter, seek,
 /// retention gap, self-unsubscribe, a group found by its name, committed behind the cursor,
-/// ...), judged from the model's outcomes.
+/// an idempotent repeat, and corners that need long runs of one kind: 5 publishes in a row,
+/// a drain that makes 5 handler calls, an offer's 3rd attempt, an expire that moves 2
+/// messages, a backlog of 5), judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
+  int publishes_in_a_row = 0;  // the current run of publish steps
 
   /// Records what op and its outcome show.
   void observe(const oplang::Op& op, const oplang::Outcome& outcome);

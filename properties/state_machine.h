@@ -3,21 +3,27 @@
 // their outcomes (results, errors, every handler call) must be equal after every step.
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
-#include <ostream>
-#include <sstream>
-#include <string>
-#include <vector>
-
 #include <rapidcheck.h>
 #include <rapidcheck/state.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <typeindex>
+#include <utility>
+#include <vector>
+
+#include "coverage.h"
 #include "harness/broker_runner.h"
 #include "op_generators.h"
 #include "oplang/model_runner.h"
 #include "oplang/text.h"
-#include "coverage.h"
 #include "reached.h"
 
 namespace props {
@@ -73,8 +79,8 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     pair.reached.observe(op, expected);
     if (!(expected == actual)) {
       std::ostringstream why;
-      why << "broker and model disagree at step " << pair.script.size() << ": "
-          << oplang::print(op) << "\n-- model:\n"
+      why << "broker and model disagree at step " << pair.script.size() << ": " << oplang::print(op)
+          << "\n-- model:\n"
           << oplang::print(expected) << "\n-- broker:\n"
           << oplang::print(actual)
           << "\n-- the whole script (prelude included); replay with: spec-trace FILE\n"
@@ -89,20 +95,127 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
 /// Longest generated sequence (steps after the prelude).
 inline constexpr std::size_t kMaxSteps = 100;
 
+/// How a sequence picks its command kinds. kUniform: every kind of the mix, each as often as
+/// the mix lists it. kSwarm (swarm testing): the sequence first turns off a random subset of
+/// the mix's kinds (swarm_of), then draws only from the rest, so long runs of one kind
+/// happen; it keeps at least one kind of each need the mix has (a publish, a subscribe, a
+/// way to consume: drain, poll or poll_wait), so it can make progress. kHalf: each sequence
+/// tosses a coin between the two (what the properties run).
+enum class Swarm { kUniform, kSwarm, kHalf };
+
+using CommandPtr = std::shared_ptr<const rc::state::Command<Hints, Pair>>;
+using MakeCommand = CommandPtr (*)(const Hints&);
+
+template <class T>
+CommandPtr make_command(const Hints& hints) {
+  return std::make_shared<const OpCommand<T>>(hints);
+}
+
+/// What a swarm must keep one kind of.
+enum class Need { kNone, kPublish, kSubscribe, kConsume };
+
+template <class T>
+constexpr Need need_of() {
+  if constexpr (std::is_same_v<T, oplang::Publish>) return Need::kPublish;
+  if constexpr (std::is_same_v<T, oplang::Subscribe> || std::is_same_v<T, oplang::SubscribePull>)
+    return Need::kSubscribe;
+  if constexpr (std::is_same_v<T, oplang::Drain> || std::is_same_v<T, oplang::Poll> ||
+                std::is_same_v<T, oplang::PollWait>)
+    return Need::kConsume;
+  return Need::kNone;
+}
+
+/// One entry of a mix: its kind, how to make its command, and what it is needed for.
+struct MixEntry {
+  std::type_index kind;
+  MakeCommand make;
+  Need need;
+};
+
+/// A uniform choice in [0, n), whatever the size (RapidCheck's inRange scales with it), not
+/// shrunk: a shrink keeps the sequence's swarm.
+inline std::size_t fair_choice(std::size_t n) {
+  return *rc::gen::noShrink(rc::gen::resize(100, rc::gen::inRange<std::size_t>(0, n)));
+}
+
+/// The entries a swarm sequence draws from: a random subset of the distinct kinds of `mix`,
+/// of a size drawn uniformly from 1 to all of them (so small subsets, long runs of one kind,
+/// are as likely as large ones); then, for each need the mix has and the subset lacks, one
+/// kind of it (chosen at random) is added.
+inline std::vector<MakeCommand> swarm_of(const std::vector<MixEntry>& mix) {
+  std::vector<std::type_index> kinds;
+  for (const MixEntry& e : mix) {
+    if (std::find(kinds.begin(), kinds.end(), e.kind) == kinds.end()) kinds.push_back(e.kind);
+  }
+  for (std::size_t i = kinds.size(); i > 1; --i) std::swap(kinds[i - 1], kinds[fair_choice(i)]);
+  std::vector<std::type_index> on(
+      kinds.begin(), kinds.begin() + static_cast<std::ptrdiff_t>(1 + fair_choice(kinds.size())));
+  for (Need need : {Need::kPublish, Need::kSubscribe, Need::kConsume}) {
+    std::vector<std::type_index> candidates;
+    bool kept = false;
+    for (const MixEntry& e : mix) {
+      if (e.need != need) continue;
+      kept = kept || std::find(on.begin(), on.end(), e.kind) != on.end();
+      if (std::find(candidates.begin(), candidates.end(), e.kind) == candidates.end())
+        candidates.push_back(e.kind);
+    }
+    if (!kept && !candidates.empty()) on.push_back(candidates[fair_choice(candidates.size())]);
+  }
+  std::vector<MakeCommand> out;
+  for (const MixEntry& e : mix) {
+    if (std::find(on.begin(), on.end(), e.kind) != on.end()) out.push_back(e.make);
+  }
+  return out;
+}
+
+/// Draws one command: one of `makes`, uniformly (a kind listed twice comes twice as often),
+/// its arguments drawn from the hints (as execOneOfWithArgs does).
+class DrawCommand {
+ public:
+  DrawCommand(std::shared_ptr<const std::vector<MakeCommand>> makes, Hints hints)
+      : makes_(std::move(makes)), hints_(std::move(hints)) {}
+
+  rc::Shrinkable<CommandPtr> operator()(const rc::Random& random, int size) const {
+    rc::Random r = random;
+    const MakeCommand make = (*makes_)[r.split().next() % makes_->size()];
+    const Hints hints = hints_;
+    return rc::gen::exec([make, hints] { return make(hints); })(r, size);
+  }
+
+ private:
+  std::shared_ptr<const std::vector<MakeCommand>> makes_;
+  Hints hints_;
+};
+
 /// Runs one generated sequence of the given command kinds and tags what it reached.
 template <class... Ts>
-void check_broker_matches_model() {
+void check_broker_matches_model(Swarm swarm = Swarm::kHalf) {
+  const std::vector<MixEntry> mix = {
+      MixEntry{std::type_index(typeid(Ts)), &make_command<Ts>, need_of<Ts>()}...};
+  const bool swarmed = swarm == Swarm::kSwarm || (swarm == Swarm::kHalf && fair_choice(2) == 0);
+  std::vector<MakeCommand> makes;
+  if (swarmed) {
+    makes = swarm_of(mix);
+  } else {
+    for (const MixEntry& e : mix) makes.push_back(e.make);
+  }
+  auto kinds = std::make_shared<const std::vector<MakeCommand>>(std::move(makes));
   Pair pair;
   // Twice RapidCheck's usual length for the size, capped at kMaxSteps: the corners need a
   // few dozen steps of setup, and short sequences are cheap but mostly setup.
   auto make = [] { return initial_hints(); };
-  auto commands = *rc::gen::scale(
-      2.0, rc::state::gen::commands(make, rc::state::gen::execOneOfWithArgs<OpCommand<Ts>...>()));
+  auto draw = [kinds](const Hints& hints) {
+    return rc::Gen<CommandPtr>(DrawCommand(kinds, hints));
+  };
+  auto commands = *rc::gen::scale(2.0, rc::state::gen::commands(make, draw));
   if (commands.size() > kMaxSteps) commands.resize(kMaxSteps);
   rc::state::runAll(commands, make, pair);
+  if (swarmed) RC_TAG("swarm");
   pair.reached.tag();
-  if (std::getenv("PROPS_DUMP")) std::fprintf(stderr, "----\n%s", oplang::print(pair.script).c_str());
+  if (std::getenv("PROPS_DUMP"))
+    std::fprintf(stderr, "----\n%s", oplang::print(pair.script).c_str());
   ++Coverage::get().sequences;
+  if (swarmed) ++Coverage::get().swarm_sequences;
   for (const auto& s : pair.reached.states) ++Coverage::get().sequences_reaching[s];
 }
 

@@ -66,6 +66,8 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   void stop() override {
+    // First, before any lock: no offer may start once the destructor began (R16).
+    halted_.store(true, std::memory_order_release);
     std::vector<std::shared_ptr<Lane>> all;
     {
       sync::MutexLock lock(mu_);
@@ -125,7 +127,8 @@ class LaneDispatcher final : public Dispatcher {
   bool deliver_until_idle(Lane& lane) {
     int failures_in_a_row = 0;
     for (;;) {
-      if (lane.stopping.load(std::memory_order_acquire)) return false;  // drop pending work
+      if (lane.stopping.load(std::memory_order_acquire) || halted_.load(std::memory_order_acquire))
+        return false;  // drop pending work
       const OfferResult r = offer_next(lane.s, nullptr);
       if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
         failures_in_a_row = 0;
@@ -158,6 +161,7 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   const Millis backoff_;
+  std::atomic<bool> halted_{false};  // stop() began; read by every lane between offers
   const std::function<void()> on_progress_;
   sync::Mutex mu_;
   std::map<const SubscriptionState*, std::shared_ptr<Lane>> lanes_ GUARDED_BY(mu_);

@@ -32,6 +32,16 @@ struct Worker {
   Millis started{0};
   bool abandoned = false;                  // its handler overran; a replacement took its place
   std::atomic<bool> abandoned_now{false};  // the same, readable between offers without mu
+  // The running offer follows a failure in its row (R15): if it overruns, that overrun is the
+  // second failure in a row, and the timer backs off instead of re-offering at once.
+  std::atomic<bool> follows_failure{false};
+};
+
+/// An offer the watchdog abandoned, and whether it was the second failure in a row.
+struct Victim {
+  std::shared_ptr<SubscriptionState> s;
+  std::uint64_t token = 0;
+  bool second_in_row = false;
 };
 
 /// State shared by the pool's threads; kept alive by abandoned threads that outlive it.
@@ -132,6 +142,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     bool failed_once = e.failed_last;  // written by finish_task under mu before we ran
     for (; end.done < kBatch; ++end.done) {
       if (stopping.load(std::memory_order_acquire)) return end;
+      w.follows_failure.store(failed_once, std::memory_order_release);
       end.last = offer_next(e.s, &watch);
       on_progress();
       if (w.abandoned_now.load(std::memory_order_acquire)) return end;
@@ -187,24 +198,40 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     if (timeout.count() > 0) period = std::min(period, std::max(Millis{1}, timeout / 4));
     for (;;) {
       std::vector<std::shared_ptr<Entry>> due;
-      std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>> victims;
+      std::vector<Victim> victims;
       if (!collect_timer_work(period, due, victims)) return;
       // Without the pool lock: subscription locks come first in the lock order.
       for (auto& e : due) {
         sync::MutexLock s_lock(e->s->mu);
         e->s->offers.set_backing_off(false);
       }
-      for (auto& [s, token] : victims) abandon_offer(*s, token);
+      for (const Victim& v : victims) {
+        abandon_offer(*v.s, v.token);
+        if (!v.second_in_row) continue;
+        sync::MutexLock s_lock(v.s->mu);
+        v.s->offers.set_backing_off(true);
+      }
       if (!victims.empty()) on_progress();
       sync::MutexLock lock(mu);
       for (auto& e : due) enqueue(e);
-      for (auto& [s, token] : victims) {
-        auto it = entries.find(s.get());
+      // An overrun is a failure of its row like any other (R15): the first is re-offered at
+      // once, a second waits retry_backoff.
+      const Millis now = sync::steady_now();
+      for (const Victim& v : victims) {
+        auto it = entries.find(v.s.get());
         if (it == entries.end()) continue;
-        it->second->running = false;
-        it->second->retrying = false;
-        it->second->again = false;
-        enqueue(it->second);
+        Entry& e = *it->second;
+        e.running = false;
+        e.again = false;
+        e.failed_last = !v.second_in_row;
+        e.retrying = false;
+        if (!v.second_in_row) {
+          enqueue(it->second);
+          continue;
+        }
+        e.retrying = true;
+        e.retry_at = now + std::max(options.retry_backoff, Millis{1});
+        retry_list.push_back(it->second);
       }
     }
   }
@@ -212,10 +239,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   // Sleeps until the earliest retry is due (or one watchdog period when handler timeouts
   // are on; with neither, until woken), then lists retries that are due and offers that
   // overran (their workers are replaced). Idle pools do not wake. Returns false at stop.
-  bool collect_timer_work(
-      Millis period, std::vector<std::shared_ptr<Entry>>& due,
-      std::vector<std::pair<std::shared_ptr<SubscriptionState>, std::uint64_t>>& victims)
-      EXCLUDES(mu) {
+  bool collect_timer_work(Millis period, std::vector<std::shared_ptr<Entry>>& due,
+                          std::vector<Victim>& victims) EXCLUDES(mu) {
     const Millis timeout = options.handler_timeout;
     sync::MutexLock lock(mu);
     if (!stop) {
@@ -248,7 +273,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       if (w->current && !w->abandoned && now - w->started > timeout) {
         w->abandoned = true;
         w->abandoned_now = true;
-        victims.emplace_back(w->current, w->token);
+        victims.push_back(
+            {w->current, w->token, w->follows_failure.load(std::memory_order_acquire)});
         w->thread.detach();  // it may never return; it holds the core alive
         ++replaced;
       }
@@ -301,11 +327,12 @@ class PoolDispatcher final : public Dispatcher {
 
   void stop() override {
     std::vector<std::shared_ptr<Worker>> workers;
+    // First, before any lock: no offer may start once the destructor began (R16).
+    core_->stopping.store(true, std::memory_order_release);
     {
       sync::MutexLock lock(core_->mu);
       if (core_->stop) return;
       core_->stop = true;
-      core_->stopping.store(true, std::memory_order_release);
       core_->ready.notify_all();
       core_->tick.notify_all();
     }

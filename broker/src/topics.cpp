@@ -33,8 +33,8 @@ BrokerImpl::BrokerImpl(BrokerOptions options)
 }
 
 BrokerImpl::~BrokerImpl() {
-  expiry_.reset();  // its thread calls into this object
-  dispatcher_->stop();
+  dispatcher_->stop();  // first: no handler call may start once the destructor began (R16)
+  expiry_.reset();      // its thread calls into this object
 }
 
 void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {

@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "broker/idempotent.h"
+
 namespace harness {
 
 model::ErrorCode to_model(broker::ErrorCode code) {
@@ -121,10 +123,20 @@ struct BrokerRunner::Apply {
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
     options.group = o.group;
-    b.subscribe(
-        o.topic, o.name,
-        [runner, handler](const broker::Delivery& d) { return runner->handle(*handler, d); },
-        options);
+    broker::Handler scripted = [runner, handler](const broker::Delivery& d) {
+      return runner->handle(*handler, d);
+    };
+    if (o.idempotent) {
+      // The wrapper answers a repeat without calling `scripted`: that offer is recorded here.
+      scripted = [runner, handler,
+                  wrapped = broker::idempotent(std::move(scripted))](const broker::Delivery& d) {
+        const std::size_t before = runner->calls_.size();
+        const bool confirmed = wrapped(d);
+        if (runner->calls_.size() == before) runner->record_repeat(*handler, d);
+        return confirmed;
+      };
+    }
+    b.subscribe(o.topic, o.name, std::move(scripted), options);
     return oplang::Done{};
   }
   oplang::Value operator()(const oplang::SubscribePull& o) const {
@@ -173,6 +185,17 @@ struct BrokerRunner::Apply {
     return oplang::NamesResult{b.subscriptions(o.topic)};
   }
   oplang::Value operator()(const oplang::Topics&) const { return oplang::NamesResult{b.topics()}; }
+  // poll_wait polls at the broker's clock: the runner's ManualClock, the model's `now`.
+  oplang::Value operator()(const oplang::PollWait& o) const {
+    return to_model(b.poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout}),
+                    oplang::Poll{o.topic, o.sub, o.member, o.max});
+  }
+  oplang::Value operator()(const oplang::WaitIdle& o) const {
+    return oplang::BoolResult{b.wait_idle(broker::Millis{o.timeout})};
+  }
+  oplang::Value operator()(const oplang::WaitDelivered& o) const {
+    return oplang::BoolResult{b.wait_delivered(broker::Millis{o.timeout})};
+  }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>
@@ -215,6 +238,11 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
   std::string effect = run_effect(step, handler);
   calls_[index].effect = std::move(effect);
   return oplang::end_with(step.verdict);
+}
+
+void BrokerRunner::record_repeat(const Handler& handler, const broker::Delivery& delivery) {
+  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset,
+                    delivery.message->payload, delivery.attempt, "idempotent -> repeat"});
 }
 
 std::string BrokerRunner::run_effect(const model::Step& step, const Handler& handler) {

@@ -29,6 +29,23 @@ TEST(BrokerRunnerTest, ScriptedHandlersRunForReal) {
   EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownSubscription);
 }
 
+TEST(BrokerRunnerTest, AnIdempotentRepeatIsACallWithoutAStep) {
+  const std::vector<oplang::Outcome> out =
+      run_broker(oplang::parse("create_topic t\n"
+                               "subscribe t s idempotent script=[publish(t,x),reject]\n"
+                               "publish t a\n"
+                               "drain\n"
+                               "seek t s 0\n"
+                               "drain\n"));
+  ASSERT_EQ(out.size(), 6u);
+  ASSERT_EQ(out[3].calls.size(), 2u);  // a applied, then x (published by the step) rejected
+  ASSERT_EQ(out[5].calls.size(), 2u);
+  EXPECT_EQ(out[5].calls[0].effect, "idempotent -> repeat");  // a: the wrapper answers
+  EXPECT_EQ(out[5].calls[1].offset, 1u);                      // x: never applied, runs
+  EXPECT_EQ(out[5].calls[1].attempt, 1);
+  EXPECT_EQ(out[5].calls[1].effect, "");  // the script's third step (none left): confirm
+}
+
 TEST(BrokerRunnerTest, StepByStepWithTheManualClock) {
   BrokerRunner r;
   r.step(oplang::CreateTopic{"t"});

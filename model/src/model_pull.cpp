@@ -60,6 +60,12 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   return out;
 }
 
+// R11, R14: poll at the model's clock; a sequential model gets nothing while it waits.
+std::vector<Received> Model::poll_wait(const std::string& topic, const std::string& sub,
+                                       const std::string& member, std::size_t max, Millis) {
+  return poll(topic, sub, member, now_, max);
+}
+
 // R11, R7: an accepted ack confirms.
 bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
                 const std::string& member, Millis now) {

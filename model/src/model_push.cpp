@@ -1,4 +1,5 @@
-// Push subscriptions, groups, unsubscribe, seek and the synchronous drain (R4, R8-R10, R12).
+// Push subscriptions, groups, unsubscribe, seek, the synchronous drain and its waits (R4,
+// R8-R10, R12, R15).
 // Errors are checked in R14 order: arguments, topic, name, kind/options, range.
 #include <algorithm>
 
@@ -39,7 +40,7 @@ void Model::subscribe(const std::string& topic, const std::string& name,
     if (!options.group.empty()) t.groups[options.group] = id;
   }
   t.subs.at(id).members.push_back(name);
-  t.members[name] = Member{id, options.script, 0};
+  t.members[name] = Member{id, options.script, 0, options.idempotent, {}};
 }
 
 // R10: a state lives while it has members (pull states until unsubscribed).
@@ -116,6 +117,13 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     const std::uint64_t seeks = s->seeks;
     const std::string topic_name = t->name;
     Member& m = t->members.at(member);
+    if (m.idempotent && m.applied.contains(*offset)) {  // the wrapper answers a repeat: true
+      calls_.push_back(HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt,
+                                   "idempotent -> repeat"});
+      confirm(*s, *offset);
+      confirmations += 1;
+      continue;
+    }
     const Step step = m.next_step < m.script.size() ? m.script[m.next_step] : Step{};
     m.next_step += 1;
     calls_.push_back(
@@ -125,9 +133,16 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     std::string effect = run_effect(step, topic_name, member);
     handler_depth_ -= 1;
     calls_[call_index].effect = std::move(effect);
+    t = find_topic(topic_id);
+    // The wrapper remembers what its script confirmed, whatever the broker does with the
+    // result. A script cannot subscribe, so a member of that name is still this one.
+    if (step.verdict == Verdict::kConfirm && t != nullptr) {
+      if (auto it = t->members.find(member); it != t->members.end() && it->second.idempotent) {
+        it->second.applied.insert(*offset);
+      }
+    }
     // R9: the result counts only if the state still exists and was not seeked meanwhile;
     // an ignored result is neither a confirmation nor a failure (the loop goes on).
-    t = find_topic(topic_id);
     if (t == nullptr || !t->subs.contains(sub_id) || t->subs.at(sub_id).seeks != seeks) continue;
     Sub& s_after = t->subs.at(sub_id);
     if (step.verdict == Verdict::kConfirm) {
@@ -142,6 +157,26 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     return confirmations;  // R8: a failure stops this subscription for this drain
   }
 }
+
+// R15 on the synchronous dispatcher: every push state has nothing waiting, held or at its
+// cursor that passes its filter (offsets below the oldest kept one are skipped first, R3).
+bool Model::wait_delivered(Millis) {
+  for (Topic& t : topics_) {
+    for (std::uint64_t id : t.order) {
+      Sub& s = t.subs.at(id);
+      if (s.pull) continue;
+      catch_up(t, s);
+      if (!s.redelivery.empty() || !s.in_flight.empty()) return false;
+      for (auto it = t.log.lower_bound(s.cursor); it != t.log.end(); ++it) {
+        if (matches(s.filter, it->second)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// R15: without threads nothing backs off, so idle (nothing can be offered now) is delivered.
+bool Model::wait_idle(Millis timeout) { return wait_delivered(timeout); }
 
 // Script: the step's side effect, run from inside the handler; returns its printed result.
 std::string Model::run_effect(const Step& step, const std::string& topic, const std::string& self) {

@@ -36,6 +36,21 @@ TEST_F(ModelPullTest, R11SubscribePullIdempotentAndValidated) {
   EXPECT_THROW(m.ack("orders", "push", 0, "w", 0), Error);
 }
 
+TEST_F(ModelPullTest, R11PollWaitPollsAtTheClockAndWaitsForNothing) {
+  m.advance(7);
+  EXPECT_EQ(m.poll_wait("orders", "billing", "w1", 2, 1),
+            (std::vector<Received>{{0, "m1", 1, 37}, {1, "m2", 1, 37}}));
+  EXPECT_EQ(m.poll_wait("orders", "billing", "w1", 5, 1000),
+            (std::vector<Received>{{2, "m3", 1, 37}}));
+  EXPECT_TRUE(m.poll_wait("orders", "billing", "w1", 1, 1000).empty());
+  EXPECT_EQ(m.now(), 7);  // the model's clock did not move while it "waited"
+}
+
+TEST_F(ModelPullTest, R15WaitsDoNotConsiderPullSubscriptions) {
+  EXPECT_TRUE(m.wait_delivered(0));  // three messages wait on pull subscriptions only
+  EXPECT_TRUE(m.wait_idle(0));
+}
+
 TEST_F(ModelPullTest, R11Seed004Trace) {
   EXPECT_EQ(m.poll("orders", "billing", "w1", 0, 1), (std::vector<Received>{{0, "m1", 1, 30}}));
   EXPECT_EQ(m.poll("orders", "billing", "w2", 0, 1), (std::vector<Received>{{1, "m2", 1, 30}}));

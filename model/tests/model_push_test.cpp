@@ -1,4 +1,5 @@
-// Model unit tests: push subscriptions, drain, groups, seek (R4-R10, R12).
+// Model unit tests: push subscriptions, drain, groups, seek, waits, idempotent handlers (R4-R10,
+// R12, R15).
 #include <gtest/gtest.h>
 
 #include "model/model.h"
@@ -164,6 +165,60 @@ TEST(ModelPushTest, R12SeekForgetsAndReplays) {
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[1].attempt, 1);              // attempts forgotten
   EXPECT_EQ(m.stats("t", "s").delivered, 2u);  // counters kept
+}
+
+TEST(ModelPushTest, R15WaitsAnswerAtOnceWhetherAPushSubscriptionHasAnythingLeft) {
+  Model m;
+  m.create_topic("t", 2);
+  EXPECT_TRUE(m.wait_delivered(0));
+  m.subscribe("t", "s", {.header_filter = {{"type", "x"}}, .script = {verdict(Verdict::kReject)}});
+  m.publish("t", "filtered out");
+  EXPECT_TRUE(m.wait_delivered(0));  // nothing s could be offered
+  m.publish("t", "a", {{"type", "x"}});
+  EXPECT_FALSE(m.wait_delivered(5));  // the timeout changes nothing: only drain delivers
+  EXPECT_FALSE(m.wait_idle(5));
+  m.drain();  // rejected: waiting for redelivery
+  EXPECT_FALSE(m.wait_delivered(0));
+  m.drain();
+  EXPECT_TRUE(m.wait_delivered(0));
+  EXPECT_TRUE(m.wait_idle(0));
+  m.seek("t", "s", 1);  // a replay is work again
+  EXPECT_FALSE(m.wait_idle(0));
+  m.publish("t", "b");
+  m.publish("t", "c");  // retention (2) drops offset 1: skipped, nothing left for s
+  EXPECT_TRUE(m.wait_delivered(0));
+  EXPECT_EQ(m.stats("t", "s").skipped, 1u);
+}
+
+// broker::idempotent(): an offer of an offset this member's script confirmed is answered
+// true without a step; a failure, a dead letter or an offset a seek skipped is not applied.
+TEST(ModelPushTest, IdempotentHandlerSkipsOnlyOffsetsItsScriptConfirmed) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "s",
+              {.max_deliveries = 1,
+               .script = {verdict(Verdict::kConfirm), verdict(Verdict::kReject),
+                          verdict(Verdict::kConfirm)},
+               .idempotent = true});
+  m.publish("t", "a");
+  m.publish("t", "b");
+  m.publish("t", "c");
+  m.drain();  // a confirmed, b dead-lettered (max 1)
+  m.drain();  // c confirmed
+  m.take_calls();
+  m.seek("t", "s", 0);
+  m.drain();  // a and c repeats; b was never applied: its script runs (confirm forever)
+  const std::vector<HandlerCall> calls = m.take_calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].effect, "idempotent -> repeat");
+  EXPECT_EQ(calls[1].effect, "");
+  EXPECT_EQ(calls[1].payload, "b");
+  EXPECT_EQ(calls[2].effect, "idempotent -> repeat");
+  EXPECT_EQ(m.stats("t", "s").confirmed, 5u);
+  m.unsubscribe("t", "s");  // a new incarnation applies everything again
+  m.subscribe("t", "s", {.start = {Start::Kind::kBeginning, 0}, .idempotent = true});
+  m.drain();
+  for (const HandlerCall& c : m.take_calls()) EXPECT_EQ(c.effect, "");
 }
 
 TEST(ModelPushTest, R8SeekInsideHandlerVoidsItsResultAndServingGoesOn) {

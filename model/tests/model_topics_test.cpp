@@ -102,5 +102,17 @@ TEST(ModelTopicsTest, R14ErrorPrecedenceArgumentsThenTopicThenName) {
   EXPECT_EQ(code_of([&] { m.extend("x", "p", 0, "w", 0, 0); }), ErrorCode::kInvalidArgument);
 }
 
+// Issue 13, finding 7: poll_wait reports what poll reports, in poll's order.
+TEST(ModelTopicsTest, R14PollWaitChecksArgumentsFirstLikePoll) {
+  Model m;
+  m.create_topic("t");
+  m.subscribe("t", "push", {});
+  EXPECT_EQ(code_of([&] { m.poll_wait("nope", "p", "", 1, 0); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { m.poll_wait("nope", "p", "w", 0, 0); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { m.poll_wait("nope", "p", "w", 1, 0); }), ErrorCode::kUnknownTopic);
+  EXPECT_EQ(code_of([&] { m.poll_wait("t", "p", "w", 1, 0); }), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(code_of([&] { m.poll_wait("t", "push", "w", 1, 0); }), ErrorCode::kWrongKind);
+}
+
 }  // namespace
 }  // namespace model

@@ -17,6 +17,13 @@ const std::vector<model::Headers> kHeaders = {
     {}, {{"type", "created"}}, {{"type", "paid"}}, {{"type", "created"}, {"prio", "high"}}};
 const std::vector<model::Millis> kTimeouts = {10, 20, 30};
 const std::vector<model::Millis> kAdvances = {0, 1, 5, 10, 20, 30};
+const std::vector<model::Millis> kWaits = {0, 1};
+
+// Escape kind bytes (byte_decoder.h): no committed input reads one of them as a kind byte.
+constexpr std::uint8_t kPollWait = 200;             // and 201
+constexpr std::uint8_t kWaitIdle = 202;             //
+constexpr std::uint8_t kWaitDelivered = 203;        //
+constexpr std::uint8_t kIdempotentSubscribe = 204;  // and 205
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -68,9 +75,43 @@ model::Script read_script(Reader& r) {
   return script;
 }
 
+oplang::Subscribe read_subscribe(Reader& r) {
+  oplang::Subscribe op;
+  op.topic = r.from(kTopics);
+  op.name = r.from(kSubs);
+  op.filter = r.from(kHeaders);
+  op.max_deliveries = r.pick(6);
+  op.start = read_start(r);
+  op.group = r.from(kGroups);
+  op.script = read_script(r);
+  return op;
+}
+
 oplang::Op read_op(Reader& r) {
   using namespace oplang;  // NOLINT: op kinds
-  switch (r.pick(16)) {
+  const std::uint8_t kind = r.byte();
+  switch (kind) {
+    case kPollWait:
+    case kPollWait + 1: {
+      PollWait op{r.from(kTopics), r.from(kSubs), r.from(kMembers), 0, 0};
+      op.max = r.pick(4);  // 0 is a typed error
+      op.timeout = r.from(kWaits);
+      return op;
+    }
+    case kWaitIdle:
+      return WaitIdle{r.from(kWaits)};
+    case kWaitDelivered:
+      return WaitDelivered{r.from(kWaits)};
+    case kIdempotentSubscribe:
+    case kIdempotentSubscribe + 1: {
+      Subscribe op = read_subscribe(r);
+      op.idempotent = true;
+      return op;
+    }
+    default:
+      break;
+  }
+  switch (kind % 16) {
     case 0: {
       CreateTopic op{r.from(kTopics), r.pick(5), 0};
       op.retention_bytes = r.pick(16);
@@ -84,17 +125,8 @@ oplang::Op read_op(Reader& r) {
       op.key = r.byte() % 4 == 0 ? "k" : "";
       return op;
     }
-    case 3: {
-      Subscribe op;
-      op.topic = r.from(kTopics);
-      op.name = r.from(kSubs);
-      op.filter = r.from(kHeaders);
-      op.max_deliveries = r.pick(6);
-      op.start = read_start(r);
-      op.group = r.from(kGroups);
-      op.script = read_script(r);
-      return op;
-    }
+    case 3:
+      return read_subscribe(r);
     case 4: {
       SubscribePull op;
       op.topic = r.from(kTopics);
@@ -215,7 +247,8 @@ struct OpWriter {
     w.byte(op.key.empty() ? 1 : 0);
   }
   void operator()(const oplang::Subscribe& op) {
-    w.byte(3), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    w.byte(op.idempotent ? kIdempotentSubscribe : 3), w.name(op.topic, kTopics),
+        w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
     w.byte(op.script.size());
     for (const auto& step : op.script) {
@@ -265,7 +298,15 @@ struct OpWriter {
   void operator()(const oplang::GetDeadLetters& op) {
     w.byte(15), w.name(op.topic, kTopics), w.name(op.name, kSubs);
   }
-  // Not in the decoder's 16 kinds: nothing is written for them.
+  void operator()(const oplang::PollWait& op) {
+    w.byte(kPollWait), w.name(op.topic, kTopics), w.name(op.sub, kSubs),
+        w.name(op.member, kMembers), w.byte(op.max), w.index_of(op.timeout, kWaits);
+  }
+  void operator()(const oplang::WaitIdle& op) { w.byte(kWaitIdle), w.index_of(op.timeout, kWaits); }
+  void operator()(const oplang::WaitDelivered& op) {
+    w.byte(kWaitDelivered), w.index_of(op.timeout, kWaits);
+  }
+  // Not decoded (concurrent programs only): nothing is written for them.
   void operator()(const oplang::Yield&) {}
   void operator()(const oplang::Subscriptions&) {}
   void operator()(const oplang::Topics&) {}

@@ -22,7 +22,8 @@ struct Apply {
     return OffsetResult{m.publish(o.topic, o.payload, o.headers, o.key)};
   }
   Value operator()(const Subscribe& o) const {
-    m.subscribe(o.topic, o.name, {o.filter, o.max_deliveries, o.start, o.group, o.script});
+    m.subscribe(o.topic, o.name,
+                {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent});
     return Done{};
   }
   Value operator()(const SubscribePull& o) const {
@@ -57,6 +58,11 @@ struct Apply {
   Value operator()(const Yield&) const { return Done{}; }
   Value operator()(const Subscriptions& o) const { return NamesResult{m.subscriptions(o.topic)}; }
   Value operator()(const Topics&) const { return NamesResult{m.topics()}; }
+  Value operator()(const PollWait& o) const {
+    return m.poll_wait(o.topic, o.sub, o.member, o.max, o.timeout);
+  }
+  Value operator()(const WaitIdle& o) const { return BoolResult{m.wait_idle(o.timeout)}; }
+  Value operator()(const WaitDelivered& o) const { return BoolResult{m.wait_delivered(o.timeout)}; }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>

@@ -107,7 +107,8 @@ class LineParser {
   LineParser(std::vector<Token> tokens, std::size_t line, bool in_program = false)
       : tokens_(std::move(tokens)), line_(line), in_program_(in_program) {}
 
-  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS]`, the word `broker` read.
+  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]`, the word
+  // `broker` read.
   BrokerSpec broker_line() {
     using D = BrokerSpec::Dispatcher;
     BrokerSpec b;
@@ -123,13 +124,18 @@ class LineParser {
       fail("a dispatcher: sync, lane or pool");
     }
     next();
-    const char* expected = b.dispatcher == D::kPool ? "threads=, timeout= or backoff="
+    const char* expected = b.dispatcher == D::kPool ? "threads=, timeout=, backoff= or shutdown"
                            : b.dispatcher == D::kLane
-                               ? "backoff= (threads= and timeout= are pool's)"
+                               ? "backoff= or shutdown (threads= and timeout= are pool's)"
                                : "end of line (sync has no options)";
     while (peek().kind != Token::Kind::kEnd) {
       if (peek().kind != Token::Kind::kWord) fail(expected);
       const std::string key = peek().text;
+      if (key == "shutdown" && b.dispatcher != D::kSynchronous && !b.shutdown) {
+        next();
+        b.shutdown = true;
+        continue;
+      }
       const bool pool_only = key == "threads" || key == "timeout";
       if (!(key == "backoff" || pool_only) || b.dispatcher == D::kSynchronous ||
           (pool_only && b.dispatcher != D::kPool)) {
@@ -361,8 +367,15 @@ class LineParser {
     Subscribe o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, max=, start=, group= or script=";
-    while (auto key = option_key(expected)) {
+    const char* expected = "filter=, max=, start=, group=, idempotent or script=";
+    while (true) {
+      if (!o.idempotent && peek().kind == Token::Kind::kWord && peek().text == "idempotent") {
+        next();
+        o.idempotent = true;
+        continue;
+      }
+      const std::optional<std::string> key = option_key(expected);
+      if (!key) break;
       if (*key == "filter") {
         o.filter = filter();
       } else if (*key == "max") {
@@ -409,6 +422,31 @@ class LineParser {
       o.max = unsigned_number("a message count");
     }
     return o;
+  }
+  Op poll_wait() {
+    PollWait o;
+    o.topic = value("a topic");
+    o.sub = value("a subscription name");
+    o.member = value("a member name");
+    while (auto key = option_key("max= or timeout=")) {
+      if (*key == "max") {
+        o.max = unsigned_number("a message count");
+      } else if (*key == "timeout") {
+        o.timeout = millis("a timeout in ms");
+      } else {
+        fail("max= or timeout=");
+      }
+    }
+    return o;
+  }
+  // `[timeout=MS]` of wait_idle and wait_delivered.
+  Millis wait_timeout() {
+    Millis ms = 0;
+    while (auto key = option_key("timeout=")) {
+      if (*key != "timeout") fail("timeout=");
+      ms = millis("a timeout in ms");
+    }
+    return ms;
   }
   // An offset, or in a program `oldest` / `all` (the member's hand).
   template <typename T>
@@ -472,10 +510,14 @@ class LineParser {
     }
     if (name == "subscriptions") return Subscriptions{value("a topic")};
     if (name == "topics") return Topics{};
+    if (name == "poll_wait") return poll_wait();
+    if (name == "wait_idle") return WaitIdle{wait_timeout()};
+    if (name == "wait_delivered") return WaitDelivered{wait_timeout()};
     throw ParseError(line_, verb.column,
                      "an operation: create_topic, delete_topic, publish, subscribe, "
-                     "subscribe_pull, unsubscribe, seek, drain, poll, ack, nack, extend, expire, "
-                     "advance, stats, dead_letters, yield, subscriptions or topics");
+                     "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
+                     "extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
+                     "wait_idle or wait_delivered");
   }
 
   std::vector<Token> tokens_;

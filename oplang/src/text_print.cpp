@@ -125,6 +125,7 @@ struct Printer {
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (!o.group.empty()) out += " group=" + format_value(o.group);
+    if (o.idempotent) out += " idempotent";
     if (!o.script.empty()) {
       out += " script=[";
       for (std::size_t i = 0; i < o.script.size(); ++i) {
@@ -189,6 +190,18 @@ struct Printer {
     return "subscriptions " + format_value(o.topic);
   }
   std::string operator()(const Topics&) const { return "topics"; }
+  std::string operator()(const PollWait& o) const {
+    std::string out = "poll_wait " + format_value(o.topic) + " " + format_value(o.sub) + " " +
+                      format_value(o.member);
+    if (o.max != 1) out += " max=" + std::to_string(o.max);
+    if (o.timeout != 0) out += " timeout=" + std::to_string(o.timeout);
+    return out;
+  }
+  std::string operator()(const WaitIdle& o) const { return "wait_idle" + timeout(o.timeout); }
+  std::string operator()(const WaitDelivered& o) const {
+    return "wait_delivered" + timeout(o.timeout);
+  }
+  static std::string timeout(Millis ms) { return ms == 0 ? "" : " timeout=" + std::to_string(ms); }
 };
 
 std::string print_broker(const BrokerSpec& b) {
@@ -199,12 +212,14 @@ std::string print_broker(const BrokerSpec& b) {
       return "broker sync";
     case D::kLane:
       return "broker lane" +
-             (b.backoff != defaults.backoff ? " backoff=" + std::to_string(b.backoff) : "");
+             (b.backoff != defaults.backoff ? " backoff=" + std::to_string(b.backoff) : "") +
+             (b.shutdown ? " shutdown" : "");
     case D::kPool: {
       std::string out = "broker pool";
       if (b.threads != defaults.threads) out += " threads=" + std::to_string(b.threads);
       if (b.timeout != defaults.timeout) out += " timeout=" + std::to_string(b.timeout);
       if (b.backoff != defaults.backoff) out += " backoff=" + std::to_string(b.backoff);
+      if (b.shutdown) out += " shutdown";
       return out;
     }
   }

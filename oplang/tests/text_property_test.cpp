@@ -80,7 +80,7 @@ rc::Gen<oplang::Op> any_op(bool in_program = false) {
       rc::gen::construct<Op>(rc::gen::construct<Publish>(s(), s(), any_headers(), s())),
       rc::gen::construct<Op>(rc::gen::construct<Subscribe>(
           s(), s(), any_headers(), rc::gen::arbitrary<int>(), any_start(), s(),
-          rc::gen::container<model::Script>(any_step()))),
+          rc::gen::container<model::Script>(any_step()), rc::gen::arbitrary<bool>())),
       rc::gen::construct<Op>(rc::gen::construct<SubscribePull>(
           s(), s(), any_headers(), millis(), rc::gen::arbitrary<int>(), any_start())),
       rc::gen::construct<Op>(rc::gen::construct<Unsubscribe>(s(), s())),
@@ -100,7 +100,11 @@ rc::Gen<oplang::Op> any_op(bool in_program = false) {
       rc::gen::construct<Op>(rc::gen::construct<GetDeadLetters>(s(), s())),
       rc::gen::construct<Op>(rc::gen::construct<Yield>(rc::gen::arbitrary<std::size_t>())),
       rc::gen::construct<Op>(rc::gen::construct<Subscriptions>(s())),
-      rc::gen::construct<Op>(rc::gen::just(Topics{})));
+      rc::gen::construct<Op>(rc::gen::just(Topics{})),
+      rc::gen::construct<Op>(
+          rc::gen::construct<PollWait>(s(), s(), s(), rc::gen::arbitrary<std::size_t>(), millis())),
+      rc::gen::construct<Op>(rc::gen::construct<WaitIdle>(millis())),
+      rc::gen::construct<Op>(rc::gen::construct<WaitDelivered>(millis())));
 }
 
 // A broker line: only the knobs of its dispatcher differ from their defaults (print() writes

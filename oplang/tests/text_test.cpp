@@ -91,8 +91,48 @@ TEST(TextTest, RoundTripsEveryOpKind) {
           {model::Step{.effect = model::EffectKind::kStall, .ms = 20},
            model::Step{
                .effect = model::EffectKind::kStall, .verdict = model::Verdict::kReject, .ms = 0}}},
+      PollWait{"t", "p", "w", 0, 0},
+      PollWait{"t", "p", "", 3, -1},
+      WaitIdle{},
+      WaitIdle{250},
+      WaitDelivered{},
+      WaitDelivered{-3},
+      Subscribe{"t", "s", {}, 5, Start{}, "g", {}, true},
   };
   EXPECT_EQ(parse(print(all)), all);
+}
+
+TEST(TextTest, PollWaitWaitsAndIdempotentSubscribes) {
+  const Script s = parse(
+      "poll_wait orders billing w1 max=2 timeout=5\n"
+      "poll_wait orders billing w1\n"
+      "wait_idle timeout=1\n"
+      "wait_delivered\n"
+      "subscribe orders billing group=g idempotent script=[reject]\n"
+      "subscribe orders billing idempotent\n");
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_EQ(s[0], Op(PollWait{"orders", "billing", "w1", 2, 5}));
+  EXPECT_EQ(s[1], Op(PollWait{"orders", "billing", "w1", 1, 0}));
+  EXPECT_EQ(s[2], Op(WaitIdle{1}));
+  EXPECT_EQ(s[3], Op(WaitDelivered{0}));
+  Subscribe sub{"orders", "billing", {}, 5, Start{}, "g", {}, true};
+  sub.script = {model::Step{.verdict = model::Verdict::kReject}};
+  EXPECT_EQ(s[4], Op(sub));
+  EXPECT_EQ(s[5], Op(Subscribe{"orders", "billing", {}, 5, Start{}, "", {}, true}));
+  // Canonical lines: only non-default options, the flag before the script.
+  EXPECT_EQ(print(s[0]), "poll_wait orders billing w1 max=2 timeout=5");
+  EXPECT_EQ(print(s[1]), "poll_wait orders billing w1");
+  EXPECT_EQ(print(s[2]), "wait_idle timeout=1");
+  EXPECT_EQ(print(s[3]), "wait_delivered");
+  EXPECT_EQ(print(s[4]), "subscribe orders billing group=g idempotent script=[reject]");
+  EXPECT_EQ(print(PollWait{"t", "p", "", 0, 0}), "poll_wait t p \"\" max=0");
+
+  EXPECT_EQ(error_of("wait_idle timeout").expected(), "'='");
+  EXPECT_EQ(error_of("wait_delivered max=1").expected(), "timeout=");
+  EXPECT_EQ(error_of("poll_wait t p w timeout=x").expected(), "a timeout in ms");
+  EXPECT_EQ(error_of("poll_wait t p w colour=1").expected(), "max= or timeout=");
+  EXPECT_EQ(error_of("subscribe t s idempotent idempotent").expected(), "'='");
+  EXPECT_EQ(error_of("subscribe t s idempotent=1").column(), 25u);
 }
 
 ParseError program_error_of(std::string_view text) {
@@ -233,7 +273,7 @@ TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {
   EXPECT_EQ(e.column(), 31u);
 
   e = error_of("subscribe t s colour=red");
-  EXPECT_EQ(e.expected(), "filter=, max=, start=, group= or script=");
+  EXPECT_EQ(e.expected(), "filter=, max=, start=, group=, idempotent or script=");
 
   e = error_of("drain now");
   EXPECT_EQ(e.expected(), "end of line");

@@ -20,6 +20,9 @@ struct PullCall {
   int worker = 0;
   std::uint64_t invoke = 0;
   std::uint64_t ret = 0;
+  std::int64_t invoke_ms = 0, ret_ms = 0;           // virtual time
+  std::size_t max = 0;                              // poll: max messages (0: not known)
+  bool wait = false;                                // poll: poll_wait
   std::vector<std::pair<broker::Offset, int>> got;  // poll: (offset, attempt)
   broker::Offset offset = 0;                        // ack / nack
   bool accepted = false;                            // ack / nack
@@ -32,8 +35,9 @@ struct HandlerCall {
   broker::Offset offset = 0;
   int attempt = 0;
   std::uint64_t enter = 0;
-  std::uint64_t exit = 0;  // 0 while running
-  std::int64_t enter_ms = 0;
+  std::uint64_t exit = 0;     // 0 while running
+  std::int64_t enter_ms = 0;  // virtual time
+  std::int64_t exit_ms = 0;   // virtual time (when exit != 0)
   bool returned_true = false;
 };
 
@@ -43,6 +47,8 @@ struct History {
   std::uint64_t clock = 0;
   std::uint64_t tick() { return ++clock; }
   std::vector<broker::Offset> published;
+  std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
+  bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;
   std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned
@@ -54,6 +60,7 @@ struct History {
 struct FinalState {
   broker::SubscriptionStats stats;
   std::set<broker::Offset> dead;
+  std::map<broker::Offset, std::string> reasons;  // dead letters' reasons
 };
 
 /// Checks a pull history; returns "" or "<failure-name>: details" lines.
@@ -64,5 +71,11 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
                        std::int64_t timeout_ms);
 /// Checks that publish offsets are unique and dense from 0.
 std::string check_offsets(const History& h);
+/// Checks a subscription seeked by the program (attempts start again there, so the other
+/// checks do not apply): every published offset >= `from` is confirmed (push: by a handler
+/// call that entered after tick `after`; pull: by an ack invoked after it) or dead-lettered,
+/// or, on a retained topic, accounted for by `skipped`.
+std::string check_after_seek(const History& h, bool push, std::uint64_t after, broker::Offset from,
+                             const FinalState& end);
 
 }  // namespace fiberprop

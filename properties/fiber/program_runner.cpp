@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,9 +17,11 @@
 #include <variant>
 
 #include "broker/broker.h"
+#include "broker/idempotent.h"
 #include "history.h"
 #include "oplang/text.h"
 #include "sync/sync.h"
+#include "timing.h"
 
 #ifndef FIBER_REPLAY_PATH
 #define FIBER_REPLAY_PATH "fiber-replay"
@@ -38,9 +41,12 @@ const char* const kFinalMember = "final";
 // ---- what gets checked: decided from the program text alone ----
 
 struct Plan {
-  std::set<std::string> topics;  // checked topics
-  std::set<Key> push;            // checked push subscriptions
-  std::set<Key> pull;            // checked pull subscriptions
+  std::set<std::string> topics;            // checked topics
+  std::set<std::string> retained;          // checked topics with a retention bound
+  std::set<Key> push;                      // checked push subscriptions
+  std::set<Key> pull;                      // checked pull subscriptions
+  std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
+  std::set<Key> seeked;  // checked ones a fiber seeks: judged from the last seek on
 };
 
 bool from_beginning(const model::Start& s) { return s.kind == model::Start::Kind::kBeginning; }
@@ -49,7 +55,19 @@ Plan make_plan(const oplang::Program& p) {
   std::map<std::string, int> topics_created;
   std::set<std::string> retained, deleted;
   std::map<Key, int> created;
-  std::set<Key> push_subs, pull_subs, disqualified, unsubscribed;
+  std::map<Key, model::Start::Kind> late;
+  std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked;
+  // Where a subscription starts: from the beginning (setup or fiber), or at the end when a
+  // fiber subscribes while publishers run; explicit offsets are not judged.
+  auto start_ok = [&](const Key& key, const model::Start& start, bool in_setup) {
+    if (from_beginning(start)) {
+      if (!in_setup) late[key] = start.kind;
+      return true;
+    }
+    if (in_setup || start.kind != model::Start::Kind::kEnd) return false;
+    late[key] = start.kind;
+    return true;
+  };
   auto scan_script = [&](const oplang::HandlerScript& script, const Key& self) {
     for (const oplang::Step& s : script) {
       if (s.effect == oplang::EffectKind::kSeek) disqualified.insert({s.topic, s.name});
@@ -67,17 +85,19 @@ Plan make_plan(const oplang::Program& p) {
     } else if (const auto* o = std::get_if<oplang::Subscribe>(&op)) {
       const Key key{o->topic, o->name};
       scan_script(o->script, key);
-      if (!in_setup || !o->filter.empty() || !o->group.empty() || !from_beginning(o->start))
+      // idempotent(): the wrapper answers repeats itself, so handler calls are not offers.
+      if (!o->filter.empty() || !o->group.empty() || o->idempotent ||
+          !start_ok(key, o->start, in_setup))
         disqualified.insert(key);
       created[key] += 1;
       push_subs.insert(key);
     } else if (const auto* o = std::get_if<oplang::SubscribePull>(&op)) {
       const Key key{o->topic, o->name};
-      if (!in_setup || !o->filter.empty() || !from_beginning(o->start)) disqualified.insert(key);
+      if (!o->filter.empty() || !start_ok(key, o->start, in_setup)) disqualified.insert(key);
       created[key] += 1;
       pull_subs.insert(key);
     } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
-      disqualified.insert({o->topic, o->name});
+      seeked.insert({o->topic, o->name});
     } else if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) {
       unsubscribed.insert({o->topic, o->name});
     }
@@ -86,11 +106,18 @@ Plan make_plan(const oplang::Program& p) {
   for (const oplang::Fiber& f : p.fibers)
     for (const oplang::Op& op : f.ops) scan(op, false);
   Plan plan;
-  for (const auto& [name, count] : topics_created)
-    if (count == 1 && !retained.count(name) && !deleted.count(name)) plan.topics.insert(name);
+  for (const auto& [name, count] : topics_created) {
+    if (count != 1 || deleted.count(name)) continue;
+    plan.topics.insert(name);
+    if (retained.count(name)) plan.retained.insert(name);
+  }
   for (const auto& [key, count] : created) {
     if (count != 1 || disqualified.count(key) || !plan.topics.count(key.first)) continue;
     if (push_subs.count(key) && pull_subs.count(key)) continue;
+    // A seek replays from its offset: judged from there on, when nothing else moves it.
+    if (seeked.count(key) && (late.count(key) || plan.retained.count(key.first))) continue;
+    if (seeked.count(key)) plan.seeked.insert(key);
+    if (late.count(key)) plan.late[key] = late[key];
     if (push_subs.count(key)) plan.push.insert(key);
     if (pull_subs.count(key) && !unsubscribed.count(key)) plan.pull.insert(key);
   }
@@ -120,6 +147,17 @@ struct Recorder {
   std::uint64_t tick() { return ++clock; }
   std::vector<Line> lines;
   std::map<std::string, std::vector<Offset>> published;
+  struct PublishedAt {
+    std::uint64_t invoke, ret;  // ticks
+    std::int64_t ms;            // virtual time when it returned
+  };
+  std::map<std::string, std::map<Offset, PublishedAt>> published_at;
+  std::map<Key, std::pair<std::uint64_t, std::uint64_t>> subscribed;  // invoke, ret ticks
+  struct SeekCall {
+    std::uint64_t invoke, ret;
+    Offset offset;
+  };
+  std::map<Key, std::vector<SeekCall>> seeks;  // the accepted ones
   std::vector<PullRecord> pull;
   std::vector<HandlerCall> handlers;  // HandlerCall::sub indexes `push`
   std::vector<PushIncarnation> push;
@@ -131,11 +169,17 @@ struct Recorder {
   Plan plan;  // checked names; the setup drops what it failed to create
   // After the fibers, read by the checks.
   bool stuck = false;
+  std::int64_t liveness_bound_ms = 0;  // what wait_delivered was given
+  std::uint64_t shutdown_began = 0, shutdown_returned = 0;
   std::map<Key, FinalState> pull_end;
   std::map<int, FinalState> push_alive;
 
   int member_id(const std::string& name) {
     return members.emplace(name, static_cast<int>(members.size())).first->second;
+  }
+  void note_published(const std::string& topic, Offset o, std::uint64_t invoke) {
+    published[topic].push_back(o);
+    published_at[topic][o] = {invoke, tick(), broker::sync::steady_now().count()};
   }
   void note_unsubscribed(const Key& key) {
     auto it = current_push.find(key);
@@ -236,8 +280,9 @@ bool names_checked(const Plan& plan, const oplang::Op& op) {
       [&](const auto& o) -> bool {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, oplang::Publish>) return plan.topics.count(o.topic) > 0;
-        if constexpr (std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::Ack> ||
-                      std::is_same_v<T, oplang::Nack> || std::is_same_v<T, oplang::Extend>)
+        if constexpr (std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::PollWait> ||
+                      std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack> ||
+                      std::is_same_v<T, oplang::Extend>)
           return sub(o.topic, o.sub);
         if constexpr (std::is_same_v<T, oplang::Unsubscribe> ||
                       std::is_same_v<T, oplang::GetStats> ||
@@ -257,12 +302,17 @@ std::string effect_text(const oplang::Step& step, const std::string& result) {
 // A handler's step: its side effect, from inside the handler; returns the effect's text.
 std::string run_effect(Ctx& c, const oplang::Step& step, const Key& self) {
   using oplang::EffectKind;
-  broker::Broker& b = *c.b;
+  if (step.effect == EffectKind::kNone) return "";
+  if (step.effect == EffectKind::kStall) {
+    fiber::sleep_for(milliseconds(step.ms));
+    return effect_text(step, "ok");
+  }
+  // An abandoned handler may outlive ~Broker; it must not call the broker then (R16).
+  if (c.b == nullptr) return effect_text(step, "skipped: the broker was destroyed");
   Recorder& h = *c.rec;
+  broker::Broker& b = *c.b;
   try {
     switch (step.effect) {
-      case EffectKind::kNone:
-        return "";
       case EffectKind::kUnsubscribeSelf: {
         const bool r = b.unsubscribe(self.first, self.second);
         h.note_unsubscribed(self);
@@ -274,8 +324,9 @@ std::string run_effect(Ctx& c, const oplang::Step& step, const Key& self) {
         return effect_text(step, text_of(r));
       }
       case EffectKind::kPublish: {
+        const std::uint64_t invoke = h.tick();
         const Offset o = b.publish(step.topic, step.payload);
-        h.published[step.topic].push_back(o);
+        h.note_published(step.topic, o, invoke);
         return effect_text(step, std::to_string(o));
       }
       case EffectKind::kSeek:
@@ -283,9 +334,9 @@ std::string run_effect(Ctx& c, const oplang::Step& step, const Key& self) {
         return effect_text(step, "ok");
       case EffectKind::kDrain:
         return effect_text(step, std::to_string(b.drain()));
+      case EffectKind::kNone:
       case EffectKind::kStall:
-        fiber::sleep_for(milliseconds(step.ms));
-        return effect_text(step, "ok");
+        break;  // above
     }
   } catch (const broker::Error& e) {
     return effect_text(step, broker::to_string(e.code()));
@@ -315,7 +366,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     const Key self = h.push[static_cast<std::size_t>(index)].key;
     const std::size_t me = h.handlers.size();
     h.handlers.push_back({index, d.message->offset, d.attempt, h.tick(), 0,
-                          broker::sync::steady_now().count(), false});
+                          broker::sync::steady_now().count(), 0, false});
     const std::size_t step_no = (*next)++;
     const oplang::Step step = step_no < script.size() ? script[step_no] : oplang::Step{};
     std::string text = "handler " + oplang::format_value(self.first) + " " +
@@ -326,6 +377,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     const std::string effect = run_effect(*c, step, self);
     HandlerCall& call = h.handlers[me];
     call.exit = h.tick();
+    call.exit_ms = broker::sync::steady_now().count();
     call.returned_true = step.verdict == oplang::Verdict::kConfirm;
     if (!effect.empty()) text += " (" + effect + ")";
     text += std::string(" -> ") + verdict_text(step.verdict);
@@ -399,7 +451,7 @@ class Exec {
   void operator()(const oplang::Publish& o) {
     call([&] {
       const Offset off = c_.b->publish(o.topic, o.payload, o.headers, o.key);
-      rec().published[o.topic].push_back(off);
+      rec().note_published(o.topic, off, invoke_);
       return std::to_string(off);
     });
   }
@@ -407,7 +459,7 @@ class Exec {
     Recorder& h = rec();
     const Key key{o.topic, o.name};
     const int index = static_cast<int>(h.push.size());
-    h.push.push_back({key, setup_ && h.plan.push.count(key) > 0});
+    h.push.push_back({key, h.plan.push.count(key) > 0});
     std::optional<int> previous;
     if (auto it = h.current_push.find(key); it != h.current_push.end()) previous = it->second;
     h.current_push[key] = index;  // before subscribe: a lane may offer at once
@@ -416,11 +468,16 @@ class Exec {
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
     options.group = o.group;
-    const bool ok = call([&] {
-                      c_.b->subscribe(o.topic, o.name, make_handler(&c_, index, o.script), options);
-                      return std::string("ok");
-                    }).ok;
-    if (ok) return;
+    const Called r = call([&] {
+      broker::Handler handler = make_handler(&c_, index, o.script);
+      if (o.idempotent) handler = broker::idempotent(std::move(handler));
+      c_.b->subscribe(o.topic, o.name, std::move(handler), options);
+      return std::string("ok");
+    });
+    if (r.ok) {
+      h.subscribed.emplace(key, std::make_pair(r.invoke, r.ret));
+      return;
+    }
     h.push[static_cast<std::size_t>(index)].checked = false;
     if (previous) {
       h.current_push[key] = *previous;
@@ -434,10 +491,11 @@ class Exec {
     options.ack_timeout = broker::Millis{o.ack_timeout};
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
-    call([&] {
+    const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
     });
+    if (r.ok) rec().subscribed.emplace(Key{o.topic, o.name}, std::make_pair(r.invoke, r.ret));
   }
   void operator()(const oplang::Unsubscribe& o) {
     call([&] {
@@ -447,10 +505,11 @@ class Exec {
     });
   }
   void operator()(const oplang::Seek& o) {
-    call([&] {
+    const Called r = call([&] {
       c_.b->seek(o.topic, o.name, o.offset);
       return std::string("ok");
     });
+    if (r.ok) rec().seeks[{o.topic, o.name}].push_back({r.invoke, r.ret, o.offset});
   }
   void operator()(const oplang::Drain&) {
     call([&] { return std::to_string(c_.b->drain()); });
@@ -458,8 +517,11 @@ class Exec {
   void operator()(const oplang::Poll& o) {
     Recorder& h = rec();
     PullCall pc(PullCall::Kind::kPoll, h.member_id(o.member), 0);
+    pc.max = o.max;
+    pc.invoke_ms = broker::sync::steady_now().count();
     const Called r = call([&] {
       const std::vector<broker::Received> got = c_.b->poll(o.topic, o.sub, o.member, o.max, now());
+      pc.ret_ms = broker::sync::steady_now().count();
       auto& hand = h.hands[{o.topic, o.sub, o.member}];
       for (const broker::Received& x : got) {
         pc.got.push_back({x.message->offset, x.attempt});
@@ -520,6 +582,32 @@ class Exec {
   void operator()(const oplang::Topics&) {
     call([&] { return text_of(c_.b->topics()); });
   }
+  // poll_wait: recorded like poll (a kPoll PullCall; what it got goes into the member's hand).
+  void operator()(const oplang::PollWait& o) {
+    Recorder& h = rec();
+    PullCall pc(PullCall::Kind::kPoll, h.member_id(o.member), 0);
+    pc.max = o.max;
+    pc.wait = true;
+    pc.invoke_ms = broker::sync::steady_now().count();
+    const Called r = call([&] {
+      const std::vector<broker::Received> got =
+          c_.b->poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout});
+      pc.ret_ms = broker::sync::steady_now().count();
+      auto& hand = h.hands[{o.topic, o.sub, o.member}];
+      for (const broker::Received& x : got) {
+        pc.got.push_back({x.message->offset, x.attempt});
+        hand.push_back(x.message->offset);
+      }
+      return text_of(got);
+    });
+    if (r.ok) keep({o.topic, o.sub}, std::move(pc), r, {});
+  }
+  void operator()(const oplang::WaitIdle& o) {
+    call([&] { return text_of(c_.b->wait_idle(broker::Millis{o.timeout})); });
+  }
+  void operator()(const oplang::WaitDelivered& o) {
+    call([&] { return text_of(c_.b->wait_delivered(broker::Millis{o.timeout})); });
+  }
 
  private:
   struct Called {
@@ -535,7 +623,7 @@ class Exec {
   Called call(F&& f, const std::string& resolved_as = "") {
     Recorder& h = rec();
     Called c;
-    c.invoke = h.tick();
+    c.invoke = invoke_ = h.tick();
     std::string text = oplang::print(*op_);
     if (!resolved_as.empty()) text += " = " + resolved_as;
     const std::size_t line = h.lines.size();  // pending until the call returns
@@ -616,6 +704,7 @@ class Exec {
   std::string who_;
   bool setup_;
   const oplang::Op* op_ = nullptr;
+  std::uint64_t invoke_ = 0;  // the running call's invoke tick
 };
 
 // ---- after the fibers ----
@@ -644,38 +733,76 @@ std::vector<int> checked_push(const Recorder& h) {
   return out;
 }
 
-// Idle can mean "backing off": wait until every checked push subscription is settled.
+// The liveness bound in virtual time (R15, hot/cold): every handler script ends in `confirm`
+// forever, so each message needs at most D offers per subscription (max_deliveries, or the
+// script's length + 1 without a limit), each taking at most the longest stall (a pool caps it
+// at the handler timeout and its grace) and a back-off; seeks in handlers may replay all of
+// it. B = messages x subscriptions x D x (stall + back-off + 1) x (1 + seeks) + 1 s.
+std::int64_t liveness_bound_ms(const oplang::Program& p) {
+  std::int64_t messages = 0, subs = 0, deliveries = 1, longest = 0, seeks = 0;
+  auto scan = [&](const oplang::Op& op) {
+    if (std::holds_alternative<oplang::Publish>(op)) ++messages;
+    const auto* o = std::get_if<oplang::Subscribe>(&op);
+    if (o == nullptr) return;
+    ++subs;
+    for (const oplang::Step& st : o->script) {
+      if (st.effect == oplang::EffectKind::kPublish) ++messages;
+      if (st.effect == oplang::EffectKind::kSeek) ++seeks;
+      if (st.effect == oplang::EffectKind::kStall) longest = std::max(longest, st.ms);
+    }
+    deliveries = std::max(deliveries, o->max_deliveries > 0
+                                          ? static_cast<std::int64_t>(o->max_deliveries)
+                                          : static_cast<std::int64_t>(o->script.size()) + 1);
+  };
+  for (const oplang::Op& op : p.setup) scan(op);
+  for (const oplang::Fiber& f : p.fibers)
+    for (const oplang::Op& op : f.ops) scan(op);
+  if (p.broker.dispatcher == Dispatcher::kPool && p.broker.timeout > 0)
+    longest = std::min(longest, p.broker.timeout + overrun_grace_ms(p.broker.timeout));
+  return messages * std::max<std::int64_t>(1, subs) * deliveries *
+             (longest + p.broker.backoff + 1) * (1 + seeks) +
+         1000;
+}
+
+// Delivers what is left: drain on the synchronous dispatcher, else wait_delivered within the
+// liveness bound (a run that stays hot past it is `stuck`); then reads the checked push
+// subscriptions' final state. wait_delivered's answer is checked against their stats.
 void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
   const std::vector<int> live = checked_push(h);
-  if (live.empty()) {
-    b.wait_idle(milliseconds(1000));
-    return;
-  }
-  bool settled = false;
-  for (int round = 0; round < 50 && !settled; ++round) {
-    if (synchronous(p)) {
+  auto settled = [&] {
+    for (int i : live) {
+      const auto st = stats_if_alive(b, h, i);
+      if (st && (st->backlog != 0 || st->in_flight != 0)) return false;
+    }
+    return true;
+  };
+  if (synchronous(p)) {
+    for (int round = 0; round < 50 && !settled(); ++round) {
       try {
         b.drain();
       } catch (const broker::Error&) {
       }
-    } else {
-      b.wait_idle(milliseconds(1000));
     }
-    settled = true;
-    for (int i : live) {
-      const auto st = stats_if_alive(b, h, i);
-      settled = settled && (!st || (st->backlog == 0 && st->in_flight == 0));
-    }
-    if (!settled) fiber::sleep_for(milliseconds(10));
+    h.stuck = !settled();
+  } else {
+    h.liveness_bound_ms = liveness_bound_ms(p);
+    const bool delivered = b.wait_delivered(milliseconds(h.liveness_bound_ms));
+    h.stuck = !delivered;
+    if (delivered && !settled())
+      h.errors +=
+          "early-return: wait_delivered returned true while a push subscription still "
+          "had a backlog or messages in flight (R15)\n";
   }
-  h.stuck = !settled;
   for (int i : live) {
     const auto st = stats_if_alive(b, h, i);
     if (!st) continue;
     const Key& key = h.push[static_cast<std::size_t>(i)].key;
     FinalState& f = h.push_alive[i];
     f.stats = *st;
-    for (const auto& d : b.dead_letters(key.first, key.second)) f.dead.insert(d.message->offset);
+    for (const auto& d : b.dead_letters(key.first, key.second)) {
+      f.dead.insert(d.message->offset);
+      f.reasons[d.message->offset] = d.reason;
+    }
   }
 }
 
@@ -717,11 +844,10 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
   }
 }
 
-void body(const oplang::Program& p, const std::shared_ptr<Recorder>& rec) {
-  Ctx ctx;
-  ctx.rec = rec;
-  broker::Broker b(options_of(p.broker));
-  ctx.b = &b;
+// `ctx` outlives the run: a handler abandoned after its timeout may still run after ~Broker.
+void body(const oplang::Program& p, Ctx& ctx) {
+  auto b = std::make_unique<broker::Broker>(options_of(p.broker));
+  ctx.b = b.get();
   for (const oplang::Op& op : p.setup) Exec(ctx, "setup", true).run(op);
   std::vector<broker::sync::Thread> threads;
   for (const oplang::Fiber& f : p.fibers) {
@@ -730,19 +856,32 @@ void body(const oplang::Program& p, const std::shared_ptr<Recorder>& rec) {
     });
   }
   for (auto& t : threads) t.join();
-  Recorder& h = *rec;
-  settle_push(p, b, h);
-  for (const Key& sub : h.plan.pull) final_drain(b, h, sub);
+  Recorder& h = *ctx.rec;
+  if (!p.broker.shutdown) settle_push(p, *b, h);
+  for (const Key& sub : h.plan.pull) final_drain(*b, h, sub);
   for (const Key& sub : h.plan.pull) {
     FinalState& f = h.pull_end[sub];
     try {
-      f.stats = b.stats(sub.first, sub.second);
-      for (const auto& d : b.dead_letters(sub.first, sub.second)) f.dead.insert(d.message->offset);
+      f.stats = b->stats(sub.first, sub.second);
+      for (const auto& d : b->dead_letters(sub.first, sub.second)) {
+        f.dead.insert(d.message->offset);
+        f.reasons[d.message->offset] = d.reason;
+      }
     } catch (const broker::Error& e) {
       h.errors += "unexpected-error: (final): stats or dead_letters of " + sub.first + "/" +
                   sub.second + " -> error:" + broker::to_string(e.code()) + "\n";
     }
   }
+  if (!p.broker.shutdown) return;
+  // R16: destroy the broker with its dispatcher mid-work; handlers still running may finish.
+  h.shutdown_began = h.tick();
+  h.lines.push_back({h.shutdown_began, 0, "(final)", "~Broker"});
+  const std::size_t line = h.lines.size() - 1;
+  b.reset();
+  ctx.b = nullptr;
+  h.shutdown_returned = h.tick();
+  h.lines[line].ret = h.shutdown_returned;
+  h.lines[line].text += " -> returned";
 }
 
 // ---- judging ----
@@ -765,44 +904,123 @@ std::string tagged(const std::string& lines, const std::string& tag) {
   return out;
 }
 
-std::string judge(const Recorder& h, std::int64_t timeout_ms, std::string& checked) {
+// The offsets a checked subscription owes a confirmation for, and whether its start was
+// right. From the beginning: every one. A fiber's `start=end` subscription starts at the
+// topic's end when subscribe ran: the offsets it owes are a suffix, from its lowest first
+// offer (`lowest`) or, at the latest, from the first message published after subscribe
+// returned; a first offer of a message published before subscribe was called is
+// `unexpected`.
+std::vector<Offset> owed_offsets(const Recorder& h, const Key& key, std::optional<Offset> lowest,
+                                 std::string& failures) {
+  std::vector<Offset> all;
+  if (auto pub = h.published.find(key.first); pub != h.published.end()) all = pub->second;
+  auto late = h.plan.late.find(key);
+  if (late == h.plan.late.end() || late->second != model::Start::Kind::kEnd) return all;
+  auto ticks = h.subscribed.find(key);
+  if (ticks == h.subscribed.end()) return {};
+  std::optional<Offset> first_after, last_before;
+  auto at = h.published_at.find(key.first);
+  if (at != h.published_at.end()) {
+    for (const auto& [o, when] : at->second) {
+      // A publish that returned before subscribe was called, or called after it returned.
+      if (when.ret < ticks->second.first) last_before = std::max(last_before.value_or(o), o);
+      if (when.invoke > ticks->second.second) first_after = std::min(first_after.value_or(o), o);
+    }
+  }
+  if (lowest && last_before && *lowest <= *last_before)
+    failures += "unexpected: " + key.second + " (start=end, subscribed at ticks " +
+                std::to_string(ticks->second.first) + ".." + std::to_string(ticks->second.second) +
+                ") was offered offset " + std::to_string(*lowest) +
+                ", published before subscribe was called\n";
+  Offset from = std::numeric_limits<Offset>::max();
+  if (lowest) from = *lowest;
+  if (first_after) from = std::min(from, *first_after);
+  std::vector<Offset> owed;
+  for (Offset o : all)
+    if (o >= from) owed.push_back(o);
+  return owed;
+}
+
+// The last accepted seek of `key` (among overlapping last ones: the highest offset, which
+// every one of them leaves owed): its return tick and offset.
+std::optional<std::pair<std::uint64_t, Offset>> last_seek(const Recorder& h, const Key& key) {
+  auto it = h.seeks.find(key);
+  if (it == h.seeks.end() || it->second.empty()) return std::nullopt;
+  const auto& list = it->second;
+  const auto last = std::max_element(list.begin(), list.end(),
+                                     [](const auto& a, const auto& b) { return a.ret < b.ret; });
+  std::uint64_t after = last->ret;
+  Offset from = last->offset;
+  for (const auto& s : list) {
+    if (s.ret < last->invoke) continue;  // finished before the last one began
+    from = std::max(from, s.offset);
+    after = std::max(after, s.ret);
+  }
+  return std::make_pair(after, from);
+}
+
+std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string& checked) {
   std::string failures;
+  const bool threaded = timing.threads > 0;
   checked = "checked: completion, typed errors";
+  if (threaded) checked += timing.shutdown_began ? ", shutdown (R16)" : ", liveness";
   for (const std::string& topic : h.plan.topics) {
+    const bool retained = h.plan.retained.count(topic) > 0;
     History ht;
     auto pub = h.published.find(topic);
     if (pub != h.published.end()) ht.published = pub->second;
     failures += tagged(check_offsets(ht), topic);
-    checked += "; " + topic + ": offsets";
-    // Push subscriptions of this topic.
-    std::map<int, FinalState> alive;
-    bool any = false;
-    std::string names;
+    checked += "; " + topic + (retained ? " (retained)" : "") + ": offsets";
+    // Push subscriptions of this topic, one history each.
     for (int i : checked_push(h)) {
       const Key& key = h.push[static_cast<std::size_t>(i)].key;
       if (key.first != topic) continue;
-      any = true;
-      names += " " + key.second;
-      ht.sub_names[i] = key.second;
+      History hs;
+      hs.retention = retained;
+      hs.clock = h.clock;
+      if (auto at = h.published_at.find(topic); at != h.published_at.end())
+        for (const auto& [o, when] : at->second) hs.published_at[o] = {when.ret, when.ms};
+      hs.sub_names[i] = key.second;
       if (auto u = h.unsubscribed_at.find(i); u != h.unsubscribed_at.end())
-        ht.unsubscribed_at.insert(*u);
+        hs.unsubscribed_at.insert(*u);
+      std::map<int, FinalState> alive;
       if (auto a = h.push_alive.find(i); a != h.push_alive.end()) alive.insert(*a);
-    }
-    if (any) {
-      for (const HandlerCall& c : h.handlers)
-        if (ht.sub_names.count(c.sub)) ht.handlers.push_back(c);
-      ht.clock = h.clock;
-      failures += check_push(ht, alive, timeout_ms);
-      checked += ", push" + names;
+      std::optional<Offset> lowest;
+      for (const HandlerCall& c : h.handlers) {
+        if (c.sub != i) continue;
+        hs.handlers.push_back(c);
+        if (c.attempt == 1) lowest = std::min(lowest.value_or(c.offset), c.offset);
+      }
+      if (h.plan.seeked.count(key)) {
+        hs.published = ht.published;
+        const auto seek = last_seek(h, key);
+        if (seek && !alive.empty())
+          failures +=
+              tagged(check_after_seek(hs, true, seek->first, seek->second, alive.begin()->second),
+                     key.second);
+        checked += ", push " + key.second + " (after its seek)";
+        continue;
+      }
+      hs.published = owed_offsets(h, key, lowest, failures);
+      failures += check_push(hs, alive, timing.pool ? timing.timeout_ms : 0);
+      checked += ", push " + key.second;
+      if (h.plan.late.count(key)) checked += " (subscribed by a fiber)";
+      if (threaded) {
+        failures += check_timing(hs, h.handlers, timing, alive);
+        checked += " (with R15 timing)";
+      }
     }
     // Pull subscriptions of this topic, one history each.
     for (const Key& sub : h.plan.pull) {
       if (sub.first != topic) continue;
       History hp;
-      hp.published = ht.published;
+      hp.retention = retained;
       hp.clock = h.clock;
+      if (auto at = h.published_at.find(topic); at != h.published_at.end())
+        for (const auto& [o, when] : at->second) hp.published_at[o] = {when.ret, when.ms};
       for (const auto& [name, id] : h.members) hp.worker_names[id] = name;
       hp.worker_names[kFinalWorker] = kFinalMember;
+      std::optional<Offset> lowest;
       for (const PullRecord& r : h.pull) {
         if (r.call.kind == PullCall::Kind::kExpire) {
           PullCall c = r.call;
@@ -811,14 +1029,33 @@ std::string judge(const Recorder& h, std::int64_t timeout_ms, std::string& check
           hp.pull.push_back(std::move(c));
         } else if (r.sub == sub) {
           hp.pull.push_back(r.call);
+          for (auto [o, a] : r.call.got)
+            if (a == 1) lowest = std::min(lowest.value_or(o), o);
         }
       }
       auto end = h.pull_end.find(sub);
-      if (end != h.pull_end.end()) failures += tagged(check_pull(hp, end->second), sub.second);
+      if (end == h.pull_end.end()) continue;
+      if (h.plan.seeked.count(sub)) {
+        hp.published = ht.published;
+        if (const auto seek = last_seek(h, sub))
+          failures += tagged(check_after_seek(hp, false, seek->first, seek->second, end->second),
+                             sub.second);
+        checked += ", pull " + sub.second + " (after its seek)";
+        continue;
+      }
+      hp.published = owed_offsets(h, sub, lowest, failures);
+      failures += tagged(check_pull(hp, end->second), sub.second);
       checked += ", pull " + sub.second;
+      if (h.plan.late.count(sub)) checked += " (subscribed by a fiber)";
     }
   }
-  if (h.stuck) failures += "stuck: live subscriptions never settled (backlog or in-flight left)\n";
+  if (h.stuck)
+    failures += h.liveness_bound_ms > 0
+                    ? "stuck: wait_delivered did not return true within the liveness bound of " +
+                          std::to_string(h.liveness_bound_ms) +
+                          " ms of virtual time after the fibers ended (a message stayed hot)\n"
+                    : "stuck: live subscriptions never settled (backlog or in-flight left)\n";
+  failures += check_shutdown(h.handlers, timing);
   failures += h.errors;
   return failures;
 }
@@ -864,9 +1101,11 @@ std::string history_text(const Recorder& h) {
 ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& schedule) {
   auto rec = std::make_shared<Recorder>();
   rec->plan = make_plan(program);
+  auto ctx = std::make_shared<Ctx>();
+  ctx->rec = rec;
   auto shared = std::make_shared<const oplang::Program>(program);
   ProgramRun out;
-  out.run = fiber::run_fibers({[shared, rec] { body(*shared, rec); }}, schedule);
+  out.run = fiber::run_fibers({[shared, ctx] { body(*shared, *ctx); }}, schedule);
   // A deadlocked run's fibers never resume: what they recorded so far is safe to read.
   out.history = history_text(*rec);
   if (!out.run.ok()) {
@@ -876,9 +1115,17 @@ ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& sc
     out.checked = "checked: completion";
     return out;
   }
-  const std::int64_t timeout =
-      program.broker.dispatcher == Dispatcher::kPool ? program.broker.timeout : 0;
-  out.failures = judge(*rec, timeout, out.checked);
+  DispatcherTiming timing;
+  timing.pool = program.broker.dispatcher == Dispatcher::kPool;
+  timing.threads = timing.pool                                      ? program.broker.threads
+                   : program.broker.dispatcher == Dispatcher::kLane ? 1
+                                                                    : 0;
+  timing.backoff_ms = program.broker.backoff;
+  timing.timeout_ms = timing.pool ? program.broker.timeout : 0;
+  timing.lanes = rec->push.size();
+  timing.shutdown_began = rec->shutdown_began;
+  timing.shutdown_returned = rec->shutdown_returned;
+  out.failures = judge(*rec, timing, out.checked);
   return out;
 }
 

@@ -10,9 +10,12 @@ constexpr const char* kTopic = "t";
 constexpr const char* kPullSub = "p";
 constexpr int kMaxDeliveries = 3;
 
-oplang::Fiber publisher(std::size_t index, int messages) {
+oplang::Fiber publisher(std::size_t index, int messages, int gap_ms = 0) {
   oplang::Fiber f{"pub" + std::to_string(index), {}};
-  for (int i = 0; i < messages; ++i) f.ops.push_back(oplang::Publish{kTopic, "m", {}, {}});
+  for (int i = 0; i < messages; ++i) {
+    if (gap_ms > 0) f.ops.push_back(oplang::Advance{gap_ms});
+    f.ops.push_back(oplang::Publish{kTopic, "m", {}, {}});
+  }
   return f;
 }
 
@@ -55,7 +58,7 @@ oplang::HandlerScript unroll(const std::vector<Behavior>& cycle, std::size_t cal
 
 oplang::Program PullScript::program() const {
   oplang::Program p;
-  p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
+  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
   oplang::SubscribePull sub;
   sub.topic = kTopic;
   sub.name = kPullSub;
@@ -88,8 +91,24 @@ oplang::Program PullScript::program() const {
         case WorkerOp::kSleep:
           f.ops.push_back(oplang::Advance{op.arg * 10});
           break;
+        case WorkerOp::kPollWait:
+          f.ops.push_back(
+              oplang::PollWait{kTopic, kPullSub, member, static_cast<std::size_t>(op.arg), 20});
+          break;
       }
     }
+    p.fibers.push_back(std::move(f));
+  }
+  if (late_after >= 0) {
+    oplang::Fiber f{"late", {}};
+    if (late_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(late_after)});
+    oplang::SubscribePull q;
+    q.topic = kTopic;
+    q.name = "q";
+    q.ack_timeout = 30;
+    q.max_deliveries = kMaxDeliveries;
+    f.ops.push_back(q);  // start=end: owed every message published after it returned
+    f.ops.push_back(oplang::Poll{kTopic, "q", "late", 2});
     p.fibers.push_back(std::move(f));
   }
   return p;
@@ -99,12 +118,14 @@ oplang::Program PushScript::program() const {
   oplang::Program p;
   if (pool) {
     p.broker.dispatcher = oplang::BrokerSpec::Dispatcher::kPool;
-    p.broker.threads = 2;
+    p.broker.threads = threads;
     p.broker.timeout = pool_timeout ? 50 : 0;
   } else {
     p.broker.dispatcher = oplang::BrokerSpec::Dispatcher::kLane;
   }
-  std::size_t messages = 0;
+  p.broker.backoff = backoff;
+  p.broker.shutdown = shutdown;
+  std::size_t messages = static_cast<std::size_t>(setup_messages);
   for (int n : publishers) messages += static_cast<std::size_t>(n);
   p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
   for (std::size_t s = 0; s < handlers.size(); ++s) {
@@ -116,8 +137,9 @@ oplang::Program PushScript::program() const {
     sub.script = unroll(handlers[s], messages * kMaxDeliveries);
     p.setup.push_back(std::move(sub));
   }
+  for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
   for (std::size_t i = 0; i < publishers.size(); ++i)
-    p.fibers.push_back(publisher(i, publishers[i]));
+    p.fibers.push_back(publisher(i, publishers[i], publish_gap));
   if (unsubscribe_after >= 0) {
     oplang::Fiber f{"unsub", {}};
     if (unsubscribe_after > 0)

@@ -5,6 +5,8 @@
 // by run_program (program_runner.h). Library `fiber_programs`.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "oplang/program.h"
@@ -13,43 +15,53 @@ namespace fiberprop {
 
 /// One step of a pull worker.
 struct WorkerOp {
-  enum Kind { kPoll, kAckOldest, kNackOldest, kAckAll, kExpire, kSleep };
+  enum Kind { kPoll, kAckOldest, kNackOldest, kAckAll, kExpire, kSleep, kPollWait };
   Kind kind;
-  int arg;  // poll: max messages; sleep: tens of ms
+  int arg;  // poll, poll_wait: max messages; sleep: tens of ms
 };
 
 /// Concurrent pull workers on one subscription: publisher fibers' message counts and worker
-/// fibers' op lists. program():
+/// fibers' op lists, optionally on a topic that keeps only `retention` messages, and
+/// optionally a fiber that subscribes `q` (start=end) while the publishers run. program():
 ///   broker sync
-///   create_topic t
+///   create_topic t [retention_messages=N]
 ///   subscribe_pull t p timeout=30 max=3 start=begin
 ///   fiber pub0              (one per publisher: `publish t m` as often as it publishes)
 ///   fiber w0                (one per worker, member w0: poll t p w0 max=N, ack t p oldest w0,
-///                            nack t p oldest w0, ack t p all w0, expire, advance 10*N)
+///                            nack t p oldest w0, ack t p all w0, expire, advance 10*N,
+///                            poll_wait t p w0 max=N timeout=20)
+///   fiber late              (yield N, subscribe_pull t q start=end, poll t q late max=2)
 struct PullScript {
   std::vector<int> publishers;
   std::vector<std::vector<WorkerOp>> workers;
+  std::size_t retention = 0;  // retention_messages of t (0: none)
+  int late_after = -1;        // -1: no late subscriber; else yields before it subscribes
   [[nodiscard]] oplang::Program program() const;
 };
 
 /// What a push handler does on one call.
 enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf };
 
-/// Concurrent push: subscriptions s0, s1, ... on a Lane or Pool(2) dispatcher, publisher
-/// fibers, and optionally a fiber that unsubscribes s1. Handler behaviours cycle by call
-/// count; program() unrolls each cycle into the handler's script (steps, then confirm
-/// forever) far enough for every call the run can make (messages x max_deliveries):
-///   broker lane | broker pool [timeout=50]
-///   create_topic t
-///   subscribe t s0 max=3 start=begin script=[confirm,reject,throw,stall(20),stall(80),unsubscribe]
-///   fiber pub0 ... publish t m
-///   fiber unsub:  yield N, then unsubscribe t s1
+/// Concurrent push: subscriptions s0, s1, ... on a Lane or Pool(threads) dispatcher, messages
+/// published by the setup and by publisher fibers, and optionally a fiber that unsubscribes
+/// s1. Handler behaviours cycle by call count; program() unrolls each cycle into the
+/// handler's script (steps, then confirm forever) far enough for every call the run can make
+/// (messages x max_deliveries):
+///   broker lane [backoff=MS] [shutdown] | broker pool [threads=N] [timeout=50] [backoff=MS]
+///   [shutdown] create_topic t subscribe t s0 max=3 start=begin
+///   script=[confirm,reject,throw,stall(20),stall(80),unsubscribe] publish t m (setup_messages
+///   times) fiber pub0 ... [advance GAP] publish t m fiber unsub:  yield N, then unsubscribe t s1
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
   std::vector<int> publishers;
   std::vector<std::vector<Behavior>> handlers;  // per subscription, cyclic by call count
   int unsubscribe_after = -1;                   // -1: no unsubscriber fiber; else yields before it
+  std::size_t threads = 2;                      // pool threads
+  std::int64_t backoff = 5;                     // retry_backoff in ms
+  int setup_messages = 0;                       // published by the setup, after subscribing
+  int publish_gap = 0;                          // ms each publisher waits before each publish
+  bool shutdown = false;                        // destroy the broker after the fibers (R16)
   [[nodiscard]] oplang::Program program() const;
 };
 

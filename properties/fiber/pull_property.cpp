@@ -7,32 +7,15 @@
 #include <cstdio>
 
 #include "common.h"
+#include "generators.h"
 #include "program_runner.h"
 #include "programs.h"
 
 namespace fiberprop {
 namespace {
 
-rc::Gen<PullScript> gen_script() {
-  auto op = rc::gen::map(rc::gen::pair(rc::gen::inRange(0, 6), rc::gen::inRange(1, 4)),
-                         [](std::pair<int, int> p) {
-                           return WorkerOp{WorkerOp::Kind(p.first), p.second};
-                         });
-  return rc::gen::map(
-      rc::gen::pair(
-          rc::gen::resize(
-              2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 5)))),
-          rc::gen::resize(
-              3, rc::gen::nonEmpty(
-                     rc::gen::container<std::vector<std::vector<WorkerOp>>>(rc::gen::resize(
-                         6, rc::gen::nonEmpty(rc::gen::container<std::vector<WorkerOp>>(op))))))),
-      [](const auto& p) {
-        return PullScript{p.first, p.second};
-      });
-}
-
 RC_GTEST_PROP(FiberPull, ConcurrentWorkersKeepTheContract, ()) {
-  const PullScript script = *gen_script();
+  const PullScript script = *gen_pull_script(*rc::gen::arbitrary<bool>());  // half swarm
   const fiber::Schedule schedule = pick_schedule(*gen_schedule());
   const oplang::Program program = script.program();
   const ProgramRun run = run_program(program, schedule);

@@ -8,29 +8,20 @@
 #include <cstdio>
 
 #include "common.h"
+#include "generators.h"
 #include "program_runner.h"
 #include "programs.h"
 
 namespace fiberprop {
 namespace {
 
-rc::Gen<PushScript> gen_script() {
-  auto behavior = rc::gen::weightedElement<Behavior>({{6, Behavior::kOk},
-                                                      {2, Behavior::kFail},
-                                                      {1, Behavior::kThrow},
-                                                      {1, Behavior::kStall},
-                                                      {1, Behavior::kStallLong},
-                                                      {1, Behavior::kUnsubscribeSelf}});
-  auto handler =
-      rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Behavior>>(behavior)));
-  return rc::gen::build<PushScript>(
-      rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
-      rc::gen::set(&PushScript::publishers,
-                   rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
-                                          rc::gen::inRange(1, 4))))),
-      rc::gen::set(&PushScript::handlers,
-                   rc::gen::container<std::vector<std::vector<Behavior>>>(2, handler)),
-      rc::gen::set(&PushScript::unsubscribe_after, rc::gen::inRange(-1, 8)));
+// Half the cases are swarm cases (generators.h).
+RC_GTEST_PROP(FiberTiming, ThreadedDispatchersKeepTheirTimingAndShutdownRules, ()) {
+  const PushScript script = *gen_timed_push_script(*rc::gen::arbitrary<bool>());
+  const fiber::Schedule schedule = pick_schedule(*gen_schedule());
+  const oplang::Program program = script.program();
+  const ProgramRun run = run_program(program, schedule);
+  if (!run.ok()) RC_FAIL(failure_text(run, program));
 }
 
 // This property found PoolCore::run_timer growing `workers` while walking it (a handler
@@ -39,7 +30,7 @@ rc::Gen<PushScript> gen_script() {
 constexpr bool kPoolOverrunCrashes = false;
 
 RC_GTEST_PROP(FiberPush, LaneAndPoolKeepTheContract, ()) {
-  PushScript script = *gen_script();
+  PushScript script = *gen_push_script(*rc::gen::arbitrary<bool>());
   if (kPoolOverrunCrashes) script.pool_timeout = false;
   const fiber::Schedule schedule = pick_schedule(*gen_schedule());
   const oplang::Program program = script.program();

@@ -16,8 +16,11 @@ namespace harness {
 model::ErrorCode to_model(broker::ErrorCode code);
 
 /// Executes ops one at a time on a fresh broker with the synchronous dispatcher and a
-/// ManualClock at 0 that `advance` moves. Push handlers are real lambdas that run their
-/// Script (model/script.h): they really throw and really call back into the broker.
+/// ManualClock at 0 that `advance` moves (poll_wait polls at it; its timeout is real time).
+/// Push handlers are real lambdas that run their Script (model/script.h): they really throw
+/// and really call back into the broker; an idempotent subscribe wraps its lambda in
+/// broker::idempotent(), and an offer the wrapper answers without calling the lambda is
+/// recorded as a call with the effect "idempotent -> repeat".
 /// Not thread-safe: one step at a time (handlers run inside drain on the caller's thread).
 class BrokerRunner {
  public:
@@ -43,6 +46,7 @@ class BrokerRunner {
   struct Apply;
 
   bool handle(Handler& handler, const broker::Delivery& delivery);
+  void record_repeat(const Handler& handler, const broker::Delivery& delivery);
   std::string run_effect(const model::Step& step, const Handler& handler);
 
   std::shared_ptr<broker::ManualClock> clock_;

@@ -20,8 +20,9 @@ struct PushOptions {
   Headers header_filter{};
   int max_deliveries = 5;  // 0 = no limit
   Start start{};
-  std::string group{};  // non-empty: join or create this group (R10)
-  Script script{};      // what this handler does on each offer
+  std::string group{};      // non-empty: join or create this group (R10)
+  Script script{};          // what this handler does on each offer
+  bool idempotent = false;  // the handler is wrapped in broker::idempotent(): see drain()
 };
 
 /// Options of a pull subscription (R11).
@@ -33,7 +34,8 @@ struct PullOptions {
   bool operator==(const PullOptions&) const = default;
 };
 
-/// The whole broker contract on plain containers. Not thread-safe; one caller at a time.
+/// The whole broker contract on plain containers, as the synchronous dispatcher keeps it
+/// (R15's threaded timing is not modelled). Not thread-safe; one caller at a time.
 /// Every public call either succeeds or throws model::Error having changed nothing (R14).
 /// Scripted handlers run inside drain() and may call back into the model.
 class Model {
@@ -58,13 +60,28 @@ class Model {
   void subscribe(const std::string& topic, const std::string& name, const PushOptions& options);
   bool unsubscribe(const std::string& topic, const std::string& name);
   void seek(const std::string& topic, const std::string& name, Offset offset);
+  /// R8. An idempotent member's offer of an offset its handler already confirmed (returned
+  /// true for, in this member's lifetime) is confirmed without running its script: no step
+  /// is used and the call records the effect "idempotent -> repeat".
   std::size_t drain();
+  /// R15, synchronous: answers at once whether nothing can be offered now: no push
+  /// subscription has a redelivery, a held message or a matching message at its cursor
+  /// (after the catch-up, R3). Nothing backs off without threads, so it equals wait_delivered.
+  bool wait_idle(Millis timeout);
+  /// R15, synchronous: answers at once whether every message published so far is confirmed
+  /// or dead-lettered (or filtered out or skipped) by every push subscription; pull
+  /// subscriptions are not considered. The timeout changes nothing: only drain() delivers.
+  bool wait_delivered(Millis timeout);
 
   // ---- pull (R11) ----
   void subscribe_pull(const std::string& topic, const std::string& name,
                       const PullOptions& options);
   std::vector<Received> poll(const std::string& topic, const std::string& sub,
                              const std::string& member, Millis now, std::size_t max);
+  /// R11, R14: poll at the model's clock, with poll's checks in poll's order. Nothing can
+  /// arrive while a sequential model waits, so an empty poll stays empty after the timeout.
+  std::vector<Received> poll_wait(const std::string& topic, const std::string& sub,
+                                  const std::string& member, std::size_t max, Millis timeout);
   bool ack(const std::string& topic, const std::string& sub, Offset offset,
            const std::string& member, Millis now);
   bool nack(const std::string& topic, const std::string& sub, Offset offset,
@@ -123,11 +140,14 @@ class Model {
     std::vector<DeadLetter> dead;
     Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
   };
-  // A push member: its own name, its state and its script position.
+  // A push member: its own name, its state and its script position; if idempotent, the
+  // offsets its script confirmed (what broker::idempotent() remembers for this handler).
   struct Member {
     std::uint64_t sub_id = 0;
     Script script;
     std::size_t next_step = 0;
+    bool idempotent = false;
+    std::set<Offset> applied;
   };
   struct Topic {
     std::uint64_t id = 0;

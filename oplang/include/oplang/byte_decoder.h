@@ -3,19 +3,25 @@
 // Format: every choice takes exactly one byte, consumed from the END of the input
 // (FuzzedDataProvider's integral order), so libFuzzer's mutations map to small script
 // changes and an input that runs out ends the script cleanly. Per op:
-//   kind (mod 16, in oplang::Op order) then its fields, each one byte:
+//   kind then its fields, each one byte. The kind byte is an escape or else (mod 16) one of
+//   the first 16 kinds in oplang::Op order. Escapes, added after the corpora were committed
+//   and chosen among the byte values no committed input reads as a kind byte (so every
+//   committed input still decodes to the same ops; ByteDecoderTest checks that none of them
+//   decodes to an escaped op): 200, 201 poll_wait (topic, sub, member, max 0..3, timeout
+//   0/1 ms); 202 wait_idle, 203 wait_delivered (timeout 0/1 ms); 204, 205 an idempotent
+//   subscribe (subscribe's fields). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),
 //   payload = "m<byte>", offsets and counts = the byte (small ranges), headers/filters =
 //   index into a few header sets, retention = 0..4 messages or 0..15 bytes,
 //   ack timeout = 10/20/30 ms, advance = 0/1/5/10/20/30 ms, script = 0..4 steps of
 //   (verdict 0..3, effect 0..5 with its own fields).
-// Every op and every handler behaviour of the first 16 kinds is reachable; the later ones
-// (yield, subscriptions, topics, the stall effect) are not, and encode() writes nothing for
-// them (a stall as no effect): they matter in concurrent programs (properties/fiber, whose
-// schedule_fuzzer has its own format). The format is frozen (committed
-// corpora must keep decoding), so stats/dead_letters/seek names come from the subscription
-// pool only: calls by a group's name (R10) are covered by properties/ instead. encode() is
-// the inverse for scripts that use only pool names, so examples/ become seed corpora.
+// Every op and every handler behaviour of the first 16 kinds and the escaped ones is
+// reachable; yield, subscriptions, topics and the stall effect are not, and encode() writes
+// nothing for them (a stall as no effect): they matter in concurrent programs
+// (properties/fiber, whose schedule_fuzzer has its own format). The format is frozen
+// (committed corpora must keep decoding), so stats/dead_letters/seek names come from the
+// subscription pool only: calls by a group's name (R10) are covered by properties/ instead.
+// encode() is the inverse for scripts that use only pool names, so examples/ become seed corpora.
 #pragma once
 
 #include <cstddef>

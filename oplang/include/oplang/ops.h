@@ -2,7 +2,8 @@
 // broker runner, the text form, properties and fuzzers.
 //
 // Time: there is one shared clock starting at 0. `advance` moves it; publish stamps
-// messages with it and poll/ack/nack/extend/expire pass it as `now`.
+// messages with it and poll/ack/nack/extend/expire pass it as `now`; poll_wait polls at it
+// (its timeout is real time: the shared clock does not move while it waits).
 // Push handlers are scripted (oplang/script.h): a Subscribe carries its member's Script.
 // Concurrent programs (oplang/program.h) run Scripts in fibers; there `advance` sleeps the
 // calling fiber, `yield` is a scheduling point, and ack/nack/extend may name a message by
@@ -44,7 +45,8 @@ struct Publish {
   std::string key;
   bool operator==(const Publish&) const = default;
 };
-/// subscribe(topic, name, handler running `script`, {header_filter, max_deliveries, start, group})
+/// subscribe(topic, name, handler running `script`, {header_filter, max_deliveries, start, group});
+/// with `idempotent` the handler is wrapped in broker::idempotent() (broker/idempotent.h).
 struct Subscribe {
   std::string topic;
   std::string name;
@@ -53,6 +55,7 @@ struct Subscribe {
   Start start;
   std::string group;
   model::Script script;
+  bool idempotent = false;
   bool operator==(const Subscribe&) const = default;
 };
 /// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start})
@@ -162,11 +165,34 @@ struct Subscriptions {
 struct Topics {
   bool operator==(const Topics&) const = default;
 };
+/// poll_wait(topic, sub, member, max, timeout): poll at the clock's now, waiting up to
+/// `timeout` ms of real time for a message (same argument checks and errors as poll).
+struct PollWait {
+  std::string topic;
+  std::string sub;
+  std::string member;
+  std::size_t max = 1;
+  Millis timeout = 0;
+  bool operator==(const PollWait&) const = default;
+};
+/// wait_idle(timeout): whether the dispatcher has nothing to do right now (R15).
+struct WaitIdle {
+  Millis timeout = 0;
+  bool operator==(const WaitIdle&) const = default;
+};
+/// wait_delivered(timeout): whether every message published so far is confirmed or
+/// dead-lettered by every push subscription (R15).
+struct WaitDelivered {
+  Millis timeout = 0;
+  bool operator==(const WaitDelivered&) const = default;
+};
 
-/// One operation of a script. (The byte decoder numbers the first 16 kinds in this order.)
-using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
-                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
-                        GetDeadLetters, Yield, Subscriptions, Topics>;
+/// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
+/// reaches poll_wait, wait_idle, wait_delivered and idempotent subscribes by escape bytes.)
+using Op =
+    std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
+                 Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
+                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

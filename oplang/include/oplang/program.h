@@ -13,15 +13,18 @@
 
 namespace oplang {
 
-/// `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS]`: the broker a program runs
-/// on. threads and timeout (handler timeout, 0 = none) are the pool's; backoff (the wait
-/// before re-offering after a second failure in a row) is lane's and pool's.
+/// `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]`: the broker a
+/// program runs on. threads and timeout (handler timeout, 0 = none) are the pool's; backoff
+/// (the wait before re-offering after a second failure in a row) is lane's and pool's.
+/// shutdown (lane, pool): once the fibers are done the broker is destroyed at once, with its
+/// dispatcher mid-work (R16), instead of being left to deliver everything.
 struct BrokerSpec {
   enum class Dispatcher { kSynchronous, kLane, kPool };
   Dispatcher dispatcher = Dispatcher::kSynchronous;
   std::size_t threads = 2;
   Millis timeout = 0;
   Millis backoff = 5;
+  bool shutdown = false;
   bool operator==(const BrokerSpec&) const = default;
 };
 

@@ -4,13 +4,15 @@
 //   delete_topic orders
 //   publish orders "order-1" [NAME=VALUE ...] [key:VALUE]
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
-//             [script=[STEP,...]]
+//             [idempotent] [script=[STEP,...]]    # idempotent: broker::idempotent(handler)
 //   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...]
 //   unsubscribe TOPIC NAME          seek TOPIC NAME OFFSET          drain
 //   poll TOPIC SUB MEMBER [max=N]   ack|nack TOPIC SUB OFFSET MEMBER
+//   poll_wait TOPIC SUB MEMBER [max=N] [timeout=MS]
 //   extend TOPIC SUB OFFSET MEMBER MS                               expire
 //   advance MS                      stats TOPIC NAME                dead_letters TOPIC NAME
 //   yield [N]                       subscriptions TOPIC             topics
+//   wait_idle [timeout=MS]          wait_delivered [timeout=MS]
 //
 // STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42,
 // EFFECT = unsubscribe | unsubscribe(TOPIC,NAME) | publish(TOPIC,PAYLOAD)

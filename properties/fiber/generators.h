@@ -1,0 +1,129 @@
+// The fiber properties' generators of concurrent programs (programs.h), shared by the
+// properties and the swarm coverage test.
+//
+// Swarm testing: with `swarm`, a case first draws which kinds it may use (a random
+// non-empty subset of the worker op kinds, or of the handler behaviours; every kind in
+// about half of the subsets), then draws only from those. Long stretches of one kind
+// happen (many nacks in a row: dead letters; only failures: back-offs and dead letters),
+// which the uniform mix reaches rarely. Without `swarm` every kind is always available.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "programs.h"
+
+namespace fiberprop {
+
+/// The kinds selected by bit mask `mask` out of `all` (all of them when `mask` has none).
+template <typename T>
+std::vector<T> swarm_subset(const std::vector<T>& all, unsigned mask) {
+  std::vector<T> out;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (mask & (1u << i)) out.push_back(all[i]);
+  return out.empty() ? all : out;
+}
+
+/// A mask for swarm_subset over `n` kinds: random with `swarm`, else every kind.
+inline rc::Gen<unsigned> gen_swarm_mask(bool swarm, std::size_t n) {
+  const unsigned every = (1u << n) - 1;
+  return swarm ? rc::gen::inRange<unsigned>(1, every + 1) : rc::gen::just(every);
+}
+
+/// Pull programs: 1-2 publishers, 1-3 workers of up to 10 ops; a third on a topic keeping
+/// 2-3 messages, a quarter with a late subscriber. Swarm keeps `poll` (progress) and draws
+/// a subset of the other kinds.
+inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
+  const std::vector<WorkerOp::Kind> kinds = {WorkerOp::kAckOldest, WorkerOp::kNackOldest,
+                                             WorkerOp::kAckAll,    WorkerOp::kExpire,
+                                             WorkerOp::kSleep,     WorkerOp::kPollWait};
+  return rc::gen::mapcat(gen_swarm_mask(swarm, kinds.size()), [kinds](unsigned mask) {
+    std::vector<WorkerOp::Kind> kept = swarm_subset(kinds, mask);
+    kept.insert(kept.begin(), 2, WorkerOp::kPoll);  // 2 shares, as against 1 per other kind
+    auto op = rc::gen::map(rc::gen::pair(rc::gen::elementOf(kept), rc::gen::inRange(1, 4)),
+                           [](const std::pair<WorkerOp::Kind, int>& p) {
+                             return WorkerOp{p.first, p.second};
+                           });
+    return rc::gen::build<PullScript>(
+        rc::gen::set(&PullScript::publishers,
+                     rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
+                                            rc::gen::inRange(1, 5))))),
+        rc::gen::set(
+            &PullScript::workers,
+            rc::gen::resize(
+                3, rc::gen::nonEmpty(rc::gen::container<std::vector<std::vector<WorkerOp>>>(
+                       rc::gen::resize(10, rc::gen::nonEmpty(
+                                               rc::gen::container<std::vector<WorkerOp>>(op))))))),
+        rc::gen::set(&PullScript::retention,
+                     rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
+        rc::gen::set(
+            &PullScript::late_after,
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));
+  });
+}
+
+/// Handler behaviours, swarm-selected, with their usual weights.
+inline rc::Gen<std::vector<Behavior>> gen_handler(
+    const std::vector<std::pair<int, Behavior>>& weighted, unsigned mask) {
+  std::vector<Behavior> pool;  // each kept kind as often as its weight
+  for (std::size_t i = 0; i < weighted.size(); ++i)
+    if (mask & (1u << i))
+      pool.insert(pool.end(), static_cast<std::size_t>(weighted[i].first), weighted[i].second);
+  if (pool.empty())
+    for (const auto& [w, b] : weighted) pool.insert(pool.end(), static_cast<std::size_t>(w), b);
+  return rc::gen::resize(
+      4, rc::gen::nonEmpty(rc::gen::container<std::vector<Behavior>>(rc::gen::elementOf(pool))));
+}
+
+/// Push programs: Lane or Pool(2), 1-2 publishers of 1-3 messages, two subscriptions with
+/// cyclic behaviours, maybe an unsubscriber fiber. Swarm draws the behaviours a case uses.
+inline rc::Gen<PushScript> gen_push_script(bool swarm) {
+  const std::vector<std::pair<int, Behavior>> weighted = {
+      {6, Behavior::kOk},    {2, Behavior::kFail},      {1, Behavior::kThrow},
+      {1, Behavior::kStall}, {1, Behavior::kStallLong}, {1, Behavior::kUnsubscribeSelf}};
+  return rc::gen::mapcat(gen_swarm_mask(swarm, weighted.size()), [weighted](unsigned mask) {
+    return rc::gen::build<PushScript>(
+        rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
+        rc::gen::set(&PushScript::publishers,
+                     rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
+                                            rc::gen::inRange(1, 4))))),
+        rc::gen::set(&PushScript::handlers, rc::gen::container<std::vector<std::vector<Behavior>>>(
+                                                2, gen_handler(weighted, mask))),
+        rc::gen::set(&PushScript::unsubscribe_after, rc::gen::inRange(-1, 8)));
+  });
+}
+
+/// The timing rules (R15) and shutdown (R16): long runs of messages (a pool task ends after
+/// 32 offers), back-offs long enough to see, publishers spread over virtual time, 1-2 pool
+/// threads, and in a quarter of the cases a shutdown mid-work.
+inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
+  const std::vector<std::pair<int, Behavior>> weighted = {{6, Behavior::kOk},
+                                                          {3, Behavior::kFail},
+                                                          {1, Behavior::kThrow},
+                                                          {1, Behavior::kStall},
+                                                          {1, Behavior::kStallLong}};
+  return rc::gen::mapcat(gen_swarm_mask(swarm, weighted.size()), [weighted](unsigned mask) {
+    return rc::gen::build<PushScript>(
+        rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
+        rc::gen::set(&PushScript::threads, rc::gen::inRange<std::size_t>(1, 3)),
+        rc::gen::set(&PushScript::backoff, rc::gen::element<std::int64_t>(5, 40, 300)),
+        rc::gen::set(&PushScript::setup_messages,
+                     rc::gen::weightedOneOf<int>(
+                         {{1, rc::gen::inRange(0, 4)}, {1, rc::gen::inRange(30, 40)}})),
+        rc::gen::set(&PushScript::publish_gap, rc::gen::element(0, 0, 3, 30)),
+        rc::gen::set(&PushScript::shutdown,
+                     rc::gen::weightedElement<bool>({{3, false}, {1, true}})),
+        rc::gen::set(
+            &PushScript::publishers,
+            rc::gen::resize(2, rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 4)))),
+        rc::gen::set(&PushScript::handlers,
+                     rc::gen::resize(2, rc::gen::nonEmpty(
+                                            rc::gen::container<std::vector<std::vector<Behavior>>>(
+                                                gen_handler(weighted, mask))))));
+  });
+}
+
+}  // namespace fiberprop
