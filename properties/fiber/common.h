@@ -15,17 +15,26 @@
 
 namespace fiberprop {
 
-/// A walk schedule as RapidCheck data: explicit choices, then a seeded random tail.
-/// Shrinks toward fewer/zero choices and seed 0 (no preemption after the choices).
+/// A schedule as RapidCheck data: mostly a walk (explicit choices, then a seeded random
+/// tail; shrinks toward fewer/zero choices and seed 0, no preemption after the choices), and
+/// a quarter PCT (depth 2-3 over about 50-400 scheduling points), which reaches a bug that
+/// needs one or two preemptions at exact points with a stated probability (fiber/schedule.h).
 inline rc::Gen<fiber::Schedule> gen_schedule() {
-  return rc::gen::map(rc::gen::pair(rc::gen::container<std::vector<std::uint32_t>>(
-                                        rc::gen::inRange<std::uint32_t>(0, 4)),
-                                    rc::gen::inRange<std::uint64_t>(0, 1u << 20)),
-                      [](const std::pair<std::vector<std::uint32_t>, std::uint64_t>& p) {
-                        fiber::Schedule s = fiber::Schedule::walk(p.first);
-                        s.seed = p.second;
-                        return s;
-                      });
+  auto walk = rc::gen::map(rc::gen::pair(rc::gen::container<std::vector<std::uint32_t>>(
+                                             rc::gen::inRange<std::uint32_t>(0, 4)),
+                                         rc::gen::inRange<std::uint64_t>(0, 1u << 20)),
+                           [](const std::pair<std::vector<std::uint32_t>, std::uint64_t>& p) {
+                             fiber::Schedule s = fiber::Schedule::walk(p.first);
+                             s.seed = p.second;
+                             return s;
+                           });
+  auto pct = rc::gen::map(
+      rc::gen::tuple(rc::gen::inRange<std::uint64_t>(1, 1u << 20), rc::gen::inRange(2, 4),
+                     rc::gen::element<std::uint32_t>(50, 150, 400)),
+      [](const std::tuple<std::uint64_t, int, std::uint32_t>& p) {
+        return fiber::Schedule::pct(std::get<0>(p), std::get<1>(p), std::get<2>(p));
+      });
+  return rc::gen::weightedOneOf<fiber::Schedule>({{3, walk}, {1, pct}});
 }
 
 /// The generated schedule, unless FIBER_SCHEDULE overrides it.

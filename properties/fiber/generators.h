@@ -59,6 +59,8 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
                                                rc::gen::container<std::vector<WorkerOp>>(op))))))),
         rc::gen::set(&PullScript::retention,
                      rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
+        rc::gen::set(&PullScript::setup_messages, rc::gen::element(0, 0, 2, 3)),
+        rc::gen::set(&PullScript::publish_gap, rc::gen::element(0, 0, 10, 20)),
         rc::gen::set(
             &PullScript::late_after,
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));

@@ -66,8 +66,9 @@ oplang::Program PullScript::program() const {
   sub.max_deliveries = kMaxDeliveries;
   sub.start = model::Start{model::Start::Kind::kBeginning, 0};
   p.setup.push_back(sub);
+  for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
   for (std::size_t i = 0; i < publishers.size(); ++i)
-    p.fibers.push_back(publisher(i, publishers[i]));
+    p.fibers.push_back(publisher(i, publishers[i], publish_gap));
   for (std::size_t w = 0; w < workers.size(); ++w) {
     const std::string member = "w" + std::to_string(w);
     oplang::Fiber f{member, {}};

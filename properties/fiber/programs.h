@@ -24,9 +24,11 @@ struct WorkerOp {
 /// fibers' op lists, optionally on a topic that keeps only `retention` messages, and
 /// optionally a fiber that subscribes `q` (start=end) while the publishers run. program():
 ///   broker sync
-///   create_topic t [retention_messages=N]
+///   create_topic t [messages=N]
 ///   subscribe_pull t p timeout=30 max=3 start=begin
-///   fiber pub0              (one per publisher: `publish t m` as often as it publishes)
+///   publish t m             (setup_messages times)
+///   fiber pub0              (one per publisher: [advance GAP] publish t m, as often as it
+///                            publishes)
 ///   fiber w0                (one per worker, member w0: poll t p w0 max=N, ack t p oldest w0,
 ///                            nack t p oldest w0, ack t p all w0, expire, advance 10*N,
 ///                            poll_wait t p w0 max=N timeout=20)
@@ -35,6 +37,8 @@ struct PullScript {
   std::vector<int> publishers;
   std::vector<std::vector<WorkerOp>> workers;
   std::size_t retention = 0;  // retention_messages of t (0: none)
+  int setup_messages = 0;     // published by the setup, before the fibers start
+  int publish_gap = 0;        // ms each publisher waits before each publish
   int late_after = -1;        // -1: no late subscriber; else yields before it subscribes
   [[nodiscard]] oplang::Program program() const;
 };
@@ -47,10 +51,12 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 /// s1. Handler behaviours cycle by call count; program() unrolls each cycle into the
 /// handler's script (steps, then confirm forever) far enough for every call the run can make
 /// (messages x max_deliveries):
-///   broker lane [backoff=MS] [shutdown] | broker pool [threads=N] [timeout=50] [backoff=MS]
-///   [shutdown] create_topic t subscribe t s0 max=3 start=begin
-///   script=[confirm,reject,throw,stall(20),stall(80),unsubscribe] publish t m (setup_messages
-///   times) fiber pub0 ... [advance GAP] publish t m fiber unsub:  yield N, then unsubscribe t s1
+///   broker lane|pool [threads=N] [timeout=50] [backoff=MS] [shutdown]
+///   create_topic t
+///   subscribe t s0 max=3 start=begin script=[confirm,reject,stall(20),stall(80),...]
+///   publish t m             (setup_messages times)
+///   fiber pub0              ([advance GAP] publish t m, as often as it publishes)
+///   fiber unsub             (yield N, then unsubscribe t s1)
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
