@@ -91,7 +91,7 @@ std::string check_after_seek(const History& h, bool push, std::uint64_t after, O
     if (o >= from && !done.count(o) && !end.dead.count(o)) missing.push_back(o);
   report_missing(h, missing, end, f,
                  std::string(push ? "confirmed" : "acked") + " after the seek to " +
-                     std::to_string(from) + " returned (tick " + std::to_string(after) + ")");
+                     std::to_string(from) + " began (tick " + std::to_string(after) + ")");
   return f.str();
 }
 

@@ -73,8 +73,9 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
 std::string check_offsets(const History& h);
 /// Checks a subscription seeked by the program (attempts start again there, so the other
 /// checks do not apply): every published offset >= `from` is confirmed (push: by a handler
-/// call that entered after tick `after`; pull: by an ack invoked after it) or dead-lettered,
-/// or, on a retained topic, accounted for by `skipped`.
+/// call that entered after tick `after`, the seek's invoke; pull: by an ack invoked after it)
+/// or dead-lettered, or, on a retained topic, accounted for by `skipped`. (Sound, not
+/// complete: a confirmation during the seek may have been the one it forgot.)
 std::string check_after_seek(const History& h, bool push, std::uint64_t after, broker::Offset from,
                              const FinalState& end);
 

@@ -942,19 +942,20 @@ std::vector<Offset> owed_offsets(const Recorder& h, const Key& key, std::optiona
 }
 
 // The last accepted seek of `key` (among overlapping last ones: the highest offset, which
-// every one of them leaves owed): its return tick and offset.
+// every one of them leaves owed) and the earliest tick it may have taken effect at: its
+// invoke (a call that began during the seek may already be the replay).
 std::optional<std::pair<std::uint64_t, Offset>> last_seek(const Recorder& h, const Key& key) {
   auto it = h.seeks.find(key);
   if (it == h.seeks.end() || it->second.empty()) return std::nullopt;
   const auto& list = it->second;
   const auto last = std::max_element(list.begin(), list.end(),
                                      [](const auto& a, const auto& b) { return a.ret < b.ret; });
-  std::uint64_t after = last->ret;
+  std::uint64_t after = last->invoke;
   Offset from = last->offset;
   for (const auto& s : list) {
     if (s.ret < last->invoke) continue;  // finished before the last one began
     from = std::max(from, s.offset);
-    after = std::max(after, s.ret);
+    after = std::min(after, s.invoke);
   }
   return std::make_pair(after, from);
 }

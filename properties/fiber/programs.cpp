@@ -148,6 +148,23 @@ oplang::Program PushScript::program() const {
     f.ops.push_back(oplang::Unsubscribe{kTopic, "s1"});
     p.fibers.push_back(std::move(f));
   }
+  if (late_after >= 0 && !handlers.empty()) {
+    oplang::Fiber f{"late", {}};
+    if (late_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(late_after)});
+    oplang::Subscribe sub;
+    sub.topic = kTopic;
+    sub.name = "late";
+    sub.max_deliveries = kMaxDeliveries;  // start=end: owed what is published after it returned
+    sub.script = unroll(handlers[0], messages * kMaxDeliveries);
+    f.ops.push_back(std::move(sub));
+    p.fibers.push_back(std::move(f));
+  }
+  if (seek_after >= 0) {
+    oplang::Fiber f{"seeker", {}};
+    if (seek_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(seek_after)});
+    f.ops.push_back(oplang::Seek{kTopic, "s0", 0});  // replays everything from 0
+    p.fibers.push_back(std::move(f));
+  }
   return p;
 }
 

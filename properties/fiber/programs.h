@@ -57,6 +57,8 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 ///   publish t m             (setup_messages times)
 ///   fiber pub0              ([advance GAP] publish t m, as often as it publishes)
 ///   fiber unsub             (yield N, then unsubscribe t s1)
+///   fiber late              (yield N, then subscribe t late max=3 script=s0's: start=end)
+///   fiber seeker            (yield N, then seek t s0 0)
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
@@ -68,6 +70,8 @@ struct PushScript {
   int setup_messages = 0;                       // published by the setup, after subscribing
   int publish_gap = 0;                          // ms each publisher waits before each publish
   bool shutdown = false;                        // destroy the broker after the fibers (R16)
+  int late_after = -1;  // -1: none; else a fiber yields this often, then subscribes `late`
+  int seek_after = -1;  // -1: none; else a fiber yields this often, then seeks s0 to 0
   [[nodiscard]] oplang::Program program() const;
 };
 
