@@ -1,12 +1,12 @@
 #include "broker/clock.h"
 
-#include <chrono>
+#include "sync/sync.h"
 
 namespace broker {
 
-Time SteadyClock::now() const {
-  return Time{
-      std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch())};
-}
+// The back-end's steady time: std::chrono::steady_clock, or the fiber runtime's virtual
+// clock in broker_fiber, so deadlines that poll_wait and auto expiry take from the clock
+// agree with the waits they do.
+Time SteadyClock::now() const { return Time{sync::steady_now()}; }
 
 }  // namespace broker

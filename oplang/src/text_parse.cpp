@@ -602,4 +602,35 @@ Program parse_program(std::string_view text) {
   return out;
 }
 
+std::vector<Program> parse_programs(std::string_view text) {
+  // Split before every unindented `broker` line but the first; each part keeps its line
+  // numbers (blank lines stand in for the parts above it).
+  std::vector<std::size_t> starts = {0};
+  std::vector<std::size_t> start_lines = {0};
+  std::size_t line_no = 0, begin = 0;
+  bool seen_broker = false;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(begin, end - begin);
+    const bool broker_line =
+        line.substr(0, 6) == "broker" && (line.size() == 6 || line[6] == ' ' || line[6] == '\t');
+    if (broker_line && seen_broker) {
+      starts.push_back(begin);
+      start_lines.push_back(line_no);
+    }
+    seen_broker = seen_broker || broker_line;
+    ++line_no;
+    begin = end + 1;
+  }
+  starts.push_back(text.size());
+  std::vector<Program> out;
+  for (std::size_t i = 0; i + 1 < starts.size(); ++i) {
+    const std::string part = std::string(start_lines[i], '\n') +
+                             std::string(text.substr(starts[i], starts[i + 1] - starts[i]));
+    out.push_back(parse_program(part));
+  }
+  return out;
+}
+
 }  // namespace oplang

@@ -255,4 +255,10 @@ std::string print(const Program& program) {
   return out;
 }
 
+std::string print(const std::vector<Program>& programs) {
+  std::string out;
+  for (const Program& p : programs) out += print(p);
+  return out;
+}
+
 }  // namespace oplang

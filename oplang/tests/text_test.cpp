@@ -303,5 +303,24 @@ TEST(TextTest, NeverCrashesOnTruncations) {
   }
 }
 
+TEST(TextTest, SeveralProgramsSplitAtEachBrokerLineAndRoundTrip) {
+  const std::string text =
+      "# two brokers\nbroker lane shutdown\ncreate_topic t\nfiber f\n  publish t m\n"
+      "broker sync\ncreate_topic u\n";
+  const std::vector<Program> programs = parse_programs(text);
+  ASSERT_EQ(programs.size(), 2u);
+  EXPECT_TRUE(programs[0].broker.shutdown);
+  EXPECT_EQ(programs[0].fibers.size(), 1u);
+  EXPECT_EQ(programs[1].broker.dispatcher, BrokerSpec::Dispatcher::kSynchronous);
+  EXPECT_EQ(parse_programs(print(programs)), programs);
+  // Errors count lines from the top of the whole text.
+  try {
+    parse_programs("broker sync\nbroker lane\nnope\n");
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace oplang

@@ -29,11 +29,14 @@ constexpr std::string_view kUsage = R"(usage: fiber-replay [--schedule SCHEDULE]
 Runs a concurrent program of the operation language on the real broker (the
 fiber back-end) under one deterministic fiber schedule, prints every call and
 handler call with its logical ticks and result, then the verdict of the
-concurrent checkers (lost, duplicated-beyond-redelivery, double-held,
-acked-came-back, nonmonotonic, delivery-after-unsubscribe, counters, stuck,
-deadlock / livelock). The program form is in oplang/include/oplang/text.h:
+concurrent checkers (lost, unexpected, duplicated-beyond-redelivery, double-held,
+acked-came-back, nonmonotonic, poll-skip, delivery-after-unsubscribe, counters,
+stuck, late-start, early-start, start-after-shutdown, early-return, deadlock /
+livelock; SPEC.md "Anomalies"). The program form is in oplang/include/oplang/text.h;
+each further `broker` line starts another program, run side by side on its own
+broker in the same run:
 
-  broker lane                      # sync | lane | pool [threads=N] [timeout=MS] [backoff=MS]
+  broker lane                      # sync | lane | pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]
   create_topic t                   # lines before the first fiber run first, in order
   subscribe t s0 max=3 start=begin script=[reject,stall(20)]
   fiber pub0                       # then every fiber runs its indented ops
@@ -119,15 +122,15 @@ int main(int argc, char** argv) {
   const std::string name = *path == "-" ? "<stdin>" : *path;
   const std::optional<std::string> text = oplang::read_source(*path, std::cerr);
   if (!text) return kBadInput;
-  oplang::Program program;
+  std::vector<oplang::Program> programs;  // one per `broker` line, side by side
   try {
-    program = oplang::parse_program(*text);
+    programs = oplang::parse_programs(*text);
   } catch (const oplang::ParseError& e) {
     std::cerr << name << ":" << e.what() << "\n";
     return kBadInput;
   }
 
-  const fiberprop::ProgramRun run = fiberprop::run_program(program, schedule);
+  const fiberprop::ProgramRun run = fiberprop::run_programs(programs, schedule);
   std::cout << "schedule: " << fiber::to_string(schedule) << "\n"
             << "history (invoke..return tick, who, call -> result):\n"
             << run.history << "run: " << fiber::to_string(run.run.outcome) << " after "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -1100,52 +1101,84 @@ std::string history_text(const Recorder& h) {
 }  // namespace
 
 ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& schedule) {
-  auto rec = std::make_shared<Recorder>();
-  rec->plan = make_plan(program);
-  auto ctx = std::make_shared<Ctx>();
-  ctx->rec = rec;
-  auto shared = std::make_shared<const oplang::Program>(program);
+  return run_programs({program}, schedule);
+}
+
+ProgramRun run_programs(const std::vector<oplang::Program>& programs,
+                        const fiber::Schedule& schedule) {
+  auto shared = std::make_shared<const std::vector<oplang::Program>>(programs);
+  std::vector<std::shared_ptr<Ctx>> ctxs;
+  std::vector<std::function<void()>> bodies;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    auto ctx = std::make_shared<Ctx>();
+    ctx->rec = std::make_shared<Recorder>();
+    ctx->rec->plan = make_plan(programs[i]);
+    ctxs.push_back(ctx);
+    bodies.push_back([shared, ctx, i] { body((*shared)[i], *ctx); });
+  }
   ProgramRun out;
-  out.run = fiber::run_fibers({[shared, ctx] { body(*shared, *ctx); }}, schedule);
+  out.run = fiber::run_fibers(bodies, schedule);
+  const bool several = programs.size() > 1;
+  auto label = [&](std::size_t i) { return "broker " + std::to_string(i + 1) + ": "; };
   // A deadlocked run's fibers never resume: what they recorded so far is safe to read.
-  out.history = history_text(*rec);
+  for (std::size_t i = 0; i < programs.size(); ++i)
+    out.history += (several ? label(i) + "\n" : "") + history_text(*ctxs[i]->rec);
   if (!out.run.ok()) {
     out.failures = "run-failed: " + std::string(fiber::to_string(out.run.outcome));
     if (out.run.error) out.failures += " (exception in " + out.run.error_fiber + ")";
-    out.failures += "\n" + rec->errors;
+    out.failures += "\n";
+    for (std::size_t i = 0; i < programs.size(); ++i)
+      out.failures += several ? tagged(ctxs[i]->rec->errors, label(i)) : ctxs[i]->rec->errors;
     out.checked = "checked: completion";
     return out;
   }
-  DispatcherTiming timing;
-  timing.pool = program.broker.dispatcher == Dispatcher::kPool;
-  timing.threads = timing.pool                                      ? program.broker.threads
-                   : program.broker.dispatcher == Dispatcher::kLane ? 1
-                                                                    : 0;
-  timing.backoff_ms = program.broker.backoff;
-  timing.timeout_ms = timing.pool ? program.broker.timeout : 0;
-  timing.lanes = rec->push.size();
-  timing.shutdown_began = rec->shutdown_began;
-  timing.shutdown_returned = rec->shutdown_returned;
-  out.failures = judge(*rec, timing, out.checked);
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const oplang::Program& program = programs[i];
+    const Recorder& rec = *ctxs[i]->rec;
+    DispatcherTiming timing;
+    timing.pool = program.broker.dispatcher == Dispatcher::kPool;
+    timing.threads = timing.pool                                      ? program.broker.threads
+                     : program.broker.dispatcher == Dispatcher::kLane ? 1
+                                                                      : 0;
+    timing.backoff_ms = program.broker.backoff;
+    timing.timeout_ms = timing.pool ? program.broker.timeout : 0;
+    timing.lanes = rec.push.size();
+    timing.shutdown_began = rec.shutdown_began;
+    timing.shutdown_returned = rec.shutdown_returned;
+    std::string checked;
+    const std::string failures = judge(rec, timing, checked);
+    out.failures += several ? tagged(failures, label(i)) : failures;
+    out.checked += (several ? (i ? "\n" : "") + label(i) : "") + checked;
+  }
   return out;
 }
 
-std::string replay_command(const oplang::Program& program, const fiber::Schedule& schedule) {
+std::string replay_command(const std::vector<oplang::Program>& programs,
+                           const fiber::Schedule& schedule) {
   return std::string("replay: ") + FIBER_REPLAY_PATH + " --schedule '" +
-         fiber::to_string(schedule) + "' - <<'EOF'\n" + oplang::print(program) + "EOF\n";
+         fiber::to_string(schedule) + "' - <<'EOF'\n" + oplang::print(programs) + "EOF\n";
 }
 
-std::string failure_report(const ProgramRun& run, const oplang::Program& program) {
+std::string replay_command(const oplang::Program& program, const fiber::Schedule& schedule) {
+  return replay_command(std::vector<oplang::Program>{program}, schedule);
+}
+
+std::string failure_report(const ProgramRun& run, const std::vector<oplang::Program>& programs) {
   std::string out = run.failures;
-  out += "program:\n" + indent(oplang::print(program), "  ");
+  out += (programs.size() > 1 ? "programs (one broker each):\n" : "program:\n") +
+         indent(oplang::print(programs), "  ");
   out += "run: " + std::string(fiber::to_string(run.run.outcome)) + " after " +
          std::to_string(run.run.steps) + " scheduling points\n";
   if (run.run.error) out += "  exception in " + run.run.error_fiber + "\n";
   out += run.run.report;
   out += "schedule: " + fiber::to_string(run.run.schedule) + "\n";
   out += "  same run as a walk: " + fiber::to_string(fiber::Schedule::walk(run.run.choices)) + "\n";
-  out += replay_command(program, run.run.schedule);
+  out += replay_command(programs, run.run.schedule);
   return out;
+}
+
+std::string failure_report(const ProgramRun& run, const oplang::Program& program) {
+  return failure_report(run, std::vector<oplang::Program>{program});
 }
 
 }  // namespace fiberprop

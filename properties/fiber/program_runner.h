@@ -29,6 +29,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "fiber/run.h"
 #include "fiber/schedule.h"
@@ -47,15 +48,23 @@ struct ProgramRun {
 
 /// Plays `program` under `schedule` and judges it (see above).
 ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& schedule);
+/// Plays several programs in one run, each on its own broker, their fibers interleaved by
+/// one schedule (brokers in one process must not disturb each other); judges each, and
+/// prefixes every anomaly and history with "broker N: ".
+ProgramRun run_programs(const std::vector<oplang::Program>& programs,
+                        const fiber::Schedule& schedule);
 
 /// The command that replays `program` under `schedule`, self-contained (a here-document):
 ///   replay: <build>/properties_fiber/fiber-replay --schedule '...' - <<'EOF'
 ///   ...program text...
 ///   EOF
 std::string replay_command(const oplang::Program& program, const fiber::Schedule& schedule);
+std::string replay_command(const std::vector<oplang::Program>& programs,
+                           const fiber::Schedule& schedule);
 
 /// A failure report: the anomaly lines, the program (under a line `program:`, indented two
 /// spaces), the run's outcome and schedule, and the replay command.
 std::string failure_report(const ProgramRun& run, const oplang::Program& program);
+std::string failure_report(const ProgramRun& run, const std::vector<oplang::Program>& programs);
 
 }  // namespace fiberprop

@@ -24,6 +24,19 @@ RC_GTEST_PROP(FiberTiming, ThreadedDispatchersKeepTheirTimingAndShutdownRules, (
   if (!run.ok()) RC_FAIL(failure_text(run, program));
 }
 
+// Several brokers in one process: a push program, a pull program and a timed push program,
+// each on its own broker, their fibers interleaved by one schedule. Each must keep its own
+// contract (no shared state between brokers: re-entrancy marks, wait graphs, timers).
+RC_GTEST_PROP(FiberBrokers, BrokersInOneProcessKeepTheirContractsApart, ()) {
+  const bool swarm = *rc::gen::arbitrary<bool>();
+  const std::vector<oplang::Program> programs = {(*gen_push_script(swarm)).program(),
+                                                 (*gen_pull_script(swarm)).program(),
+                                                 (*gen_timed_push_script(swarm)).program()};
+  const fiber::Schedule schedule = pick_schedule(*gen_schedule());
+  const ProgramRun run = run_programs(programs, schedule);
+  if (!run.ok()) RC_FAIL("\n" + failure_report(run, programs));
+}
+
 // This property found PoolCore::run_timer growing `workers` while walking it (a handler
 // overrunning handler_timeout crashed the process); fixed, and kept as the regression
 // test PoolHandlerOverrunIsAFailureNotACrash below.

@@ -50,6 +50,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "oplang/ops.h"
 #include "oplang/program.h"
@@ -85,6 +86,11 @@ Script parse(std::string_view text);
 std::string print(const Program& program);
 /// Parses a program; throws ParseError on the first malformed line. Never crashes.
 Program parse_program(std::string_view text);
+/// Several programs, each starting at its own `broker` line (one process, one broker each,
+/// run side by side by fiber-replay); line numbers in errors count from the top of `text`.
+std::vector<Program> parse_programs(std::string_view text);
+/// Programs one after another (parse_programs(print(ps)) == ps).
+std::string print(const std::vector<Program>& programs);
 
 /// The text of a script or program file, or of standard input when path is "-"; none after
 /// writing one line to `errors` that says why it cannot be read (a directory, cannot open,
