@@ -372,7 +372,8 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     const oplang::Step step = step_no < script.size() ? script[step_no] : oplang::Step{};
     std::string text = "handler " + oplang::format_value(self.first) + " " +
                        std::to_string(d.message->offset) + "#" + std::to_string(d.attempt) +
-                       " step " + std::to_string(step_no + 1) + ": " + oplang::print(step);
+                       " at t=" + std::to_string(h.handlers[me].enter_ms) + " step " +
+                       std::to_string(step_no + 1) + ": " + oplang::print(step);
     const std::size_t line = h.lines.size();  // pending until the handler returns
     h.lines.push_back({h.handlers[me].enter, 0, self.second, text});
     const std::string effect = run_effect(*c, step, self);
@@ -737,12 +738,14 @@ std::vector<int> checked_push(const Recorder& h) {
 // The liveness bound in virtual time (R15, hot/cold): every handler script ends in `confirm`
 // forever, so each message needs at most D offers per subscription (max_deliveries, or the
 // script's length + 1 without a limit), each taking at most the longest stall (a pool caps it
-// at the handler timeout and its grace) and a back-off; seeks in handlers may replay all of
+// at the handler timeout and its grace) and a back-off; every seek (an op or a handler
+// step) may replay all of
 // it. B = messages x subscriptions x D x (stall + back-off + 1) x (1 + seeks) + 1 s.
 std::int64_t liveness_bound_ms(const oplang::Program& p) {
   std::int64_t messages = 0, subs = 0, deliveries = 1, longest = 0, seeks = 0;
   auto scan = [&](const oplang::Op& op) {
     if (std::holds_alternative<oplang::Publish>(op)) ++messages;
+    if (std::holds_alternative<oplang::Seek>(op)) ++seeks;
     const auto* o = std::get_if<oplang::Subscribe>(&op);
     if (o == nullptr) return;
     ++subs;

@@ -32,7 +32,7 @@ bool has(const std::string& text, const std::string& what) {
 // A push handler call on attempt 3 (the last, max=3) that failed: a dead letter.
 bool push_dead_letter(const std::string& history) {
   std::size_t at = 0;
-  while ((at = history.find("#3 step", at)) != std::string::npos) {
+  while ((at = history.find("#3 at t=", at)) != std::string::npos) {
     const std::size_t eol = history.find('\n', at);
     const std::string line = history.substr(at, eol - at);
     if (has(line, "-> false") || has(line, "-> throws")) return true;

@@ -108,7 +108,9 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
     if (t.shutdown_began != 0 && c.enter > t.shutdown_began) continue;  // R16's business
     by_sub[c.sub].push_back(&c);                                        // in entry order
   }
-  for (const auto& [sub, calls] : by_sub) {
+  for (const auto& entry : by_sub) {
+    const int sub = entry.first;
+    const std::vector<const HandlerCall*>& calls = entry.second;  // lambdas below capture it
     auto name = h.sub_names.find(sub);
     const std::string who = (name != h.sub_names.end() ? name->second : "s" + std::to_string(sub));
     const auto un = h.unsubscribed_at.find(sub);
