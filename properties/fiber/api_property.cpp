@@ -33,6 +33,9 @@ struct ApiOp {
     kDeadLetters,
     kTopics,
     kDrain,
+    kPollWait,
+    kWaitIdle,
+    kWaitDelivered,
     kCount
   };
   Kind kind;
@@ -54,7 +57,8 @@ const std::initializer_list<std::pair<std::size_t, ApiOp::Kind>> kKindWeights = 
     {2, ApiOp::kUnsubscribe},   {2, ApiOp::kSeek},          {1, ApiOp::kStats},
     {2, ApiOp::kSubscriptions}, {2, ApiOp::kSubscribePull}, {1, ApiOp::kPoll},
     {1, ApiOp::kAck},           {1, ApiOp::kExpire},        {1, ApiOp::kDeadLetters},
-    {1, ApiOp::kTopics},        {1, ApiOp::kDrain}};
+    {1, ApiOp::kTopics},        {1, ApiOp::kDrain},         {1, ApiOp::kPollWait},
+    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}};
 
 rc::Gen<ApiScript> gen_script() {
   auto op = rc::gen::build<ApiOp>(
@@ -148,6 +152,15 @@ void append(oplang::Script& out, const ApiOp& op, int caller) {
       break;
     case ApiOp::kDrain:
       out.push_back(oplang::Drain{});
+      break;
+    case ApiOp::kPollWait:
+      out.push_back(oplang::PollWait{kTopic, pull_name(op.arg % 2), who, 2, 10});
+      break;
+    case ApiOp::kWaitIdle:
+      out.push_back(oplang::WaitIdle{20});
+      break;
+    case ApiOp::kWaitDelivered:
+      out.push_back(oplang::WaitDelivered{20});
       break;
     case ApiOp::kCount:
       break;

@@ -99,6 +99,8 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
         rc::gen::set(
             &PushScript::late_after,
             rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+        rc::gen::set(&PushScript::retention,
+                     rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
         rc::gen::set(
             &PushScript::seek_after,
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));
@@ -123,6 +125,8 @@ inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
                      rc::gen::weightedOneOf<int>(
                          {{1, rc::gen::inRange(0, 4)}, {1, rc::gen::inRange(30, 40)}})),
         rc::gen::set(&PushScript::publish_gap, rc::gen::element(0, 0, 3, 30)),
+        rc::gen::set(&PushScript::retention,
+                     rc::gen::weightedElement<std::size_t>({{5, 0}, {1, 3}, {1, 20}})),
         rc::gen::set(&PushScript::shutdown,
                      rc::gen::weightedElement<bool>({{3, false}, {1, true}})),
         rc::gen::set(

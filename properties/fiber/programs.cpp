@@ -128,7 +128,7 @@ oplang::Program PushScript::program() const {
   p.broker.shutdown = shutdown;
   std::size_t messages = static_cast<std::size_t>(setup_messages);
   for (int n : publishers) messages += static_cast<std::size_t>(n);
-  p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
+  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
   for (std::size_t s = 0; s < handlers.size(); ++s) {
     oplang::Subscribe sub;
     sub.topic = kTopic;

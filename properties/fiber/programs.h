@@ -52,7 +52,7 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 /// handler's script (steps, then confirm forever) far enough for every call the run can make
 /// (messages x max_deliveries):
 ///   broker lane|pool [threads=N] [timeout=50] [backoff=MS] [shutdown]
-///   create_topic t
+///   create_topic t [messages=N]
 ///   subscribe t s0 max=3 start=begin script=[confirm,reject,stall(20),stall(80),...]
 ///   publish t m             (setup_messages times)
 ///   fiber pub0              ([advance GAP] publish t m, as often as it publishes)
@@ -70,8 +70,9 @@ struct PushScript {
   int setup_messages = 0;                       // published by the setup, after subscribing
   int publish_gap = 0;                          // ms each publisher waits before each publish
   bool shutdown = false;                        // destroy the broker after the fibers (R16)
-  int late_after = -1;  // -1: none; else a fiber yields this often, then subscribes `late`
-  int seek_after = -1;  // -1: none; else a fiber yields this often, then seeks s0 to 0
+  int late_after = -1;        // -1: none; else a fiber yields this often, then subscribes `late`
+  int seek_after = -1;        // -1: none; else a fiber yields this often, then seeks s0 to 0
+  std::size_t retention = 0;  // retention_messages of t (0: none)
   [[nodiscard]] oplang::Program program() const;
 };
 
