@@ -5,29 +5,13 @@
 #include <limits>
 #include <sstream>
 
+#include "failures.h"
+
 namespace fiberprop {
 namespace {
 
 using broker::Offset;
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-
-// Collects failures, at most a few per name.
-class Failures {
- public:
-  std::ostringstream& add(const char* name) {
-    if (++count_[name] <= 3) {
-      out_ << name << ": ";
-      return out_;
-    }
-    return sink_;
-  }
-  std::string str() const { return out_.str(); }
-
- private:
-  std::map<std::string, int> count_;
-  std::ostringstream out_;
-  std::ostringstream sink_;
-};
 
 std::string name_of(const std::map<int, std::string>& names, int id, const std::string& prefix) {
   auto it = names.find(id);

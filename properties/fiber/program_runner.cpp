@@ -517,21 +517,8 @@ class Exec {
     call([&] { return std::to_string(c_.b->drain()); });
   }
   void operator()(const oplang::Poll& o) {
-    Recorder& h = rec();
-    PullCall pc(PullCall::Kind::kPoll, h.member_id(o.member), 0);
-    pc.max = o.max;
-    pc.invoke_ms = broker::sync::steady_now().count();
-    const Called r = call([&] {
-      const std::vector<broker::Received> got = c_.b->poll(o.topic, o.sub, o.member, o.max, now());
-      pc.ret_ms = broker::sync::steady_now().count();
-      auto& hand = h.hands[{o.topic, o.sub, o.member}];
-      for (const broker::Received& x : got) {
-        pc.got.push_back({x.message->offset, x.attempt});
-        hand.push_back(x.message->offset);
-      }
-      return text_of(got);
-    });
-    if (r.ok) keep({o.topic, o.sub}, std::move(pc), r, {});
+    poll(o.topic, o.sub, o.member, o.max, false,
+         [&] { return c_.b->poll(o.topic, o.sub, o.member, o.max, now()); });
   }
   void operator()(const oplang::Ack& o) {
     settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which);
@@ -586,23 +573,9 @@ class Exec {
   }
   // poll_wait: recorded like poll (a kPoll PullCall; what it got goes into the member's hand).
   void operator()(const oplang::PollWait& o) {
-    Recorder& h = rec();
-    PullCall pc(PullCall::Kind::kPoll, h.member_id(o.member), 0);
-    pc.max = o.max;
-    pc.wait = true;
-    pc.invoke_ms = broker::sync::steady_now().count();
-    const Called r = call([&] {
-      const std::vector<broker::Received> got =
-          c_.b->poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout});
-      pc.ret_ms = broker::sync::steady_now().count();
-      auto& hand = h.hands[{o.topic, o.sub, o.member}];
-      for (const broker::Received& x : got) {
-        pc.got.push_back({x.message->offset, x.attempt});
-        hand.push_back(x.message->offset);
-      }
-      return text_of(got);
+    poll(o.topic, o.sub, o.member, o.max, true, [&] {
+      return c_.b->poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout});
     });
-    if (r.ok) keep({o.topic, o.sub}, std::move(pc), r, {});
   }
   void operator()(const oplang::WaitIdle& o) {
     call([&] { return text_of(c_.b->wait_idle(broker::Millis{o.timeout})); });
@@ -649,6 +622,29 @@ class Exec {
     h.lines[line].ret = c.ret;
     h.lines[line].text = text + " -> " + result;
     return c;
+  }
+
+  // A poll or poll_wait (`take` makes the call): recorded as a kPoll PullCall with its
+  // virtual times; what it got goes into the member's hand.
+  template <typename Take>
+  void poll(const std::string& topic, const std::string& sub, const std::string& member,
+            std::size_t max, bool wait, Take&& take) {
+    Recorder& h = rec();
+    PullCall pc(PullCall::Kind::kPoll, h.member_id(member), 0);
+    pc.max = max;
+    pc.wait = wait;
+    pc.invoke_ms = broker::sync::steady_now().count();
+    const Called r = call([&] {
+      const std::vector<broker::Received> got = take();
+      pc.ret_ms = broker::sync::steady_now().count();
+      auto& hand = h.hands[{topic, sub, member}];
+      for (const broker::Received& x : got) {
+        pc.got.push_back({x.message->offset, x.attempt});
+        hand.push_back(x.message->offset);
+      }
+      return text_of(got);
+    });
+    if (r.ok) keep({topic, sub}, std::move(pc), r, {});
   }
 
   void keep(Key sub, PullCall pc, const Called& r, std::vector<broker::Expired> expired) {
@@ -833,6 +829,9 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
                            text_of(got)});
     h.pull.push_back(std::move(c));
     if (got.empty() && !expired_any) return;
+    if (round == 99)  // a worker that polls and acks in a loop must see the end (liveness)
+      h.errors += "stuck: " + sub.second +
+                  ": a final worker polling and acking 100 rounds still got messages back\n";
     for (const auto& r : got) {
       PullRecord a{sub, PullCall(PullCall::Kind::kAck, w, h.tick()), {}};
       a.call.offset = r.message->offset;

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "fiber/schedule.h"
 #include "generators.h"
@@ -27,6 +28,18 @@ using Corners = std::map<std::string, std::function<bool(const std::string& hist
 
 bool has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
 }
 
 // A push handler call on attempt 3 (the last, max=3) that failed: a dead letter.
@@ -44,12 +57,7 @@ bool push_dead_letter(const std::string& history) {
 // Two failing handler calls in a row of one subscription: a back-off.
 bool push_back_off(const std::string& history) {
   std::map<std::string, int> row;
-  std::size_t begin = 0;
-  while (begin < history.size()) {
-    std::size_t end = history.find('\n', begin);
-    if (end == std::string::npos) end = history.size();
-    const std::string line = history.substr(begin, end - begin);
-    begin = end + 1;
+  for (const std::string& line : lines_of(history)) {
     const std::size_t at = line.find(" handler ");
     if (at == std::string::npos) continue;
     const std::string before = line.substr(0, at);
@@ -80,12 +88,7 @@ bool worker_expired(const std::string& history) {
 int most_held(const std::string& history) {
   std::map<std::string, int> hand;
   int most = 0;
-  std::size_t begin = 0;
-  while (begin < history.size()) {
-    std::size_t end = history.find('\n', begin);
-    if (end == std::string::npos) end = history.size();
-    const std::string line = history.substr(begin, end - begin);
-    begin = end + 1;
+  for (const std::string& line : lines_of(history)) {
     if (has(line, "(final)")) continue;
     std::size_t w = line.find(" w");
     if (w == std::string::npos) continue;
@@ -133,6 +136,19 @@ void compare(const char* what, const Corners& corners, const std::map<std::strin
 
 constexpr int kCases = 2000;
 
+// Runs kCases programs from `gen(swarm)` both ways (same seeds and sizes) and compares.
+template <typename GenOf>
+void uniform_against_swarm(const char* what, const Corners& corners, GenOf gen, int min_better) {
+  auto make = [&](bool swarm) {
+    return [&, swarm](std::uint64_t seed, int size) {
+      return gen(swarm)(rc::Random(seed), size).value().program();
+    };
+  };
+  const auto uniform = tally(corners, kCases, make(false));
+  const auto swarm = tally(corners, kCases, make(true));
+  compare(what, corners, uniform, swarm, kCases, min_better);
+}
+
 TEST(FiberSwarm, PullSwarmCasesReachLongRunCornersMoreOften) {
   const Corners corners = {
       {"third offer of a message", [](const std::string& h) { return has(h, "#3@"); }},
@@ -140,14 +156,7 @@ TEST(FiberSwarm, PullSwarmCasesReachLongRunCornersMoreOften) {
       {"a worker's expire took a message back", worker_expired},
       {"a worker held 4 messages at once", [](const std::string& h) { return most_held(h) >= 4; }},
       {"poll_wait that waited", [](const std::string& h) { return has(h, "timeout=20 -> []"); }}};
-  auto make = [](bool swarm) {
-    return [swarm](std::uint64_t seed, int size) {
-      return gen_pull_script(swarm)(rc::Random(seed), size).value().program();
-    };
-  };
-  const auto uniform = tally(corners, kCases, make(false));
-  const auto swarm = tally(corners, kCases, make(true));
-  compare("pull", corners, uniform, swarm, kCases, 1);
+  uniform_against_swarm("pull", corners, gen_pull_script, 1);
 }
 
 TEST(FiberSwarm, PushSwarmCasesReachLongRunCornersMoreOften) {
@@ -155,14 +164,7 @@ TEST(FiberSwarm, PushSwarmCasesReachLongRunCornersMoreOften) {
                            {"back-off (2 failures in a row)", push_back_off},
                            {"handler unsubscribed itself",
                             [](const std::string& h) { return has(h, ": unsubscribe"); }}};
-  auto make = [](bool swarm) {
-    return [swarm](std::uint64_t seed, int size) {
-      return gen_push_script(swarm)(rc::Random(seed), size).value().program();
-    };
-  };
-  const auto uniform = tally(corners, kCases, make(false));
-  const auto swarm = tally(corners, kCases, make(true));
-  compare("push", corners, uniform, swarm, kCases, 2);
+  uniform_against_swarm("push", corners, gen_push_script, 2);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
+
+#include "failures.h"
 
 namespace fiberprop {
 namespace {
@@ -72,23 +73,6 @@ bool threads_busy_throughout(const std::vector<HandlerCall>& all, int sub, std::
   }
   return true;
 }
-
-// Collects failures, at most a few per name.
-class Failures {
- public:
-  std::ostringstream& add(const char* name) {
-    if (++count_[name] <= 3) {
-      out_ << name << ": ";
-      return out_;
-    }
-    return sink_;
-  }
-  std::string str() const { return out_.str(); }
-
- private:
-  std::map<std::string, int> count_;
-  std::ostringstream out_, sink_;
-};
 
 std::string describe(const HandlerCall& c) {
   return "offset " + std::to_string(c.offset) + " attempt " + std::to_string(c.attempt);
