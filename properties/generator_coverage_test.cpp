@@ -23,7 +23,7 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   const Coverage& c = Coverage::get();
   std::printf("%s: %ld sequences, %ld steps (%.1f per sequence)\n", what, c.sequences, c.steps,
               static_cast<double>(c.steps) / c.sequences);
-  EXPECT_EQ(c.steps_by_kind.size(), 19u) << "every op kind must appear";
+  EXPECT_EQ(c.steps_by_kind.size(), 23u) << "every op kind must appear";
   for (const auto& [kind, n] : c.steps_by_kind) {
     const double share = 100.0 * n / c.steps;
     std::printf("  step %-14s %5.1f%%\n", kind.c_str(), share);
@@ -31,14 +31,15 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   }
 }
 
-// Uniformly a kind listed once is 1/21 of the steps (4.8%); in swarm sequences the kinds a
-// sequence keeps share its steps, the always-kept ones (publish, subscribe) get more.
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastFourPercentOfUniformSteps) {
-  expect_step_shares("every operation, uniform", Swarm::kUniform, 4.0);
+// Uniformly a kind listed once is 1/25 of the steps (4.0%; measured 3.9-4.1%); in swarm
+// sequences the kinds a sequence keeps share its steps, the always-kept ones (publish,
+// subscribe) get more (the others measured 3.0-3.6%). The floors sit a little below.
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastThreeAndAHalfPercentOfUniformSteps) {
+  expect_step_shares("every operation, uniform", Swarm::kUniform, 3.5);
 }
 
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfSwarmSteps) {
-  expect_step_shares("every operation, swarm", Swarm::kSwarm, 2.0);
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoAndAHalfPercentOfSwarmSteps) {
+  expect_step_shares("every operation, swarm", Swarm::kSwarm, 2.5);
 }
 
 TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
@@ -50,34 +51,38 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   const Coverage& c = Coverage::get();
   std::printf("%ld sequences, %ld of them swarm\n", c.sequences, c.swarm_sequences);
   // Minimum share of all sequences that must reach each state (percent). Measured shares
-  // are about twice these (see the printout), so a fifth of the budget still passes.
+  // are about twice these (see the printout; set from a run at budget x1 on 2026-12-01), so
+  // a fifth of the budget, with its wider spread, still passes.
   const std::map<std::string, double> wanted = {
-      {"redelivery", 20},
-      {"dead letter", 5},
-      {"seek", 30},
-      {"retention gap", 5},
+      {"redelivery", 10},
+      {"dead letter", 3},
+      {"seek", 18},
+      {"retention gap", 3},
       {"typed error", 80},
-      {"unsubscribe in handler", 5},
+      {"unsubscribe in handler", 7},
       {"publish in handler", 5},
-      {"expired back", 3},
-      {"ack accepted", 5},
-      {"filtered", 5},
+      {"expired back", 2},
+      {"ack accepted", 3},
+      {"filtered", 4},
       {"seek in handler", 2},
       // R10/R12/R13 (seek, stats, dead_letters by a group's name), R9, R13
-      {"by group name", 8},
-      {"unsubscribe unknown topic", 8},
-      {"committed behind cursor", 5},
+      {"by group name", 6},
+      {"unsubscribe unknown topic", 7},
+      {"committed behind cursor", 4},
       // issue 13: poll_wait, the waits, broker::idempotent()
-      {"poll_wait received", 3},
-      {"poll_wait invalid argument", 3},
-      {"wait: work left", 10},
-      {"wait: nothing left", 10},
-      {"idempotent repeat", 2},
+      {"poll_wait received", 5},
+      {"poll_wait invalid argument", 6},
+      {"wait: work left", 15},
+      {"wait: nothing left", 20},
+      {"idempotent repeat", 1.5},
+      // issue 13: the observations (subscriptions, end_offset, oldest_offset)
+      {"observation unknown topic", 15},
+      {"oldest offset moved", 3},
   };
   for (const auto& [state, min_share] : wanted) {
     auto it = c.sequences_reaching.find(state);
     const double share = it == c.sequences_reaching.end() ? 0 : 100.0 * it->second / c.sequences;
-    std::printf("  reached %-26s %5.1f%% of %ld sequences (want >= %.0f%%)\n", state.c_str(), share,
+    std::printf("  reached %-26s %5.1f%% of %ld sequences (want >= %.1f%%)\n", state.c_str(), share,
                 c.sequences, min_share);
     EXPECT_GE(share, min_share) << state;
   }

@@ -9,13 +9,14 @@ namespace props {
 
 using namespace oplang;  // NOLINT: op kinds read as lists below
 
-/// Every operation; the kinds that build state listed twice. Uniformly each kind is >= 4% of
-/// steps (one listed once is 1/21).
+/// Every operation, the observations (subscriptions, topics, end_offset, oldest_offset)
+/// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/25 of
+/// the steps (4%).
 inline void every_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
                              SubscribePull, Unsubscribe, Seek, Drain, Poll, PollWait, Ack, Nack,
                              Extend, Expire, Advance, GetStats, GetDeadLetters, WaitIdle,
-                             WaitDelivered>(swarm);
+                             WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset>(swarm);
 }
 
 /// Push delivery: scripted (and idempotent) handlers that fail, throw, unsubscribe, publish
@@ -34,10 +35,12 @@ inline void pull_delivery(Swarm swarm = Swarm::kHalf) {
                              Advance, Seek, GetStats, GetDeadLetters>(swarm);
 }
 
-/// Retention and seek: small logs, subscriptions behind the oldest kept offset.
+/// Retention and seek: small logs, subscriptions behind the oldest kept offset, and the
+/// log's edges (end_offset, oldest_offset) as retention moves them.
 inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull, Seek,
-                             Seek, Drain, Poll, Ack, GetStats, WaitDelivered>(swarm);
+                             Seek, Drain, Poll, Ack, GetStats, WaitDelivered, EndOffset,
+                             OldestOffset>(swarm);
 }
 
 }  // namespace props

@@ -369,4 +369,40 @@ oplang::Op gen_op<oplang::GetDeadLetters>(const Hints& h) {
   return oplang::GetDeadLetters{topic, gen_position_name(h, topic)};
 }
 
+namespace {
+
+// The observations' topic: a quarter of the time one that does not exist (a pool topic not
+// created, else a name outside the pool), so UnknownTopic is compared too; else gen_topic.
+std::string gen_observed_topic(const Hints& h) {
+  if (*g::inRange(0, 4) != 0) return gen_topic(h);
+  std::vector<std::string> unknown;
+  const std::vector<std::string> known = h.model().topics();
+  for (const auto& t : kTopics) {
+    if (std::find(known.begin(), known.end(), t) == known.end()) unknown.push_back(t);
+  }
+  return unknown.empty() ? std::string("t9") : pick(unknown);
+}
+
+}  // namespace
+
+template <>
+oplang::Op gen_op<oplang::Subscriptions>(const Hints& h) {
+  return oplang::Subscriptions{gen_observed_topic(h)};
+}
+
+template <>
+oplang::Op gen_op<oplang::Topics>(const Hints&) {
+  return oplang::Topics{};
+}
+
+template <>
+oplang::Op gen_op<oplang::EndOffset>(const Hints& h) {
+  return oplang::EndOffset{gen_observed_topic(h)};
+}
+
+template <>
+oplang::Op gen_op<oplang::OldestOffset>(const Hints& h) {
+  return oplang::OldestOffset{gen_observed_topic(h)};
+}
+
 }  // namespace props

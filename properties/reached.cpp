@@ -27,6 +27,18 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (call.effect == "unsubscribe -> unknown_topic") states.insert("unsubscribe unknown topic");
   }
   if (std::holds_alternative<oplang::Seek>(op) && !outcome.error) states.insert("seek");
+  // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
+  const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
+                           std::holds_alternative<oplang::EndOffset>(op) ||
+                           std::holds_alternative<oplang::OldestOffset>(op);
+  if (observation && outcome.error == model::ErrorCode::kUnknownTopic) {
+    states.insert("observation unknown topic");
+  }
+  if (const auto* r = std::get_if<oplang::OffsetResult>(&outcome.value)) {
+    if (std::holds_alternative<oplang::OldestOffset>(op) && r->offset > 0) {
+      states.insert("oldest offset moved");
+    }
+  }
   if (std::holds_alternative<oplang::Unsubscribe>(op) &&
       outcome.error == model::ErrorCode::kUnknownTopic) {
     states.insert("unsubscribe unknown topic");

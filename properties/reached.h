@@ -11,7 +11,8 @@ namespace props {
 
 /// Collects the interesting states a run passed through (redelivery, dead letter, seek,
 /// retention gap, self-unsubscribe, a group found by its name, committed behind the cursor,
-/// an idempotent repeat, and corners that need long runs of one kind: 5 publishes in a row,
+/// an idempotent repeat, an observation of an unknown topic, an oldest offset that moved, and
+/// corners that need long runs of one kind: 5 publishes in a row,
 /// a drain that makes 5 handler calls, an offer's 3rd attempt, an expire that moves 2
 /// messages, a backlog of 5), judged from the model's outcomes.
 struct Reached {

@@ -196,6 +196,12 @@ struct BrokerRunner::Apply {
   oplang::Value operator()(const oplang::WaitDelivered& o) const {
     return oplang::BoolResult{b.wait_delivered(broker::Millis{o.timeout})};
   }
+  oplang::Value operator()(const oplang::EndOffset& o) const {
+    return oplang::OffsetResult{b.end_offset(o.topic)};
+  }
+  oplang::Value operator()(const oplang::OldestOffset& o) const {
+    return oplang::OffsetResult{b.oldest_offset(o.topic)};
+  }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>

@@ -37,6 +37,23 @@ TEST(ComparatorTest, AgreesOnStallYieldSubscriptionsAndTopics) {
   EXPECT_FALSE(diff.has_value()) << describe(*diff);
 }
 
+TEST(ComparatorTest, AgreesOnEndAndOldestOffsets) {
+  const auto diff =
+      first_difference(oplang::parse("end_offset t\n"
+                                     "create_topic t messages=2\n"
+                                     "end_offset t\n"
+                                     "oldest_offset t\n"
+                                     "publish t x\n"
+                                     "publish t y\n"
+                                     "publish t z\n"
+                                     "end_offset t\n"
+                                     "oldest_offset t\n"
+                                     "oldest_offset nope\n"
+                                     "delete_topic t\n"
+                                     "end_offset t\n"));
+  EXPECT_FALSE(diff.has_value()) << describe(*diff);
+}
+
 TEST(ComparatorTest, AgreesOnCommittedPositionsGroupNamesAndUnknownTopics) {
   const auto diff =
       first_difference(oplang::parse("create_topic t\n"

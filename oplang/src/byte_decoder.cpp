@@ -24,6 +24,10 @@ constexpr std::uint8_t kPollWait = 200;             // and 201
 constexpr std::uint8_t kWaitIdle = 202;             //
 constexpr std::uint8_t kWaitDelivered = 203;        //
 constexpr std::uint8_t kIdempotentSubscribe = 204;  // and 205
+constexpr std::uint8_t kSubscriptions = 206;        //
+constexpr std::uint8_t kTopicsKind = 207;           //
+constexpr std::uint8_t kEndOffset = 209;            // 208: a committed input reads it
+constexpr std::uint8_t kOldestOffset = 210;         //
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -108,6 +112,14 @@ oplang::Op read_op(Reader& r) {
       op.idempotent = true;
       return op;
     }
+    case kSubscriptions:
+      return Subscriptions{r.from(kTopics)};
+    case kTopicsKind:
+      return Topics{};
+    case kEndOffset:
+      return EndOffset{r.from(kTopics)};
+    case kOldestOffset:
+      return OldestOffset{r.from(kTopics)};
     default:
       break;
   }
@@ -306,10 +318,16 @@ struct OpWriter {
   void operator()(const oplang::WaitDelivered& op) {
     w.byte(kWaitDelivered), w.index_of(op.timeout, kWaits);
   }
-  // Not decoded (concurrent programs only): nothing is written for them.
+  void operator()(const oplang::Subscriptions& op) {
+    w.byte(kSubscriptions), w.name(op.topic, kTopics);
+  }
+  void operator()(const oplang::Topics&) { w.byte(kTopicsKind); }
+  void operator()(const oplang::EndOffset& op) { w.byte(kEndOffset), w.name(op.topic, kTopics); }
+  void operator()(const oplang::OldestOffset& op) {
+    w.byte(kOldestOffset), w.name(op.topic, kTopics);
+  }
+  // Not decoded (concurrent programs only): nothing is written for it.
   void operator()(const oplang::Yield&) {}
-  void operator()(const oplang::Subscriptions&) {}
-  void operator()(const oplang::Topics&) {}
 };
 
 }  // namespace

@@ -63,6 +63,8 @@ struct Apply {
   }
   Value operator()(const WaitIdle& o) const { return BoolResult{m.wait_idle(o.timeout)}; }
   Value operator()(const WaitDelivered& o) const { return BoolResult{m.wait_delivered(o.timeout)}; }
+  Value operator()(const EndOffset& o) const { return OffsetResult{m.end_offset(o.topic)}; }
+  Value operator()(const OldestOffset& o) const { return OffsetResult{m.oldest_offset(o.topic)}; }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>

@@ -513,11 +513,13 @@ class LineParser {
     if (name == "poll_wait") return poll_wait();
     if (name == "wait_idle") return WaitIdle{wait_timeout()};
     if (name == "wait_delivered") return WaitDelivered{wait_timeout()};
+    if (name == "end_offset") return EndOffset{value("a topic")};
+    if (name == "oldest_offset") return OldestOffset{value("a topic")};
     throw ParseError(line_, verb.column,
                      "an operation: create_topic, delete_topic, publish, subscribe, "
                      "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
                      "extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
-                     "wait_idle or wait_delivered");
+                     "wait_idle, wait_delivered, end_offset or oldest_offset");
   }
 
   std::vector<Token> tokens_;

@@ -201,6 +201,10 @@ struct Printer {
   std::string operator()(const WaitDelivered& o) const {
     return "wait_delivered" + timeout(o.timeout);
   }
+  std::string operator()(const EndOffset& o) const { return "end_offset " + format_value(o.topic); }
+  std::string operator()(const OldestOffset& o) const {
+    return "oldest_offset " + format_value(o.topic);
+  }
   static std::string timeout(Millis ms) { return ms == 0 ? "" : " timeout=" + std::to_string(ms); }
 };
 

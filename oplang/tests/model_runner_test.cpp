@@ -46,6 +46,27 @@ TEST(ModelRunnerTest, StallYieldAndNamesOfTheConcurrentVocabulary) {
   EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownTopic);
 }
 
+TEST(ModelRunnerTest, EndAndOldestOffsetsFollowPublishesAndRetention) {
+  const std::vector<Outcome> out =
+      run(parse("create_topic t messages=2\n"
+                "end_offset t\n"
+                "oldest_offset t\n"
+                "publish t a\n"
+                "publish t b\n"
+                "publish t c\n"
+                "end_offset t\n"
+                "oldest_offset t\n"
+                "end_offset nope\n"
+                "oldest_offset nope\n"));
+  ASSERT_EQ(out.size(), 10u);
+  EXPECT_EQ(out[1].value, Value(OffsetResult{0}));
+  EXPECT_EQ(out[2].value, Value(OffsetResult{0}));
+  EXPECT_EQ(out[6].value, Value(OffsetResult{3}));
+  EXPECT_EQ(out[7].value, Value(OffsetResult{1}));
+  EXPECT_EQ(out[8].error, model::ErrorCode::kUnknownTopic);
+  EXPECT_EQ(out[9].error, model::ErrorCode::kUnknownTopic);
+}
+
 TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
   const std::vector<Outcome> out =
       run(parse("create_topic t\n"

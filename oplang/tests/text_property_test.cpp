@@ -104,7 +104,9 @@ rc::Gen<oplang::Op> any_op(bool in_program = false) {
       rc::gen::construct<Op>(
           rc::gen::construct<PollWait>(s(), s(), s(), rc::gen::arbitrary<std::size_t>(), millis())),
       rc::gen::construct<Op>(rc::gen::construct<WaitIdle>(millis())),
-      rc::gen::construct<Op>(rc::gen::construct<WaitDelivered>(millis())));
+      rc::gen::construct<Op>(rc::gen::construct<WaitDelivered>(millis())),
+      rc::gen::construct<Op>(rc::gen::construct<EndOffset>(s())),
+      rc::gen::construct<Op>(rc::gen::construct<OldestOffset>(s())));
 }
 
 // A broker line: only the knobs of its dispatcher differ from their defaults (print() writes

@@ -98,8 +98,22 @@ TEST(TextTest, RoundTripsEveryOpKind) {
       WaitDelivered{},
       WaitDelivered{-3},
       Subscribe{"t", "s", {}, 5, Start{}, "g", {}, true},
+      EndOffset{"t"},
+      OldestOffset{"t"},
   };
   EXPECT_EQ(parse(print(all)), all);
+}
+
+TEST(TextTest, EndOffsetAndOldestOffsetNameATopic) {
+  const Script s = parse("end_offset orders\noldest_offset \"a b\"\n");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], Op(EndOffset{"orders"}));
+  EXPECT_EQ(s[1], Op(OldestOffset{"a b"}));
+  EXPECT_EQ(print(s[0]), "end_offset orders");
+  EXPECT_EQ(print(s[1]), "oldest_offset \"a b\"");
+  EXPECT_EQ(error_of("end_offset").expected(), "a topic");
+  EXPECT_EQ(error_of("oldest_offset").expected(), "a topic");
+  EXPECT_EQ(error_of("end_offset t extra").expected(), "end of line");
 }
 
 TEST(TextTest, PollWaitWaitsAndIdempotentSubscribes) {

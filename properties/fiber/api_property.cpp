@@ -36,6 +36,7 @@ struct ApiOp {
     kPollWait,
     kWaitIdle,
     kWaitDelivered,
+    kOffsets,
     kCount
   };
   Kind kind;
@@ -58,7 +59,7 @@ const std::initializer_list<std::pair<std::size_t, ApiOp::Kind>> kKindWeights = 
     {2, ApiOp::kSubscriptions}, {2, ApiOp::kSubscribePull}, {1, ApiOp::kPoll},
     {1, ApiOp::kAck},           {1, ApiOp::kExpire},        {1, ApiOp::kDeadLetters},
     {1, ApiOp::kTopics},        {1, ApiOp::kDrain},         {1, ApiOp::kPollWait},
-    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}};
+    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}, {1, ApiOp::kOffsets}};
 
 rc::Gen<ApiScript> gen_script() {
   auto op = rc::gen::build<ApiOp>(
@@ -161,6 +162,10 @@ void append(oplang::Script& out, const ApiOp& op, int caller) {
       break;
     case ApiOp::kWaitDelivered:
       out.push_back(oplang::WaitDelivered{20});
+      break;
+    case ApiOp::kOffsets:
+      out.push_back(oplang::OldestOffset{kTopic});
+      out.push_back(oplang::EndOffset{kTopic});
       break;
     case ApiOp::kCount:
       break;

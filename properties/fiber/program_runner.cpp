@@ -571,6 +571,12 @@ class Exec {
   void operator()(const oplang::Topics&) {
     call([&] { return text_of(c_.b->topics()); });
   }
+  void operator()(const oplang::EndOffset& o) {
+    call([&] { return std::to_string(c_.b->end_offset(o.topic)); });
+  }
+  void operator()(const oplang::OldestOffset& o) {
+    call([&] { return std::to_string(c_.b->oldest_offset(o.topic)); });
+  }
   // poll_wait: recorded like poll (a kPoll PullCall; what it got goes into the member's hand).
   void operator()(const oplang::PollWait& o) {
     poll(o.topic, o.sub, o.member, o.max, true, [&] {
@@ -788,7 +794,20 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     h.liveness_bound_ms = liveness_bound_ms(p);
     const bool delivered = b.wait_delivered(milliseconds(h.liveness_bound_ms));
     h.stuck = !delivered;
-    if (delivered && !settled())
+    // A handler abandoned after its timeout still runs and may publish after the answer.
+    bool late_publishes = false;
+    if (p.broker.dispatcher == Dispatcher::kPool && p.broker.timeout > 0) {
+      auto publishes = [](const oplang::Op& op) {
+        const auto* o = std::get_if<oplang::Subscribe>(&op);
+        return o != nullptr && std::any_of(o->script.begin(), o->script.end(), [](const auto& st) {
+                 return st.effect == oplang::EffectKind::kPublish;
+               });
+      };
+      late_publishes = std::any_of(p.setup.begin(), p.setup.end(), publishes);
+      for (const oplang::Fiber& f : p.fibers)
+        late_publishes = late_publishes || std::any_of(f.ops.begin(), f.ops.end(), publishes);
+    }
+    if (delivered && !late_publishes && !settled())
       h.errors +=
           "early-return: wait_delivered returned true while a push subscription still "
           "had a backlog or messages in flight (R15)\n";

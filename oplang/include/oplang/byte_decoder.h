@@ -9,14 +9,16 @@
 //   committed input still decodes to the same ops; ByteDecoderTest checks that none of them
 //   decodes to an escaped op): 200, 201 poll_wait (topic, sub, member, max 0..3, timeout
 //   0/1 ms); 202 wait_idle, 203 wait_delivered (timeout 0/1 ms); 204, 205 an idempotent
-//   subscribe (subscribe's fields). The fields:
+//   subscribe (subscribe's fields); 206 subscriptions (topic), 207 topics, 209 end_offset
+//   (topic), 210 oldest_offset (topic) (208 is not an escape: a committed input reads it as
+//   a kind byte, get_stats). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),
 //   payload = "m<byte>", offsets and counts = the byte (small ranges), headers/filters =
 //   index into a few header sets, retention = 0..4 messages or 0..15 bytes,
 //   ack timeout = 10/20/30 ms, advance = 0/1/5/10/20/30 ms, script = 0..4 steps of
 //   (verdict 0..3, effect 0..5 with its own fields).
 // Every op and every handler behaviour of the first 16 kinds and the escaped ones is
-// reachable; yield, subscriptions, topics and the stall effect are not, and encode() writes
+// reachable; yield and the stall effect are not, and encode() writes
 // nothing for them (a stall as no effect): they matter in concurrent programs
 // (properties/fiber, whose schedule_fuzzer has its own format). The format is frozen
 // (committed corpora must keep decoding), so stats/dead_letters/seek names come from the

@@ -186,13 +186,23 @@ struct WaitDelivered {
   Millis timeout = 0;
   bool operator==(const WaitDelivered&) const = default;
 };
+/// end_offset(topic): the offset the next publish will get.
+struct EndOffset {
+  std::string topic;
+  bool operator==(const EndOffset&) const = default;
+};
+/// oldest_offset(topic): the oldest offset the topic still keeps.
+struct OldestOffset {
+  std::string topic;
+  bool operator==(const OldestOffset&) const = default;
+};
 
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
-/// reaches poll_wait, wait_idle, wait_delivered and idempotent subscribes by escape bytes.)
+/// reaches the others, but yield, and idempotent subscribes by escape bytes.)
 using Op =
     std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
-                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered>;
+                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;
