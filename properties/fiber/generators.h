@@ -81,8 +81,8 @@ inline rc::Gen<std::vector<Behavior>> gen_handler(
 }
 
 /// Push programs: Lane or Pool(2), 1-2 publishers of 1-3 messages, two subscriptions with
-/// cyclic behaviours, maybe fibers that unsubscribe s1, subscribe `late` or seek s0 while
-/// the publishers run. Swarm draws the behaviours a case uses.
+/// cyclic behaviours, maybe fibers that unsubscribe s1, subscribe `late`, join s0's group or
+/// seek s0 while the publishers run. Swarm draws the behaviours a case uses.
 inline rc::Gen<PushScript> gen_push_script(bool swarm) {
   const std::vector<std::pair<int, Behavior>> weighted = {
       {6, Behavior::kOk},    {2, Behavior::kFail},      {1, Behavior::kThrow},
@@ -101,6 +101,9 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
             rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
         rc::gen::set(&PushScript::retention,
                      rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
+        rc::gen::set(
+            &PushScript::join_after,
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
         rc::gen::set(
             &PushScript::seek_after,
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));

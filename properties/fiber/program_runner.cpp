@@ -48,6 +48,9 @@ struct Plan {
   std::set<Key> pull;                      // checked pull subscriptions
   std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
   std::set<Key> seeked;  // checked ones a fiber seeks: judged from the last seek on
+  // Checked push groups, (topic, group) -> member names: members may join from a fiber while
+  // publishers run; the group as a whole is judged like one subscription from the beginning.
+  std::map<Key, std::vector<std::string>> groups;
 };
 
 bool from_beginning(const model::Start& s) { return s.kind == model::Start::Kind::kBeginning; }
@@ -58,6 +61,8 @@ Plan make_plan(const oplang::Program& p) {
   std::map<Key, int> created;
   std::map<Key, model::Start::Kind> late;
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked;
+  std::map<Key, std::vector<std::string>> group_members;
+  std::set<Key> bad_groups;
   // Where a subscription starts: from the beginning (setup or fiber), or at the end when a
   // fiber subscribes while publishers run; explicit offsets are not judged.
   auto start_ok = [&](const Key& key, const model::Start& start, bool in_setup) {
@@ -92,6 +97,12 @@ Plan make_plan(const oplang::Program& p) {
         disqualified.insert(key);
       created[key] += 1;
       push_subs.insert(key);
+      if (!o->group.empty()) {
+        const Key group{o->topic, o->group};
+        group_members[group].push_back(o->name);
+        if (!o->filter.empty() || o->idempotent || !from_beginning(o->start))
+          bad_groups.insert(group);
+      }
     } else if (const auto* o = std::get_if<oplang::SubscribePull>(&op)) {
       const Key key{o->topic, o->name};
       if (!o->filter.empty() || !start_ok(key, o->start, in_setup)) disqualified.insert(key);
@@ -121,6 +132,15 @@ Plan make_plan(const oplang::Program& p) {
     if (late.count(key)) plan.late[key] = late[key];
     if (push_subs.count(key)) plan.push.insert(key);
     if (pull_subs.count(key) && !unsubscribed.count(key)) plan.pull.insert(key);
+  }
+  for (const auto& [group, members] : group_members) {
+    bool ok = !bad_groups.count(group) && plan.topics.count(group.first) && !created.count(group) &&
+              !seeked.count(group) && !disqualified.count(group);
+    for (const std::string& m : members) {
+      const Key key{group.first, m};
+      ok = ok && created[key] == 1 && !unsubscribed.count(key) && !seeked.count(key);
+    }
+    if (ok) plan.groups[group] = members;
   }
   return plan;
 }
@@ -174,6 +194,7 @@ struct Recorder {
   std::uint64_t shutdown_began = 0, shutdown_returned = 0;
   std::map<Key, FinalState> pull_end;
   std::map<int, FinalState> push_alive;
+  std::map<Key, FinalState> group_end;
 
   int member_id(const std::string& name) {
     return members.emplace(name, static_cast<int>(members.size())).first->second;
@@ -775,9 +796,20 @@ std::int64_t liveness_bound_ms(const oplang::Program& p) {
 // subscriptions' final state. wait_delivered's answer is checked against their stats.
 void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
   const std::vector<int> live = checked_push(h);
+  auto group_stats = [&](const Key& g) -> std::optional<broker::SubscriptionStats> {
+    try {
+      return b.stats(g.first, g.second);  // a group's name reads its state (R10)
+    } catch (const broker::Error&) {
+      return std::nullopt;  // no member joined (its subscribe failed)
+    }
+  };
   auto settled = [&] {
     for (int i : live) {
       const auto st = stats_if_alive(b, h, i);
+      if (st && (st->backlog != 0 || st->in_flight != 0)) return false;
+    }
+    for (const auto& entry : h.plan.groups) {
+      const auto st = group_stats(entry.first);
       if (st && (st->backlog != 0 || st->in_flight != 0)) return false;
     }
     return true;
@@ -811,6 +843,16 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
       h.errors +=
           "early-return: wait_delivered returned true while a push subscription still "
           "had a backlog or messages in flight (R15)\n";
+  }
+  for (const auto& entry : h.plan.groups) {
+    const auto st = group_stats(entry.first);
+    if (!st) continue;
+    FinalState& f = h.group_end[entry.first];
+    f.stats = *st;
+    for (const auto& d : b.dead_letters(entry.first.first, entry.first.second)) {
+      f.dead.insert(d.message->offset);
+      f.reasons[d.message->offset] = d.reason;
+    }
   }
   for (int i : live) {
     const auto st = stats_if_alive(b, h, i);
@@ -1032,6 +1074,33 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
         failures += check_timing(hs, h.handlers, timing, alive);
         checked += " (with R15 timing)";
       }
+    }
+    // Push groups of this topic: every member's handler calls, as one subscription's.
+    int group_id = 1 << 20;
+    for (const auto& [group, members] : h.plan.groups) {
+      if (group.first != topic) continue;
+      const int id = group_id++;
+      History hg;
+      hg.retention = retained;
+      hg.clock = h.clock;
+      hg.published = ht.published;
+      if (auto at = h.published_at.find(topic); at != h.published_at.end())
+        for (const auto& [o, when] : at->second) hg.published_at[o] = {when.ret, when.ms};
+      hg.sub_names[id] = "group " + group.second;
+      for (const HandlerCall& c : h.handlers) {
+        const Key& key = h.push[static_cast<std::size_t>(c.sub)].key;
+        if (key.first != topic ||
+            std::find(members.begin(), members.end(), key.second) == members.end())
+          continue;
+        hg.handlers.push_back(c);
+        hg.handlers.back().sub = id;
+      }
+      std::map<int, FinalState> alive;
+      if (auto e = h.group_end.find(group); e != h.group_end.end()) alive[id] = e->second;
+      failures += check_push(hg, alive, timing.pool ? timing.timeout_ms : 0);
+      if (threaded) failures += check_timing(hg, h.handlers, timing, alive);
+      checked +=
+          ", push group " + group.second + " (" + std::to_string(members.size()) + " members)";
     }
     // Pull subscriptions of this topic, one history each.
     for (const Key& sub : h.plan.pull) {

@@ -136,6 +136,7 @@ oplang::Program PushScript::program() const {
     sub.max_deliveries = kMaxDeliveries;
     sub.start = model::Start{model::Start::Kind::kBeginning, 0};
     sub.script = unroll(handlers[s], messages * kMaxDeliveries);
+    if (s == 0 && join_after >= 0) sub.group = "g";
     p.setup.push_back(std::move(sub));
   }
   for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
@@ -155,6 +156,19 @@ oplang::Program PushScript::program() const {
     sub.topic = kTopic;
     sub.name = "late";
     sub.max_deliveries = kMaxDeliveries;  // start=end: owed what is published after it returned
+    sub.script = unroll(handlers[0], messages * kMaxDeliveries);
+    f.ops.push_back(std::move(sub));
+    p.fibers.push_back(std::move(f));
+  }
+  if (join_after >= 0 && !handlers.empty()) {
+    oplang::Fiber f{"joiner", {}};
+    if (join_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(join_after)});
+    oplang::Subscribe sub;
+    sub.topic = kTopic;
+    sub.name = "j0";
+    sub.max_deliveries = kMaxDeliveries;
+    sub.start = model::Start{model::Start::Kind::kBeginning, 0};  // as the group's (R10)
+    sub.group = "g";
     sub.script = unroll(handlers[0], messages * kMaxDeliveries);
     f.ops.push_back(std::move(sub));
     p.fibers.push_back(std::move(f));

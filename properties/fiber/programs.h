@@ -59,6 +59,7 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 ///   fiber unsub             (yield N, then unsubscribe t s1)
 ///   fiber late              (yield N, then subscribe t late max=3 script=s0's: start=end)
 ///   fiber seeker            (yield N, then seek t s0 0)
+///   fiber joiner            (s0 is in group g; yield N, then subscribe t j0 ... group=g)
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
@@ -72,6 +73,7 @@ struct PushScript {
   bool shutdown = false;                        // destroy the broker after the fibers (R16)
   int late_after = -1;        // -1: none; else a fiber yields this often, then subscribes `late`
   int seek_after = -1;        // -1: none; else a fiber yields this often, then seeks s0 to 0
+  int join_after = -1;        // -1: none; else s0 is in group g and a fiber joins it as j0
   std::size_t retention = 0;  // retention_messages of t (0: none)
   [[nodiscard]] oplang::Program program() const;
 };
