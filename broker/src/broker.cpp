@@ -66,5 +66,6 @@ std::vector<std::string> Broker::subscriptions(const std::string& topic) const {
   return impl_->subscriptions(topic);
 }
 const Clock& Broker::clock() const { return impl_->clock(); }
+const RecoveryReport& Broker::recovery() const { return impl_->recovery(); }
 
 }  // namespace broker

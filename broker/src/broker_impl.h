@@ -15,6 +15,7 @@
 #include "broker/broker.h"
 #include "dispatcher.h"
 #include "expiry_timer.h"
+#include "storage/store.h"
 #include "sync/sync.h"
 #include "topic.h"
 #include "wait_graph.h"
@@ -61,6 +62,7 @@ class BrokerImpl {
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name) const;
   std::vector<std::string> subscriptions(const std::string& topic) const;
   const Clock& clock() const { return *clock_; }
+  const RecoveryReport& recovery() const { return recovery_; }
 
  private:
   /// The topic called name. Throws UnknownTopic.
@@ -77,6 +79,12 @@ class BrokerImpl {
   bool all_idle(bool backing_off_is_idle) const;
   /// Waits (real time) until all_idle(backing_off_is_idle) or timeout.
   bool wait_until_idle(Millis timeout, bool backing_off_is_idle);
+  /// Durable brokers: rebuilds the topics and subscriptions the store read back (R20).
+  void recover(storage::Store::Opened& opened);
+  /// A subscription state of topic t; durable topics get the store as their commit sink.
+  StatePtr make_state(const Topic& t, SubscriptionConfig config, Offset cursor) const;
+  /// The record a durable store keeps of a new subscription.
+  static storage::SavedSubscription saved_of(const SubscriptionConfig& c, Offset cursor);
 
   /// Wakes wait_idle after offers. Shared with the dispatcher's threads: a handler abandoned
   /// on timeout may end after the broker is gone, and its thread still signals progress.
@@ -92,6 +100,9 @@ class BrokerImpl {
   const std::shared_ptr<Clock> clock_;
   const std::unique_ptr<Dispatcher> dispatcher_;
   WaitGraph waits_;
+  // Durable brokers only (null otherwise); shared with the subscription states it saves.
+  std::shared_ptr<storage::Store> store_;
+  RecoveryReport recovery_;
 
   mutable sync::Mutex mu_;
   std::vector<std::shared_ptr<Topic>> order_ GUARDED_BY(mu_);

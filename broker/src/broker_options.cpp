@@ -52,4 +52,17 @@ BrokerOptions BrokerOptions::with_auto_expire(Millis period) const {
   return o;
 }
 
+BrokerOptions BrokerOptions::with_storage(StorageOptions storage) const {
+  require(!storage.directory.empty(), "storage directory must not be empty");
+  for (const FsyncPolicy& p : {storage.publish_sync, storage.commit_sync}) {
+    require(p.kind != FsyncPolicy::Kind::kInterval || p.interval.count() > 0,
+            "an interval fsync policy needs an interval > 0");
+  }
+  require(storage.segment_bytes >= 256, "segment_bytes must be >= 256");
+  require(storage.journal_compact_bytes >= 1024, "journal_compact_bytes must be >= 1024");
+  BrokerOptions o = *this;
+  o.storage_ = std::move(storage);
+  return o;
+}
+
 }  // namespace broker

@@ -26,6 +26,8 @@ std::vector<std::string> BrokerImpl::subscriptions(const std::string& topic) con
       continue;
     }
     sync::MutexLock state_lock(s->mu);
+    // A restarted push subscription or group nobody has resumed yet goes by its own name.
+    if (s->members.empty()) names.push_back(s->config().name);
     for (const auto& m : s->members.all()) names.push_back(m.name);
   }
   return names;

@@ -3,6 +3,8 @@
 #include <exception>
 #include <string>
 
+#include "broker/errors.h"
+
 namespace broker {
 namespace {
 
@@ -43,6 +45,22 @@ bool call_handler(const Handler& handler, const Delivery& d, std::string& reason
 }
 
 }  // namespace
+
+std::uint64_t save_quietly(SubscriptionState& s) {
+  try {
+    return s.save_position();
+  } catch (const Error&) {
+    return 0;  // not saved: the next commit of s writes the position again
+  }
+}
+
+void wait_quietly(SubscriptionState& s, std::uint64_t ticket) {
+  try {
+    s.wait_saved(ticket);
+  } catch (const Error&) {
+    // The record is written; the next sync that succeeds makes it durable.
+  }
+}
 
 SubscriptionState* current_offer() {
   const OfferFrame* f = innermost();
@@ -87,29 +105,43 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   if (watch != nullptr) watch->ended();
   const Time ended_at = s.now();  // the clock is user code: never under a lock
 
-  sync::MutexLock lock(s.mu);
-  switch (s.offers.finish(ticket)) {
-    case OfferEnd::kAbandoned:
-      return OfferResult::kFailed;
-    case OfferEnd::kGone:
-      return OfferResult::kGone;
-    case OfferEnd::kSeeked:
-      return OfferResult::kIgnored;
-    case OfferEnd::kApply:
-      break;
+  OfferResult result = OfferResult::kFailed;
+  std::uint64_t saved = 0;
+  {
+    sync::MutexLock lock(s.mu);
+    switch (s.offers.finish(ticket)) {
+      case OfferEnd::kAbandoned:
+        return OfferResult::kFailed;
+      case OfferEnd::kGone:
+        return OfferResult::kGone;
+      case OfferEnd::kSeeked:
+        return OfferResult::kIgnored;
+      case OfferEnd::kApply:
+        break;
+    }
+    const Offset offset = held.message->offset;
+    if (confirmed) {
+      result = s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
+    } else {
+      s.fail(offset, Failure{reason, ended_at});
+    }
+    saved = save_quietly(s);
   }
-  const Offset offset = held.message->offset;
-  if (confirmed) return s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
-  s.fail(offset, Failure{reason, ended_at});
-  return OfferResult::kFailed;
+  wait_quietly(s, saved);
+  return result;
 }
 
 bool abandon_offer(SubscriptionState& s, std::uint64_t token) {
   const Failure timeout{"handler timeout", s.now()};
-  sync::MutexLock lock(s.mu);
-  if (!s.offers.abandon(token)) return false;
-  // The running offer is the only push message in flight.
-  for (Offset o : s.late(Time::max())) s.fail(o, timeout);
+  std::uint64_t saved = 0;
+  {
+    sync::MutexLock lock(s.mu);
+    if (!s.offers.abandon(token)) return false;
+    // The running offer is the only push message in flight.
+    for (Offset o : s.late(Time::max())) s.fail(o, timeout);
+    saved = save_quietly(s);
+  }
+  wait_quietly(s, saved);
   return true;
 }
 

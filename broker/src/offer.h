@@ -44,6 +44,12 @@ bool abandon_offer(SubscriptionState& s, std::uint64_t token);
 /// a cycle of handlers waiting for each other. Locks s.mu, then graph (leaf).
 void wait_for_offer_end(SubscriptionState& s, const std::string& member, WaitGraph& graph);
 
+/// SPEC R19 for dispatcher threads, which have nobody to throw to: save_position of s
+/// (REQUIRES s.mu), and its wait (without s.mu). A failed write or sync is left to the next
+/// commit of s, which saves the position again.
+std::uint64_t save_quietly(SubscriptionState& s) REQUIRES(s.mu);
+void wait_quietly(SubscriptionState& s, std::uint64_t ticket) EXCLUDES(s.mu);
+
 /// The subscription whose handler runs innermost on this context, or null.
 SubscriptionState* current_offer();
 

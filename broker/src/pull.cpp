@@ -36,8 +36,9 @@ void BrokerImpl::subscribe_pull(const std::string& topic, const std::string& nam
     return;
   }
   const Offset cursor = resolve_start(*t->log, options.start);
-  auto state = std::make_shared<SubscriptionState>(
-      SubscriptionConfig::pull(this, topic, name, options), t->log, clock_, cursor);
+  SubscriptionConfig config = SubscriptionConfig::pull(this, topic, name, options);
+  if (store_) store_->subscribed(topic, saved_of(config, cursor));  // may throw: nothing changed
+  StatePtr state = make_state(*t, std::move(config), cursor);
   t->add(state);
   t->by_name[name] = std::move(state);
 }
@@ -63,6 +64,7 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
   StatePtr s = pull_state(topic, sub);
   std::vector<Received> out;
   const Time deadline = now + s->config().ack_timeout;
+  std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
     while (out.size() < max_messages) {
@@ -72,7 +74,9 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
       out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
                              Receipt{topic, sub, member, offset}});
     }
+    saved = s->save_position();  // filtered and skipped messages move the position too
   }
+  s->wait_saved(saved);
   if (expiry_ && !out.empty()) expiry_->arm(deadline);
   return out;
 }
@@ -95,16 +99,27 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
 
 bool BrokerImpl::ack(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
-  sync::MutexLock lock(s->mu);
-  if (s->held_by(r.offset, r.member, now) == nullptr) return false;
-  return s->confirm(r.offset);
+  std::uint64_t saved = 0;
+  {
+    sync::MutexLock lock(s->mu);
+    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    s->confirm(r.offset);
+    saved = s->save_position();
+  }
+  s->wait_saved(saved);  // under commit_sync always: the ack returns once its commit is durable
+  return true;
 }
 
 bool BrokerImpl::nack(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
-  sync::MutexLock lock(s->mu);
-  if (s->held_by(r.offset, r.member, now) == nullptr) return false;
-  s->fail(r.offset, Failure{"nacked", now});
+  std::uint64_t saved = 0;
+  {
+    sync::MutexLock lock(s->mu);
+    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    s->fail(r.offset, Failure{"nacked", now});
+    saved = s->save_position();  // a dead letter moves the position
+  }
+  s->wait_saved(saved);
   return true;
 }
 
@@ -125,13 +140,18 @@ std::vector<Expired> BrokerImpl::expire(Time now) {
   std::vector<Expired> out;
   for (const auto& t : topic_snapshot()) {
     for (const auto& s : t->snapshot(Kind::kPull)) {
-      sync::MutexLock lock(s->mu);
-      if (!s->offers.open()) continue;
-      s->catch_up();
-      for (Offset o : s->late(now)) {
-        const bool dead = s->fail(o, Failure{"ack deadline expired", now});
-        out.push_back(Expired{t->name, s->config().name, o, dead});
+      std::uint64_t saved = 0;
+      {
+        sync::MutexLock lock(s->mu);
+        if (!s->offers.open()) continue;
+        s->catch_up();
+        for (Offset o : s->late(now)) {
+          const bool dead = s->fail(o, Failure{"ack deadline expired", now});
+          out.push_back(Expired{t->name, s->config().name, o, dead});
+        }
+        saved = s->save_position();
       }
+      s->wait_saved(saved);
     }
   }
   return out;

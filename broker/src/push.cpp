@@ -13,15 +13,36 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
   std::shared_ptr<Topic> t = find_topic(topic);
   Member member{name, std::make_shared<const Handler>(std::move(handler))};
   StatePtr state;
+  StatePtr dormant;  // a restarted push subscription this subscribe resumes (R20)
   bool created = false;
   {
     sync::MutexLock lock(t->mu);
     if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
-    if (t->by_name.count(name)) {
-      throw DuplicateSubscription("subscription '" + name + "' already exists on '" + topic + "'");
+    if (auto it = t->by_name.find(name); it != t->by_name.end()) {
+      const StatePtr& old = it->second;
+      sync::MutexLock state_lock(old->mu);
+      if (old->config().kind != Kind::kPush || old->config().group || !old->members.empty() ||
+          !options.group.empty()) {
+        throw DuplicateSubscription("subscription '" + name + "' already exists on '" + topic +
+                                    "'");
+      }
+      if (auto option = first_mismatch(old->config(), options)) {
+        throw OptionsMismatch(*option, "subscription '" + name + "' was saved with another " +
+                                           *option);
+      }
+      // A fresh state takes the new handler and predicate where the saved one stood.
+      dormant = old;
+      state = make_state(*t, SubscriptionConfig::push(this, topic, name, options),
+                         old->committed());
+      sync::MutexLock fresh_lock(state->mu);
+      state->restore(old->attempts(), old->dead_letters());
+      state->members.add(std::move(member));
+      old->offers.close();
     }
     auto group = options.group.empty() ? t->groups.end() : t->groups.find(options.group);
-    if (group != t->groups.end()) {
+    if (dormant) {
+      t->replace(dormant, state);
+    } else if (group != t->groups.end()) {
       state = group->second;
       if (auto option = first_mismatch(state->config(), options)) {
         throw OptionsMismatch(*option, "group '" + options.group + "' has another " + *option);
@@ -30,8 +51,9 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
       state->members.add(std::move(member));
     } else {
       const Offset cursor = resolve_start(*t->log, options.start);
-      state = std::make_shared<SubscriptionState>(
-          SubscriptionConfig::push(this, topic, name, options), t->log, clock_, cursor);
+      SubscriptionConfig config = SubscriptionConfig::push(this, topic, name, options);
+      if (store_) store_->subscribed(topic, saved_of(config, cursor));  // may throw: no change
+      state = make_state(*t, std::move(config), cursor);
       {
         sync::MutexLock state_lock(state->mu);
         state->members.add(std::move(member));
@@ -41,6 +63,10 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
       created = true;
     }
     t->by_name[name] = state;
+  }
+  if (dormant) {
+    dispatcher_->detach(dormant);
+    dispatcher_->attach(state);
   }
   if (created) dispatcher_->attach(state);
   dispatcher_->notify(state);
@@ -53,15 +79,23 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
   {
     sync::MutexLock lock(t->mu);
     auto it = t->by_name.find(name);
-    if (it == t->by_name.end()) return false;
-    s = it->second;
-    t->by_name.erase(it);
+    if (it != t->by_name.end()) {
+      s = it->second;
+    } else if (auto g = t->groups.find(name); g != t->groups.end()) {
+      s = g->second;  // a restarted group nobody has joined yet (R20) can be removed by name
+      sync::MutexLock state_lock(s->mu);
+      if (!s->members.empty()) return false;
+    } else {
+      return false;
+    }
     {
       sync::MutexLock state_lock(s->mu);
+      state_gone = s->config().kind == Kind::kPull || s->members.all().size() <= 1;
+      if (state_gone && store_) store_->unsubscribed(topic, s->config().name);  // may throw
       s->members.remove(name);
-      state_gone = s->config().kind == Kind::kPull || s->members.empty();
       if (state_gone) s->offers.close();  // from here on no offer can start (offer_next checks)
     }
+    if (it != t->by_name.end()) t->by_name.erase(it);
     if (state_gone) t->remove(s);
   }
   if (state_gone && s->config().kind == Kind::kPush) dispatcher_->detach(s);
@@ -71,6 +105,7 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
 
 void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset offset) {
   StatePtr s = find_state(topic, name);
+  std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
     s->catch_up();
@@ -81,7 +116,9 @@ void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset 
                              std::to_string(oldest) + ", " + std::to_string(end) + "]");
     }
     s->seek(offset);
+    saved = s->save_position(true);  // a seek is durable when it returns (R19)
   }
+  s->wait_saved(saved);
   if (s->config().kind == Kind::kPush) dispatcher_->notify(s);
 }
 

@@ -6,12 +6,46 @@
 namespace broker {
 
 SubscriptionState::SubscriptionState(SubscriptionConfig config, std::shared_ptr<TopicLog> log,
-                                     std::shared_ptr<const Clock> clock, Offset cursor)
+                                     std::shared_ptr<const Clock> clock, Offset cursor,
+                                     std::shared_ptr<CommitSink> sink)
     : config_(std::move(config)),
       log_(std::move(log)),
       clock_(std::move(clock)),
       topic_(std::make_shared<const std::string>(config_.topic)),
-      cursor_(cursor) {}
+      cursor_(cursor),
+      sink_(std::move(sink)),
+      saved_position_(cursor) {}
+
+void SubscriptionState::restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) {
+  attempts_ = std::move(attempts);
+  dead_ = std::move(dead);
+  saved_position_ = cursor_;
+  saved_dead_ = dead_.size();
+}
+
+Offset SubscriptionState::committed() const {
+  Offset c = cursor_;
+  if (!redelivery_.empty()) c = std::min(c, *redelivery_.begin());
+  if (!in_flight_.empty()) c = std::min(c, in_flight_.begin()->first);
+  return c;
+}
+
+std::uint64_t SubscriptionState::save_position(bool force) {
+  if (!sink_) return 0;
+  const Offset position = committed();
+  if (!force && position == saved_position_ && dead_.size() == saved_dead_) return 0;
+  const std::vector<DeadLetter> new_dead(dead_.begin() + static_cast<std::ptrdiff_t>(saved_dead_),
+                                         dead_.end());
+  const std::uint64_t ticket =
+      sink_->commit(config_.topic, config_.name, position, attempts_, new_dead, force);
+  saved_position_ = position;
+  saved_dead_ = dead_.size();
+  return ticket;
+}
+
+void SubscriptionState::wait_saved(std::uint64_t ticket) {
+  if (sink_ && ticket != 0) sink_->wait(ticket);
+}
 
 bool SubscriptionState::matches(const Message& m) const {
   for (const auto& [name, value] : config_.header_filter) {
@@ -139,9 +173,7 @@ SubscriptionStats SubscriptionState::stats() {
   catch_up();
   SubscriptionStats s = counters_;
   s.cursor = cursor_;
-  s.committed = cursor_;
-  if (!redelivery_.empty()) s.committed = std::min(s.committed, *redelivery_.begin());
-  if (!in_flight_.empty()) s.committed = std::min(s.committed, in_flight_.begin()->first);
+  s.committed = committed();
   s.in_flight = in_flight_.size();
   s.backlog = redelivery_.size();
   const Offset end = log_->end();

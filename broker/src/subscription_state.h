@@ -11,6 +11,7 @@
 #include "broker/clock.h"
 #include "broker/message.h"
 #include "broker/stats.h"
+#include "commit_sink.h"
 #include "members.h"
 #include "offer_slot.h"
 #include "subscription_config.h"
@@ -39,8 +40,10 @@ struct Failure {
 /// subscription's mu comes after its topic's mu and before the topic log's mu.
 class SubscriptionState {
  public:
+  /// `sink` (null: in memory) saves the position of a durable topic's subscription.
   SubscriptionState(SubscriptionConfig config, std::shared_ptr<TopicLog> log,
-                    std::shared_ptr<const Clock> clock, Offset cursor);
+                    std::shared_ptr<const Clock> clock, Offset cursor,
+                    std::shared_ptr<CommitSink> sink = nullptr);
 
   // Constant after construction.
   [[nodiscard]] const SubscriptionConfig& config() const { return config_; }
@@ -81,6 +84,20 @@ class SubscriptionState {
   /// Whether a message could be offered now (redelivery or a matching one after the cursor).
   bool has_next() REQUIRES(mu);
   [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
+  /// Offers made so far of messages not yet confirmed or dead-lettered.
+  [[nodiscard]] const std::map<Offset, int>& attempts() const REQUIRES(mu) { return attempts_; }
+  /// A restarted (or resumed) subscription: the attempts and dead letters it had saved, at
+  /// the cursor it was built with; that is also what counts as saved (R19).
+  void restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) REQUIRES(mu);
+  /// SPEC R19: the committed position (lowest offset not confirmed, dead-lettered, filtered
+  /// out or skipped).
+  [[nodiscard]] Offset committed() const REQUIRES(mu);
+  /// SPEC R19: writes a commit if the committed position moved or a message died since the
+  /// last one (`force`: always, and synced whatever the policy). Returns a ticket for
+  /// wait_saved (0: nothing to wait for). Throws IoError.
+  std::uint64_t save_position(bool force = false) REQUIRES(mu);
+  /// Waits, without mu, until a save_position's record is as durable as its policy says.
+  void wait_saved(std::uint64_t ticket) EXCLUDES(mu);
 
  private:
   bool matches(const Message& m) const;
@@ -98,6 +115,10 @@ class SubscriptionState {
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
   SubscriptionStats counters_ GUARDED_BY(mu);
+  // What the last commit saved (durable subscriptions only).
+  const std::shared_ptr<CommitSink> sink_;
+  Offset saved_position_ GUARDED_BY(mu) = 0;
+  std::size_t saved_dead_ GUARDED_BY(mu) = 0;
 };
 
 }  // namespace broker

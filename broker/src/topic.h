@@ -22,13 +22,19 @@ using StateList = std::vector<StatePtr>;
 /// never takes mu on its hot path with the synchronous dispatcher.
 class Topic {
  public:
-  Topic(std::string n, TopicOptions o)
-      : name(std::move(n)), options(o), log(std::make_shared<TopicLog>(o)) {}
+  /// An in-memory topic, or one with the given (durable) log and storage id.
+  Topic(std::string n, TopicOptions o, std::shared_ptr<TopicLog> l = nullptr,
+        std::uint64_t id = 0)
+      : name(std::move(n)),
+        options(o),
+        log(l ? std::move(l) : std::make_shared<TopicLog>(o)),
+        storage_id(id) {}
 
   // Constant after construction.
   const std::string name;
   const TopicOptions options;
   const std::shared_ptr<TopicLog> log;
+  const std::uint64_t storage_id;  // its directory in the store (durable brokers)
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;
@@ -74,6 +80,16 @@ class Topic {
     seq_of_[s.get()] = seq;
     if (s->config().kind == Kind::kPush) push_stale_ = true;
     states_.emplace(seq, std::move(s));
+  }
+  /// Puts `fresh` where `old` was in the creation order (a resumed subscription).
+  void replace(const StatePtr& old, StatePtr fresh) REQUIRES(mu) {
+    auto it = seq_of_.find(old.get());
+    if (it == seq_of_.end()) return;
+    const std::uint64_t seq = it->second;
+    seq_of_.erase(it);
+    seq_of_[fresh.get()] = seq;
+    if (fresh->config().kind == Kind::kPush) push_stale_ = true;
+    states_[seq] = std::move(fresh);
   }
   /// Removes a state that has no names left. O(log n).
   void remove(const StatePtr& s) REQUIRES(mu) {

@@ -26,10 +26,79 @@ BrokerImpl::BrokerImpl(BrokerOptions options)
     : clock_(options.clock() ? options.clock() : std::make_shared<SteadyClock>()),
       dispatcher_(
           make_dispatcher(options.dispatcher(), [progress = progress_] { progress->notify(); })) {
+  if (options.storage()) {
+    storage::Store::Opened opened;
+    store_ = storage::Store::open(*options.storage(), opened);
+    recover(opened);
+  }
   if (options.auto_expire()) {
     expiry_ = std::make_unique<ExpiryTimer>(clock_, options.auto_expire_period(),
                                             [this] { expire(clock_->now()); });
   }
+}
+
+void BrokerImpl::recover(storage::Store::Opened& opened) {
+  const FsyncPolicy policy = store_->options().publish_sync;
+  std::vector<StatePtr> push;
+  {
+    sync::MutexLock lock(mu_);
+    for (storage::SavedTopic& saved : opened.saved.topics) {
+      storage::SegmentLog::Loaded& loaded = opened.logs[saved.id];
+      auto log = std::make_shared<TopicLog>(saved.options, store_->topic_log(saved.id, loaded.end),
+                                            policy, std::move(loaded.messages), loaded.end);
+      auto t = std::make_shared<Topic>(saved.name, saved.options, std::move(log), saved.id);
+      sync::MutexLock topic_lock(t->mu);
+      for (storage::SavedSubscription& sub : saved.subscriptions) {
+        SubscriptionConfig c;
+        c.broker = this;
+        c.kind = sub.pull ? Kind::kPull : Kind::kPush;
+        c.topic = saved.name;
+        c.name = sub.name;
+        c.header_filter = sub.header_filter;
+        c.max_deliveries = sub.max_deliveries;
+        c.ack_timeout = sub.ack_timeout;
+        c.start = sub.start;
+        c.group = sub.group;
+        StatePtr s = make_state(*t, std::move(c), sub.position);
+        {
+          sync::MutexLock state_lock(s->mu);
+          s->restore(std::move(sub.attempts), std::move(sub.dead));
+        }
+        t->add(s);
+        // A push subscription comes back without a handler: subscribe resumes it (R20).
+        if (sub.group) {
+          t->groups[sub.name] = s;
+        } else {
+          t->by_name[sub.name] = s;
+        }
+        if (!sub.pull) push.push_back(s);
+      }
+      topics_[saved.name] = t;
+      order_.push_back(std::move(t));
+    }
+  }
+  for (const auto& s : push) dispatcher_->attach(s);
+  recovery_ = std::move(opened.report);
+}
+
+StatePtr BrokerImpl::make_state(const Topic& t, SubscriptionConfig config, Offset cursor) const {
+  std::shared_ptr<CommitSink> sink;
+  if (store_) sink = store_;
+  return std::make_shared<SubscriptionState>(std::move(config), t.log, clock_, cursor,
+                                             std::move(sink));
+}
+
+storage::SavedSubscription BrokerImpl::saved_of(const SubscriptionConfig& c, Offset cursor) {
+  storage::SavedSubscription s;
+  s.name = c.name;
+  s.pull = c.kind == Kind::kPull;
+  s.group = c.group;
+  s.header_filter = c.header_filter;
+  s.max_deliveries = c.max_deliveries;
+  s.ack_timeout = c.ack_timeout;
+  s.start = c.start;
+  s.position = cursor;
+  return s;
 }
 
 BrokerImpl::~BrokerImpl() {
@@ -41,7 +110,16 @@ void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   if (name.empty()) throw InvalidArgument("topic name must not be empty");
   sync::MutexLock lock(mu_);
   if (topics_.count(name)) throw DuplicateTopic("topic '" + name + "' already exists");
-  auto topic = std::make_shared<Topic>(name, options);
+  std::shared_ptr<Topic> topic;
+  if (store_) {
+    const std::uint64_t id = store_->create_topic(name, options);
+    auto log = std::make_shared<TopicLog>(options, store_->topic_log(id, 0),
+                                          store_->options().publish_sync,
+                                          std::vector<MessagePtr>{}, 0);
+    topic = std::make_shared<Topic>(name, options, std::move(log), id);
+  } else {
+    topic = std::make_shared<Topic>(name, options);
+  }
   topics_[name] = topic;
   order_.push_back(std::move(topic));
 }
@@ -56,6 +134,7 @@ void BrokerImpl::delete_topic(const std::string& name) {
     throw TopicInUse("topic '" + name + "' still has " + std::to_string(topic->state_count()) +
                      " subscription(s)");
   }
+  if (store_) store_->delete_topic(name, topic->storage_id);
   topic->deleted = true;
   topics_.erase(it);
   std::erase(order_, topic);

@@ -12,6 +12,7 @@
 #include "broker/message.h"
 #include "broker/options.h"
 #include "broker/stats.h"
+#include "broker/storage_options.h"
 
 namespace broker {
 
@@ -38,6 +39,9 @@ class Broker {
  public:
   /// A broker with the synchronous dispatcher and a SteadyClock.
   Broker();
+  /// With options.storage(): opens (or creates) the directory and rebuilds what it holds
+  /// (SPEC R20). Throws NotBrokerStorage, StorageLocked, UnsupportedFormat, CorruptLog,
+  /// IoError; then nothing on disk has changed.
   explicit Broker(BrokerOptions options);
   /// Stops the dispatcher's threads after their current handler call; drops pending work.
   /// A handler abandoned after handler_timeout keeps running on its own detached thread
@@ -128,6 +132,8 @@ class Broker {
   [[nodiscard]] std::vector<std::string> subscriptions(const std::string& topic) const;
   /// The injected clock.
   [[nodiscard]] const Clock& clock() const;
+  /// What opening the storage directory found and cut (empty for an in-memory broker).
+  [[nodiscard]] const RecoveryReport& recovery() const;
 
  private:
   std::unique_ptr<BrokerImpl> impl_;

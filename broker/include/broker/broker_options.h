@@ -1,11 +1,13 @@
-// How a Broker is built: its clock, its dispatcher, and automatic expiry.
+// How a Broker is built: its clock, its dispatcher, automatic expiry and storage.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "broker/clock.h"
 #include "broker/message.h"
+#include "broker/storage_options.h"
 
 namespace broker {
 
@@ -48,7 +50,14 @@ class BrokerOptions {
   /// Throws InvalidArgument (period <= 0).
   [[nodiscard]] BrokerOptions with_auto_expire(Millis period = Millis{50}) const;
 
+  /// Keeps topics, subscriptions, positions and dead letters in storage.directory; a broker
+  /// opened on that directory again rebuilds them (SPEC R18-R21). Throws InvalidArgument
+  /// (empty directory, interval policy with interval <= 0, segment_bytes < 256,
+  /// journal_compact_bytes < 1024).
+  [[nodiscard]] BrokerOptions with_storage(StorageOptions storage) const;
+
   [[nodiscard]] const DispatcherOptions& dispatcher() const { return dispatcher_; }
+  [[nodiscard]] const std::optional<StorageOptions>& storage() const { return storage_; }
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return clock_; }
   [[nodiscard]] bool auto_expire() const { return auto_expire_period_.count() > 0; }
   [[nodiscard]] Millis auto_expire_period() const { return auto_expire_period_; }
@@ -59,6 +68,7 @@ class BrokerOptions {
   DispatcherOptions dispatcher_;
   std::shared_ptr<Clock> clock_;
   Millis auto_expire_period_{0};
+  std::optional<StorageOptions> storage_;
 };
 
 }  // namespace broker

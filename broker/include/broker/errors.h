@@ -1,6 +1,7 @@
 // Typed errors. Every call that throws one of these has changed nothing.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,11 @@ enum class ErrorCode {
   kInvalidArgument,        // empty name, zero max_messages, missing handler, ...
   kReentrantDrain,         // drain() called from inside a handler
   kNotSynchronous,         // drain() on a broker with a threaded dispatcher
+  kIoError,                // the file system refused a read, write or sync
+  kCorruptLog,             // a stored record fails its checksum before the tail
+  kStorageLocked,          // the storage directory is open in another broker
+  kNotBrokerStorage,       // the directory holds files that are not a broker's
+  kUnsupportedFormat,      // the storage was written by a newer format version
 };
 
 /// Stable lower-case name of an error code, as printed by scripts ("unknown_topic").
@@ -51,11 +57,29 @@ BROKER_DEFINE_ERROR(OffsetOutOfRange, kOffsetOutOfRange);
 BROKER_DEFINE_ERROR(InvalidArgument, kInvalidArgument);
 BROKER_DEFINE_ERROR(ReentrantDrain, kReentrantDrain);
 BROKER_DEFINE_ERROR(NotSynchronous, kNotSynchronous);
+BROKER_DEFINE_ERROR(IoError, kIoError);
+BROKER_DEFINE_ERROR(StorageLocked, kStorageLocked);
+BROKER_DEFINE_ERROR(NotBrokerStorage, kNotBrokerStorage);
+BROKER_DEFINE_ERROR(UnsupportedFormat, kUnsupportedFormat);
 
 #undef BROKER_DEFINE_ERROR
 
 /// The same subscription name (or group) again with other options; names the first option
 /// that differs ("header_filter", "max_deliveries", "start", "ack_timeout").
+/// A checksum or framing failure before the last record of a file: names the file and
+/// the byte position of the bad record (never skipped silently; see SPEC R19).
+class CorruptLog : public Error {
+ public:
+  CorruptLog(std::string file, std::uint64_t position, const std::string& what)
+      : Error(ErrorCode::kCorruptLog, what), file_(std::move(file)), position_(position) {}
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] std::uint64_t position() const noexcept { return position_; }
+
+ private:
+  std::string file_;
+  std::uint64_t position_;
+};
+
 class OptionsMismatch : public Error {
  public:
   OptionsMismatch(std::string option, const std::string& what)

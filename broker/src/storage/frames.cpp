@@ -1,0 +1,81 @@
+#include "frames.h"
+
+#include "broker/file_system.h"
+#include "codec.h"
+
+namespace broker::storage {
+
+std::string file_header(std::string_view magic, std::uint64_t base) {
+  Encoder e;
+  e.raw(magic);
+  e.u32(kFormatVersion);
+  e.u64(base);
+  e.u32(crc32c(e.bytes()));
+  return e.take();
+}
+
+Header parse_header(std::string_view bytes, std::string_view magic) {
+  Header h;
+  if (bytes.size() < kHeaderSize) return h;
+  if (bytes.substr(0, magic.size()) != magic) {
+    h.state = Header::State::kForeign;
+    return h;
+  }
+  Decoder d(bytes.substr(magic.size(), kHeaderSize - magic.size()));
+  h.version = d.u32();
+  h.base = d.u64();
+  const std::uint32_t crc = d.u32();
+  h.state = crc == crc32c(bytes.substr(0, kHeaderSize - 4)) ? Header::State::kValid
+                                                             : Header::State::kDamaged;
+  return h;
+}
+
+std::string frame(std::string_view body) {
+  Encoder e;
+  Encoder len;
+  len.u32(static_cast<std::uint32_t>(body.size()));
+  e.raw(len.bytes());
+  e.u32(crc32c(len.bytes()));
+  e.u32(crc32c(body));
+  e.raw(body);
+  return e.take();
+}
+
+Scan scan_frames(std::string_view bytes, std::uint64_t start) {
+  Scan s;
+  std::uint64_t pos = start;
+  const std::uint64_t size = bytes.size();
+  s.valid_end = pos;
+  while (pos < size) {
+    if (size - pos < kFrameHeader) {
+      s.stop = Scan::Stop::kTorn;
+      return s;
+    }
+    Decoder d(bytes.substr(pos, kFrameHeader));
+    const std::uint32_t len = d.u32();
+    const std::uint32_t len_crc = d.u32();
+    const std::uint32_t body_crc = d.u32();
+    const bool reaches_end_header = pos + kFrameHeader == size;
+    if (len_crc != crc32c(bytes.substr(pos, 4)) || len > kMaxBody) {
+      s.stop = reaches_end_header ? Scan::Stop::kTorn : Scan::Stop::kCorrupt;
+      return s;
+    }
+    const std::uint64_t end = pos + kFrameHeader + len;
+    if (end > size) {  // cut by the end of the file
+      s.stop = Scan::Stop::kTorn;
+      return s;
+    }
+    const std::string_view body = bytes.substr(pos + kFrameHeader, len);
+    if (body_crc != crc32c(body)) {
+      s.stop = end == size ? Scan::Stop::kTorn : Scan::Stop::kCorrupt;
+      return s;
+    }
+    s.bodies.push_back(body);
+    s.positions.push_back(pos);
+    pos = end;
+    s.valid_end = pos;
+  }
+  return s;
+}
+
+}  // namespace broker::storage

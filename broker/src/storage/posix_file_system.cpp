@@ -1,0 +1,289 @@
+// The real file system behind broker::FileSystem: plain POSIX calls, one cached append
+// descriptor per written file, and every failure turned into an IoError naming the path.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <memory>
+// A plain std::mutex, not sync::Mutex, in both builds of the library: nothing under these
+// locks can switch fibers (only system calls run there), and a fiber mutex would make every
+// file operation a scheduling point of the fiber tests.
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "broker/errors.h"
+#include "broker/file_system.h"
+#include "sync/thread_annotations.h"
+
+namespace broker {
+namespace {
+
+// std::mutex with the capability annotations clang's -Wthread-safety checks.
+class CAPABILITY("mutex") Mutex {
+ public:
+  void lock() ACQUIRE() { mu_.lock(); }
+  void unlock() RELEASE() { mu_.unlock(); }
+
+ private:
+  std::mutex mu_;
+};
+
+// Holds a Mutex for one scope.
+class SCOPED_CAPABILITY Lock {
+ public:
+  explicit Lock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~Lock() RELEASE() { mu_.unlock(); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+ private:
+  Mutex& mu_;
+};
+
+// "append /x/y: No space left on device". std::error_code, unlike strerror, is thread-safe.
+[[noreturn]] void fail(std::string_view op, const std::string& path, int error) {
+  throw IoError(std::string(op) + " " + path + ": " +
+                std::error_code(error, std::generic_category()).message());
+}
+
+// Owns one file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    // The only close that can lose data is of a written file, and every byte the broker
+    // counts on has been through fdatasync first, which reports the error; so ignore it.
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&&) = delete;
+  [[nodiscard]] int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Opens path, retrying on EINTR; throws IoError("op path: ...") on failure.
+Fd open_or_throw(std::string_view op, const std::string& path, int flags, mode_t mode = 0) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) fail(op, path, errno);
+  return Fd(fd);
+}
+
+// A cached append descriptor. Its own mutex keeps one append's bytes together even when
+// write() returns short, without making appends to different files wait for each other.
+struct AppendFile {
+  explicit AppendFile(Fd f) : fd(std::move(f)) {}
+  const Fd fd;
+  Mutex write_mu;
+};
+
+// An flock held on an open descriptor; closing the descriptor releases it.
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(Fd fd) : fd_(std::move(fd)) {}
+
+ private:
+  Fd fd_;
+};
+
+/// The POSIX file system. Safe for concurrent use; its mutex guards only the descriptor
+/// cache and is held for no blocking call except the namespace changes that must agree
+/// with the cache (rename, remove, truncate).
+class PosixFileSystem final : public FileSystem {
+ public:
+  void create_directories(const std::string& dir) override {
+    // Each prefix in turn, like mkdir -p; one that already exists must be a directory.
+    for (std::size_t end = dir.find('/', 1);; end = dir.find('/', end + 1)) {
+      const std::string prefix = dir.substr(0, end);
+      if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0) {
+        const int error = errno;
+        struct stat st;
+        if (error != EEXIST) fail("create_directories", prefix, error);
+        if (::stat(prefix.c_str(), &st) != 0) fail("create_directories", prefix, errno);
+        if (!S_ISDIR(st.st_mode)) fail("create_directories", prefix, ENOTDIR);
+      }
+      if (end == std::string::npos) break;
+    }
+  }
+
+  std::vector<std::string> list(const std::string& dir) override {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) {
+      if (errno == ENOENT) return {};
+      fail("list", dir, errno);
+    }
+    const std::unique_ptr<DIR, int (*)(DIR*)> closer(d, ::closedir);
+    std::vector<std::string> names;
+    for (;;) {
+      errno = 0;  // readdir returns null both at the end and on error; errno tells which
+      const dirent* entry = ::readdir(d);
+      if (entry == nullptr) {
+        if (errno != 0) fail("list", dir, errno);
+        break;
+      }
+      const std::string_view name = entry->d_name;
+      if (name != "." && name != "..") names.emplace_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  bool exists(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) return true;
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    fail("exists", path, errno);
+  }
+
+  std::uint64_t size(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) fail("size", path, errno);
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  std::string read(const std::string& path, std::uint64_t position, std::size_t length) override {
+    const Fd fd = open_or_throw("read", path, O_RDONLY);
+    std::string bytes(length, '\0');
+    std::size_t done = 0;
+    while (done < length) {
+      const ssize_t n = ::pread(fd.get(), bytes.data() + done, length - done,
+                                static_cast<off_t>(position + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("read", path, errno);
+      if (n == 0) break;  // end of file
+      done += static_cast<std::size_t>(n);
+    }
+    bytes.resize(done);
+    return bytes;
+  }
+
+  void append(const std::string& path, std::string_view bytes) override {
+    const std::shared_ptr<AppendFile> file = append_file(path);
+    Lock lock(file->write_mu);
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(file->fd.get(), bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("append", path, errno);
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  void sync(const std::string& path) override {
+    // fdatasync flushes the file, not the descriptor, so any descriptor will do; the
+    // cached one saves an open. Both run outside the cache mutex: syncs are slow.
+    std::shared_ptr<AppendFile> cached;
+    {
+      Lock lock(mu_);
+      if (const auto it = files_.find(path); it != files_.end()) cached = it->second;
+    }
+    if (cached) {
+      sync_fd(cached->fd.get(), "sync", path, false);
+    } else {
+      const Fd fd = open_or_throw("sync", path, O_RDONLY);
+      sync_fd(fd.get(), "sync", path, false);
+    }
+  }
+
+  void sync_dir(const std::string& dir) override {
+    const Fd fd = open_or_throw("sync_dir", dir, O_RDONLY | O_DIRECTORY);
+    sync_fd(fd.get(), "sync_dir", dir, true);
+  }
+
+  void rename(const std::string& from, const std::string& to) override {
+    // Under the cache mutex, so no append can cache a descriptor of the old `to` (or reuse
+    // one of `from`, which would now write into `to`) between the rename and the drop.
+    Lock lock(mu_);
+    if (::rename(from.c_str(), to.c_str()) != 0) fail("rename", from + " -> " + to, errno);
+    files_.erase(from);
+    files_.erase(to);
+  }
+
+  void remove(const std::string& path) override {
+    Lock lock(mu_);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("remove", path, errno);
+    files_.erase(path);
+  }
+
+  void truncate(const std::string& path, std::uint64_t size) override {
+    Lock lock(mu_);
+    const Fd fd = open_or_throw("truncate", path, O_WRONLY);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) fail("truncate", path, errno);
+    // The contract only cuts; growing would add zeros a reader could take for records.
+    if (size > static_cast<std::uint64_t>(st.st_size)) fail("truncate", path, EINVAL);
+    int rc;
+    do {
+      rc = ::ftruncate(fd.get(), static_cast<off_t>(size));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) fail("truncate", path, errno);
+    files_.erase(path);
+  }
+
+  std::unique_ptr<FileLock> try_lock(const std::string& path) override {
+    // A new open file description each time: flock conflicts between descriptions, so a
+    // second try_lock in this process is refused just like one from another process.
+    Fd fd = open_or_throw("try_lock", path, O_RDWR | O_CREAT, 0644);
+    int rc;
+    do {
+      rc = ::flock(fd.get(), LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      if (errno == EWOULDBLOCK) return nullptr;
+      fail("try_lock", path, errno);
+    }
+    return std::make_unique<PosixFileLock>(std::move(fd));
+  }
+
+ private:
+  // The cached append descriptor of path, opened (and the file created) if there is none.
+  std::shared_ptr<AppendFile> append_file(const std::string& path) EXCLUDES(mu_) {
+    Lock lock(mu_);
+    auto& slot = files_[path];
+    if (!slot) {
+      try {
+        slot = std::make_shared<AppendFile>(
+            open_or_throw("append", path, O_WRONLY | O_APPEND | O_CREAT, 0644));
+      } catch (...) {
+        files_.erase(path);  // no empty slot left behind
+        throw;
+      }
+    }
+    return slot;
+  }
+
+  static void sync_fd(int fd, std::string_view op, const std::string& path, bool whole) {
+    int rc;
+    do {
+      rc = whole ? ::fsync(fd) : ::fdatasync(fd);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) fail(op, path, errno);
+  }
+
+  Mutex mu_;
+  // Shared, so a remove or rename can drop an entry while an append or sync still uses
+  // the descriptor: it closes when the last user lets go, never under a running call.
+  std::map<std::string, std::shared_ptr<AppendFile>> files_ GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> posix_file_system() {
+  // One per process: every caller shares the descriptor cache.
+  static const std::shared_ptr<FileSystem> fs = std::make_shared<PosixFileSystem>();
+  return fs;
+}
+
+}  // namespace broker

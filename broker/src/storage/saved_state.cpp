@@ -1,0 +1,247 @@
+#include "saved_state.h"
+
+#include <algorithm>
+
+#include "codec.h"
+#include "segment_log.h"
+
+namespace broker::storage {
+
+namespace {
+
+enum Type : std::uint8_t {
+  kTopicCreated = 1,
+  kTopicDeleted = 2,
+  kSubscribed = 3,
+  kUnsubscribed = 4,
+  kCommit = 5,
+  kNextId = 6,
+};
+
+void put_headers(Encoder& e, const Headers& h) {
+  e.u32(static_cast<std::uint32_t>(h.size()));
+  for (const auto& [k, v] : h) {
+    e.str(k);
+    e.str(v);
+  }
+}
+
+Headers get_headers(Decoder& d) {
+  Headers h;
+  const std::uint32_t n = d.u32();
+  for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
+    std::string k = d.str();
+    h[std::move(k)] = d.str();
+  }
+  return h;
+}
+
+void put_attempts(Encoder& e, const std::map<Offset, int>& attempts) {
+  e.u32(static_cast<std::uint32_t>(attempts.size()));
+  for (const auto& [o, n] : attempts) {
+    e.u64(o);
+    e.u32(static_cast<std::uint32_t>(n));
+  }
+}
+
+void put_dead(Encoder& e, const std::vector<DeadLetter>& dead) {
+  e.u32(static_cast<std::uint32_t>(dead.size()));
+  for (const DeadLetter& d : dead) {
+    e.str(encode_message(*d.message));
+    e.u32(static_cast<std::uint32_t>(d.attempts));
+    e.str(d.reason);
+    e.i64(d.died_at.time_since_epoch().count());
+  }
+}
+
+bool get_dead(Decoder& d, const std::string& topic, const std::string& sub,
+              std::vector<DeadLetter>& out) {
+  const std::uint32_t n = d.u32();
+  for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
+    auto m = std::make_shared<Message>();
+    const std::string body = d.str();
+    if (!decode_message(body, *m)) return false;
+    DeadLetter dl{topic, sub, std::move(m), static_cast<int>(d.u32()), d.str(), Time{}};
+    dl.died_at = Time{Millis{d.i64()}};
+    out.push_back(std::move(dl));
+  }
+  return !d.failed();
+}
+
+}  // namespace
+
+SavedSubscription* SavedTopic::find(const std::string& sub) {
+  for (auto& s : subscriptions) {
+    if (s.name == sub) return &s;
+  }
+  return nullptr;
+}
+
+SavedTopic* SavedState::find(const std::string& topic) {
+  for (auto& t : topics) {
+    if (t.name == topic) return &t;
+  }
+  return nullptr;
+}
+
+std::string encode_topic_created(const std::string& name, std::uint64_t id,
+                                 const TopicOptions& options) {
+  Encoder e;
+  e.u8(kTopicCreated);
+  e.str(name);
+  e.u64(id);
+  e.u64(options.retention_messages);
+  e.u64(options.retention_bytes);
+  return e.take();
+}
+
+std::string encode_topic_deleted(const std::string& name) {
+  Encoder e;
+  e.u8(kTopicDeleted);
+  e.str(name);
+  return e.take();
+}
+
+std::string encode_subscribed(const std::string& topic, const SavedSubscription& s) {
+  Encoder e;
+  e.u8(kSubscribed);
+  e.str(topic);
+  e.str(s.name);
+  e.u8(s.pull ? 1 : 0);
+  e.u8(s.group ? 1 : 0);
+  put_headers(e, s.header_filter);
+  e.u32(static_cast<std::uint32_t>(s.max_deliveries));
+  e.i64(s.ack_timeout.count());
+  e.u8(static_cast<std::uint8_t>(s.start.kind));
+  e.u64(s.start.offset);
+  e.u64(s.position);
+  put_attempts(e, s.attempts);
+  put_dead(e, s.dead);
+  return e.take();
+}
+
+std::string encode_unsubscribed(const std::string& topic, const std::string& name) {
+  Encoder e;
+  e.u8(kUnsubscribed);
+  e.str(topic);
+  e.str(name);
+  return e.take();
+}
+
+std::string encode_commit(const std::string& topic, const std::string& name, Offset position,
+                          const std::map<Offset, int>& attempts,
+                          const std::vector<DeadLetter>& new_dead) {
+  Encoder e;
+  e.u8(kCommit);
+  e.str(topic);
+  e.str(name);
+  e.u64(position);
+  put_attempts(e, attempts);
+  put_dead(e, new_dead);
+  return e.take();
+}
+
+bool apply_record(std::string_view body, SavedState& state) {
+  Decoder d(body);
+  const std::uint8_t type = d.u8();
+  switch (type) {
+    case kTopicCreated: {
+      SavedTopic t;
+      t.name = d.str();
+      t.id = d.u64();
+      t.options.retention_messages = d.u64();
+      t.options.retention_bytes = d.u64();
+      if (!d.done() || t.name.empty() || state.find(t.name) || t.id < state.next_id) return false;
+      state.next_id = t.id + 1;
+      state.topics.push_back(std::move(t));
+      return true;
+    }
+    case kTopicDeleted: {
+      const std::string name = d.str();
+      if (!d.done()) return false;
+      auto it = std::find_if(state.topics.begin(), state.topics.end(),
+                             [&](const SavedTopic& t) { return t.name == name; });
+      if (it == state.topics.end()) return false;
+      state.topics.erase(it);
+      return true;
+    }
+    case kSubscribed: {
+      SavedTopic* t = state.find(d.str());
+      SavedSubscription s;
+      s.name = d.str();
+      s.pull = d.u8() != 0;
+      s.group = d.u8() != 0;
+      s.header_filter = get_headers(d);
+      s.max_deliveries = static_cast<int>(d.u32());
+      s.ack_timeout = Millis{d.i64()};
+      const std::uint8_t start_kind = d.u8();
+      s.start.kind = static_cast<StartPosition::Kind>(start_kind);
+      s.start.offset = d.u64();
+      s.position = d.u64();
+      const std::uint32_t n = d.u32();
+      for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
+        const Offset o = d.u64();
+        s.attempts[o] = static_cast<int>(d.u32());
+      }
+      if (!t || start_kind > 2 || !get_dead(d, t->name, s.name, s.dead) || !d.done() ||
+          s.name.empty() ||
+          t->find(s.name)) {
+        return false;
+      }
+      t->subscriptions.push_back(std::move(s));
+      return true;
+    }
+    case kUnsubscribed: {
+      SavedTopic* t = state.find(d.str());
+      const std::string name = d.str();
+      if (!t || !d.done()) return false;
+      auto it = std::find_if(t->subscriptions.begin(), t->subscriptions.end(),
+                             [&](const SavedSubscription& s) { return s.name == name; });
+      if (it == t->subscriptions.end()) return false;
+      t->subscriptions.erase(it);
+      return true;
+    }
+    case kCommit: {
+      SavedTopic* t = state.find(d.str());
+      SavedSubscription* s = t ? t->find(d.str()) : nullptr;
+      if (!s) return false;
+      const Offset position = d.u64();
+      std::map<Offset, int> attempts;
+      const std::uint32_t n = d.u32();
+      for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
+        const Offset o = d.u64();
+        attempts[o] = static_cast<int>(d.u32());
+      }
+      std::vector<DeadLetter> dead;
+      if (!get_dead(d, t->name, s->name, dead) || !d.done()) return false;
+      s->position = position;
+      s->attempts = std::move(attempts);
+      for (auto& dl : dead) s->dead.push_back(std::move(dl));
+      return true;
+    }
+    case kNextId: {
+      const std::uint64_t next = d.u64();
+      if (!d.done() || next < state.next_id) return false;
+      state.next_id = next;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+std::vector<std::string> snapshot(const SavedState& state) {
+  std::vector<std::string> out;
+  for (const SavedTopic& t : state.topics) {
+    out.push_back(encode_topic_created(t.name, t.id, t.options));
+    for (const SavedSubscription& s : t.subscriptions) out.push_back(encode_subscribed(t.name, s));
+  }
+  // Keeps next_id: a deleted topic's directory name is never given again.
+  Encoder e;
+  e.u8(kNextId);
+  e.u64(state.next_id);
+  out.push_back(e.take());
+  return out;
+}
+
+}  // namespace broker::storage

@@ -1,0 +1,87 @@
+// A durable broker's directory: the lock, the journal and the topics' segment logs
+// (SPEC R18-R21).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "broker/file_system.h"
+#include "broker/storage_options.h"
+#include "commit_sink.h"
+#include "saved_state.h"
+#include "segment_log.h"
+#include "sync/sync.h"
+#include "syncer.h"
+
+namespace broker::storage {
+
+/// The storage directory of one open broker. Thread-safe. Lock order: callers may hold
+/// the broker's, a topic's or a subscription's lock; mu_ is taken after them and nothing
+/// is locked under it but the file system.
+class Store final : public CommitSink {
+ public:
+  /// What the directory held.
+  struct Opened {
+    SavedState saved;
+    std::map<std::uint64_t, SegmentLog::Loaded> logs;  // by topic id
+    RecoveryReport report;
+  };
+  /// Opens (or creates) options.directory and reads it back; torn tails are cut and
+  /// reported. Throws NotBrokerStorage, StorageLocked, UnsupportedFormat, CorruptLog and
+  /// IoError; then nothing on disk has changed.
+  static std::unique_ptr<Store> open(const StorageOptions& options, Opened& out);
+  /// A clean close: syncs everything written.
+  ~Store() override;
+
+  [[nodiscard]] const StorageOptions& options() const { return options_; }
+  /// The segment log of topic id, continuing at end (its directory is created if missing).
+  std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, Offset end) EXCLUDES(mu_);
+
+  // Journal records. Control records are durable when the call returns (any policy).
+  /// Records a new topic; returns its id.
+  std::uint64_t create_topic(const std::string& name, const TopicOptions& options)
+      EXCLUDES(mu_);
+  /// Records the deletion and removes the topic's segments.
+  void delete_topic(const std::string& name, std::uint64_t id) EXCLUDES(mu_);
+  void subscribed(const std::string& topic, const SavedSubscription& s) EXCLUDES(mu_);
+  void unsubscribed(const std::string& topic, const std::string& name) EXCLUDES(mu_);
+
+  // CommitSink
+  std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
+                       const std::map<Offset, int>& attempts,
+                       const std::vector<DeadLetter>& new_dead, bool force) override
+      EXCLUDES(mu_);
+  void wait(std::uint64_t ticket) override;
+
+ private:
+  Store(StorageOptions options, std::shared_ptr<FileSystem> fs,
+        std::unique_ptr<FileLock> lock, SavedState saved, std::uint64_t journal_size);
+  /// Appends one record (and applies it to the mirror); compacts when the journal is large.
+  std::uint64_t write(const std::string& body) REQUIRES(mu_);
+  void compact() REQUIRES(mu_);
+  void sync_journal();
+  void flusher_loop();
+
+  // Constant after construction.
+  const StorageOptions options_;
+  const std::shared_ptr<FileSystem> fs_;
+  const std::unique_ptr<FileLock> lock_;
+  const std::string journal_path_;
+
+  sync::Mutex mu_;
+  SavedState mirror_ GUARDED_BY(mu_);  // what the journal says: the next compaction's input
+  std::uint64_t journal_size_ GUARDED_BY(mu_) = 0;
+  std::vector<std::weak_ptr<SegmentLog>> logs_ GUARDED_BY(mu_);  // for the flusher
+  Syncer journal_syncer_;
+
+  // The interval flusher (only when a policy is FsyncPolicy::every).
+  sync::Mutex flush_mu_;
+  sync::CondVar flush_cv_;
+  bool stopping_ GUARDED_BY(flush_mu_) = false;
+  sync::Thread flusher_;
+};
+
+}  // namespace broker::storage

@@ -1,0 +1,340 @@
+// SPEC R18-R21 on the real file system: what a restarted broker rebuilds (seed 003's
+// FileBrokerTest, seed 000's "survive a restart"), and the typed errors of a directory
+// that is not ours, locked, newer, torn or corrupt.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+#include "test_support.h"
+
+namespace broker {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh directory under the temp dir, removed at the end (also when a test fails).
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "broker-durable-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] std::string str() const { return path_.string(); }
+  [[nodiscard]] fs::path path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+BrokerOptions durable(const TempDir& dir, StorageOptions o = {}) {
+  o.directory = dir.str() + "/store";
+  return BrokerOptions::synchronous().with_storage(o);
+}
+
+/// Every file under dir with its bytes: "nothing on disk changed" compares two of these.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    out[e.path().string()] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return out;
+}
+
+std::vector<fs::path> segments(const TempDir& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() / "store")) {
+    if (e.path().extension() == ".seg") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+PullOptions pull_from_beginning() {
+  PullOptions o;
+  o.start = StartPosition::beginning();
+  return o;
+}
+
+PullOptions pull_with_timeout(Millis t) {
+  PullOptions o;
+  o.ack_timeout = t;
+  return o;
+}
+
+PushOptions push_with_max(int max) {
+  PushOptions o;
+  o.max_deliveries = max;
+  return o;
+}
+
+TopicOptions keep_last(std::size_t n) {
+  TopicOptions o;
+  o.retention_messages = n;
+  return o;
+}
+
+std::vector<std::string> drain_keys(Broker& b, const std::string& sub) {
+  std::vector<std::string> keys;
+  for (;;) {
+    auto got = b.poll("test", sub, "w", 10, Time{});
+    if (got.empty()) return keys;
+    for (const auto& r : got) {
+      keys.push_back(r.message->key);
+      EXPECT_TRUE(b.ack(r.receipt, Time{}));
+    }
+  }
+}
+
+TEST(Seed003FileBroker, RestartedBrokerReplaysTheLogOncePerGroup) {
+  TempDir dir;
+  {
+    Broker broker(durable(dir));
+    broker.create_topic("test");
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(broker.publish("test", "value" + std::to_string(i), {}, "key" + std::to_string(i)),
+                static_cast<Offset>(i));
+    }
+  }  // simulate broker restart
+  Broker broker2(durable(dir));
+  EXPECT_EQ(broker2.topics(), std::vector<std::string>{"test"});
+  // The seed calls createTopic again after the restart; here the topic is back already.
+  EXPECT_THROW(broker2.create_topic("test"), DuplicateTopic);
+  for (const std::string group : {"groupA", "groupB"}) {
+    broker2.subscribe_pull("test", group, pull_from_beginning());
+    EXPECT_EQ(drain_keys(broker2, group), (std::vector<std::string>{"key0", "key1", "key2"}))
+        << group;
+  }
+  EXPECT_EQ(broker2.end_offset("test"), 3u);
+  EXPECT_EQ(broker2.publish("test", "value3", {}, "key3"), 3u);  // offsets go on, absolute
+}
+
+TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
+  TempDir dir;
+  {
+    Broker b(durable(dir));
+    b.create_topic("test");
+    b.subscribe("test", "push", [](const Delivery& d) { return d.message->payload != "bad"; },
+                push_with_max(2));
+    b.subscribe_pull("test", "pull", pull_with_timeout(Millis{100}));
+    for (const char* p : {"a", "bad", "c"}) b.publish("test", p);
+    for (int i = 0; i < 3; ++i) b.drain();  // a confirmed; bad dead after 2 offers; c confirmed
+    auto got = b.poll("test", "pull", "w", 2, Time{});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(b.ack(got[0].receipt, Time{}));  // "a" confirmed; "bad" still held
+    b.publish("test", "d");
+  }
+  Broker b(durable(dir));
+  EXPECT_EQ(b.subscriptions("test"), (std::vector<std::string>{"push", "pull"}));
+  EXPECT_EQ(b.stats("test", "push").committed, 3u);
+  ASSERT_EQ(b.dead_letters("test", "push").size(), 1u);
+  EXPECT_EQ(b.dead_letters("test", "push")[0].message->payload, "bad");
+  EXPECT_EQ(b.dead_letters("test", "push")[0].attempts, 2);
+  // The push subscription is back without a handler; subscribe with its name resumes it.
+  std::vector<std::string> seen;
+  b.subscribe("test", "push", [&](const Delivery& d) {
+    seen.push_back(d.message->payload);
+    return true;
+  }, push_with_max(2));
+  b.drain();
+  EXPECT_EQ(seen, std::vector<std::string>{"d"});
+  // Pull: the held message is not held any more and is offered again as attempt 2.
+  const SubscriptionStats pull = b.stats("test", "pull");
+  EXPECT_EQ(pull.committed, 1u);
+  EXPECT_EQ(pull.in_flight, 0u);
+  auto again = b.poll("test", "pull", "w", 10, Time{});
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].message->payload, "bad");
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_EQ(again[1].message->payload, "c");
+  EXPECT_EQ(again[1].attempt, 1);
+}
+
+TEST(DurableOptions, ResumingWithOtherOptionsIsOptionsMismatch) {
+  TempDir dir;
+  {
+    Broker b(durable(dir));
+    b.create_topic("test");
+    b.subscribe("test", "push", [](const Delivery&) { return true; },
+                push_with_max(3));
+  }
+  Broker b(durable(dir));
+  EXPECT_THROW(b.subscribe("test", "push", [](const Delivery&) { return true; },
+                           push_with_max(4)),
+               OptionsMismatch);
+  EXPECT_THROW(b.subscribe_pull("test", "push", PullOptions{}), WrongKind);
+  EXPECT_EQ(b.stats("test", "push").committed, 0u);
+  EXPECT_THROW(b.delete_topic("test"), TopicInUse);
+  EXPECT_TRUE(b.unsubscribe("test", "push"));
+  b.delete_topic("test");
+}
+
+TEST(DurableErrors, ADirectoryThatIsNotOursIsRefusedUntouched) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "store");
+  std::ofstream(dir.path() / "store" / "notes.txt") << "mine";
+  const auto before = snapshot(dir.path());
+  try {
+    Broker b(durable(dir));
+    FAIL() << "opened a foreign directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotBrokerStorage) << e.what();
+  }
+  EXPECT_EQ(snapshot(dir.path()), before);
+}
+
+TEST(DurableErrors, ADirectoryOpenInAnotherBrokerIsStorageLocked) {
+  TempDir dir;
+  Broker first(durable(dir));
+  first.create_topic("test");
+  const auto before = snapshot(dir.path());
+  EXPECT_THROW(Broker second(durable(dir)), StorageLocked);
+  EXPECT_EQ(snapshot(dir.path()), before);
+}
+
+void rewrite(const fs::path& p, std::size_t at, const std::string& bytes) {
+  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(DurableErrors, ANewerFormatVersionIsUnsupportedFormat) {
+  TempDir dir;
+  { Broker(durable(dir)).create_topic("test"); }
+  // The journal header: magic (8) | version (4) | base (8) | crc32c of the 20 before (4).
+  const fs::path journal = dir.path() / "store" / "journal";
+  std::string header = snapshot(dir.path())[journal.string()].substr(0, 24);
+  header[8] = 2;
+  const std::uint32_t crc = crc32c(std::string_view(header).substr(0, 20));
+  for (int i = 0; i < 4; ++i) header[20 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  rewrite(journal, 0, header);
+  const auto before = snapshot(dir.path());
+  EXPECT_THROW(Broker b(durable(dir)), UnsupportedFormat);
+  EXPECT_EQ(snapshot(dir.path()), before);
+}
+
+TEST(DurableRecovery, ATornTailIsCutAndReported) {
+  TempDir dir;
+  {
+    Broker b(durable(dir));
+    b.create_topic("test");
+    for (int i = 0; i < 3; ++i) b.publish("test", "m" + std::to_string(i));
+  }
+  const fs::path seg = segments(dir).back();
+  const auto size = fs::file_size(seg);
+  std::ofstream(seg, std::ios::app | std::ios::binary) << std::string("\x20\0\0\0garb", 8);
+  Broker b(durable(dir));
+  EXPECT_EQ(b.end_offset("test"), 3u);
+  ASSERT_EQ(b.recovery().truncations.size(), 1u);
+  const Truncation& t = b.recovery().truncations[0];
+  EXPECT_EQ(t.file, seg.string());
+  EXPECT_EQ(t.position, size);
+  EXPECT_EQ(t.bytes, 8u);
+  EXPECT_EQ(t.reason, "torn tail");
+  EXPECT_EQ(fs::file_size(seg), size);
+  EXPECT_EQ(b.publish("test", "m3"), 3u);
+}
+
+TEST(DurableRecovery, AChecksumFailureBeforeTheTailIsCorruptLogAndChangesNothing) {
+  TempDir dir;
+  {
+    Broker b(durable(dir));
+    b.create_topic("test");
+    for (int i = 0; i < 3; ++i) b.publish("test", "payload-" + std::to_string(i));
+  }
+  const fs::path seg = segments(dir).front();
+  // The first record's frame starts after the 24-byte header; flip a byte of its body.
+  std::string bytes = snapshot(dir.path())[seg.string()];
+  rewrite(seg, 24 + 12 + 3, std::string(1, static_cast<char>(bytes[24 + 12 + 3] ^ 0x10)));
+  const auto before = snapshot(dir.path());
+  try {
+    Broker b(durable(dir));
+    FAIL() << "opened a corrupt log";
+  } catch (const CorruptLog& e) {
+    EXPECT_EQ(e.file(), seg.string());
+    EXPECT_EQ(e.position(), 24u);
+  }
+  EXPECT_EQ(snapshot(dir.path()), before);
+  // Repair mode drops the bad record and everything after it, and says exactly that.
+  StorageOptions repair;
+  repair.repair = true;
+  Broker b(durable(dir, repair));
+  EXPECT_EQ(b.end_offset("test"), 0u);
+  ASSERT_EQ(b.recovery().truncations.size(), 1u);
+  EXPECT_EQ(b.recovery().truncations[0].reason, "corrupt record");
+  EXPECT_EQ(b.recovery().truncations[0].first_offset, 0u);
+  EXPECT_EQ(b.recovery().truncations[0].position, 24u);
+}
+
+TEST(DurableSegments, RetentionDeletesWholeSegmentsAndOffsetsStayAbsolute) {
+  TempDir dir;
+  StorageOptions small;
+  small.segment_bytes = 256;
+  {
+    Broker b(durable(dir, small));
+    b.create_topic("test", keep_last(5));
+    b.subscribe_pull("test", "late", pull_from_beginning());
+    for (int i = 0; i < 100; ++i) b.publish("test", "message-" + std::to_string(i));
+    EXPECT_LT(segments(dir).size(), 10u);  // old segments are gone, whole
+    EXPECT_GT(segments(dir).size(), 1u);
+  }
+  Broker b(durable(dir, small));
+  EXPECT_EQ(b.oldest_offset("test"), 95u);
+  EXPECT_EQ(b.end_offset("test"), 100u);
+  // The subscription saved at 0 jumps to the oldest kept message and counts the gap (R3).
+  auto got = b.poll("test", "late", "w", 1, Time{});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].message->offset, 95u);
+  EXPECT_EQ(b.stats("test", "late").skipped, 95u);
+}
+
+TEST(DurableTopics, ADeletedTopicComesBackEmptyUnderItsOldName) {
+  TempDir dir;
+  {
+    Broker b(durable(dir));
+    b.create_topic("test");
+    b.publish("test", "old");
+    b.delete_topic("test");
+    b.create_topic("test");
+    b.publish("test", "new");
+  }
+  Broker b(durable(dir));
+  b.subscribe_pull("test", "s", pull_from_beginning());
+  auto got = b.poll("test", "s", "w", 10, Time{});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].message->payload, "new");
+}
+
+TEST(DurableJournal, CompactionKeepsEveryPositionAndBoundsTheJournal) {
+  TempDir dir;
+  StorageOptions o;
+  o.journal_compact_bytes = 4096;
+  {
+    Broker b(durable(dir, o));
+    b.create_topic("test");
+    b.subscribe_pull("test", "s", PullOptions{});
+    for (int i = 0; i < 500; ++i) {
+      b.publish("test", "m");
+      for (const auto& r : b.poll("test", "s", "w", 1, Time{})) b.ack(r.receipt, Time{});
+    }
+    EXPECT_LE(fs::file_size(dir.path() / "store" / "journal"), 4096u + 512u);
+  }
+  Broker b(durable(dir, o));
+  EXPECT_EQ(b.stats("test", "s").committed, 500u);
+}
+
+}  // namespace
+}  // namespace broker
