@@ -1,4 +1,4 @@
-// spec-trace [--diff] SCRIPT|-: runs a text script on the model and on the broker, prints
+// spec-trace [--diff] [--durable] SCRIPT|-: runs a text script on the model and on the broker, prints
 // what each step returned and delivered, and marks the first difference. --diff prints only
 // the steps that differ, then a summary line. `spec-trace --help` for the whole usage.
 // Exit status: 0 identical, 1 a difference, 2 bad usage or an unreadable/malformed script.
@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -21,7 +22,7 @@ constexpr int kSame = 0;
 constexpr int kDifferent = 1;
 constexpr int kBadInput = 2;
 
-constexpr std::string_view kUsage = R"(usage: spec-trace [--diff] SCRIPT
+constexpr std::string_view kUsage = R"(usage: spec-trace [--diff] [--durable] SCRIPT
        spec-trace --help
 
 Runs a script of the operation language (one op per line, `#` comments; see
@@ -35,6 +36,8 @@ Arguments:
 Options:
   --diff      print only the steps where model and broker differ (every one,
               not just the first), then one summary line
+  --durable   run the broker with storage on a simulated disk (FsyncPolicy always);
+              implied when the script has a `restart` or `crash` step
   -h, --help  print this help and exit
   --          end of options (a SCRIPT named like an option follows)
 
@@ -93,6 +96,7 @@ std::string show(const Side& side) {
 
 int main(int argc, char** argv) {
   bool diff_only = false;
+  bool durable = false;
   std::optional<std::string> path;
   bool options_done = false;
   for (int i = 1; i < argc; ++i) {
@@ -103,6 +107,8 @@ int main(int argc, char** argv) {
     }
     if (!options_done && arg == "--diff") {
       diff_only = true;
+    } else if (!options_done && arg == "--durable") {
+      durable = true;
     } else if (!options_done && arg == "--") {
       options_done = true;
     } else if (!options_done && arg.size() > 1 && arg[0] == '-') {
@@ -126,8 +132,14 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
 
+  for (const oplang::Op& op : script) {
+    durable |= std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op);
+  }
   oplang::ModelRunner model;
-  harness::BrokerRunner broker;
+  std::unique_ptr<harness::BrokerRunner> runner =
+      durable ? std::make_unique<harness::BrokerRunner>(harness::DurableSetup{})
+              : std::make_unique<harness::BrokerRunner>();
+  harness::BrokerRunner& broker = *runner;
   std::size_t differing = 0;
   std::size_t first = 0;
   std::size_t ran = 0;

@@ -35,7 +35,7 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
       state = make_state(*t, SubscriptionConfig::push(this, topic, name, options),
                          old->committed());
       sync::MutexLock fresh_lock(state->mu);
-      state->restore(old->attempts(), old->dead_letters());
+      state->continue_from(*old);
       state->members.add(std::move(member));
       old->offers.close();
     }

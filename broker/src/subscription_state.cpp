@@ -23,6 +23,15 @@ void SubscriptionState::restore(std::map<Offset, int> attempts, std::vector<Dead
   saved_dead_ = dead_.size();
 }
 
+void SubscriptionState::continue_from(const SubscriptionState& old) {
+  cursor_ = old.cursor_;
+  attempts_ = old.attempts_;
+  dead_ = old.dead_;
+  counters_ = old.counters_;
+  saved_position_ = old.saved_position_;
+  saved_dead_ = old.saved_dead_;
+}
+
 Offset SubscriptionState::committed() const {
   Offset c = cursor_;
   if (!redelivery_.empty()) c = std::min(c, *redelivery_.begin());

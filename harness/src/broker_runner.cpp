@@ -33,6 +33,16 @@ model::ErrorCode to_model(broker::ErrorCode code) {
       return M::kReentrantDrain;
     case B::kNotSynchronous:
       return M::kNotSynchronous;
+    case B::kIoError:
+      return M::kIoError;
+    case B::kCorruptLog:
+      return M::kCorruptLog;
+    case B::kStorageLocked:
+      return M::kStorageLocked;
+    case B::kNotBrokerStorage:
+      return M::kNotBrokerStorage;
+    case B::kUnsupportedFormat:
+      return M::kUnsupportedFormat;
   }
   throw std::logic_error("unknown broker::ErrorCode");
 }
@@ -202,6 +212,9 @@ struct BrokerRunner::Apply {
   oplang::Value operator()(const oplang::OldestOffset& o) const {
     return oplang::OffsetResult{b.oldest_offset(o.topic)};
   }
+  // step() runs these itself: they replace the broker.
+  oplang::Value operator()(const oplang::Restart&) const { return oplang::Done{}; }
+  oplang::Value operator()(const oplang::Crash&) const { return oplang::Done{}; }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>
@@ -218,12 +231,48 @@ BrokerRunner::BrokerRunner()
       broker_(std::make_unique<broker::Broker>(
           broker::BrokerOptions::synchronous().with_clock(clock_))) {}
 
+BrokerRunner::BrokerRunner(DurableSetup setup)
+    : clock_(std::make_shared<broker::ManualClock>(to_broker(0))),
+      setup_(std::move(setup)),
+      disk_(std::make_shared<broker::sim::SimFileSystem>()) {
+  broker_ = open();
+}
+
 BrokerRunner::~BrokerRunner() = default;
+
+std::unique_ptr<broker::Broker> BrokerRunner::open() {
+  broker::StorageOptions o;
+  o.directory = "/store";
+  o.file_system = disk_;
+  o.publish_sync = setup_->publish_sync;
+  o.commit_sync = setup_->commit_sync;
+  o.segment_bytes = setup_->segment_bytes;
+  o.journal_compact_bytes = setup_->journal_compact_bytes;
+  return std::make_unique<broker::Broker>(
+      broker::BrokerOptions::synchronous().with_clock(clock_).with_storage(o));
+}
+
+void BrokerRunner::reopen(const oplang::Op& op) {
+  if (!disk_) throw std::logic_error("restart and crash need a durable runner (DurableSetup)");
+  broker_.reset();  // its handlers die with it
+  if (const auto* crash = std::get_if<oplang::Crash>(&op)) {
+    broker::sim::SimFileSystem::CrashOptions cut;
+    cut.seed = crash->seed;
+    disk_->crash(cut);
+  }
+  broker_ = open();
+}
 
 oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
   oplang::Outcome out;
   calls_.clear();
+  if (!broker_) throw std::logic_error("the durable broker could not be opened again");
   try {
+    if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+      reopen(op);
+      out.value = oplang::Done{};
+      return out;
+    }
     out.value = std::visit(Apply{*this, *broker_}, op);
   } catch (const broker::Error& e) {
     out.error = to_model(e.code());
@@ -283,6 +332,13 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
 
 std::vector<oplang::Outcome> run_broker(const oplang::Script& script) {
   BrokerRunner runner;
+  std::vector<oplang::Outcome> out;
+  for (const oplang::Op& op : script) out.push_back(runner.step(op));
+  return out;
+}
+
+std::vector<oplang::Outcome> run_broker(const oplang::Script& script, const DurableSetup& setup) {
+  BrokerRunner runner(setup);
   std::vector<oplang::Outcome> out;
   for (const oplang::Op& op : script) out.push_back(runner.step(op));
   return out;

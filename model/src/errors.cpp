@@ -27,6 +27,16 @@ const char* to_string(ErrorCode code) noexcept {
       return "reentrant_drain";
     case ErrorCode::kNotSynchronous:
       return "not_synchronous";
+    case ErrorCode::kIoError:
+      return "io_error";
+    case ErrorCode::kCorruptLog:
+      return "corrupt_log";
+    case ErrorCode::kStorageLocked:
+      return "storage_locked";
+    case ErrorCode::kNotBrokerStorage:
+      return "not_broker_storage";
+    case ErrorCode::kUnsupportedFormat:
+      return "unsupported_format";
   }
   return "unknown_error_code";
 }

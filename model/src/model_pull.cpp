@@ -7,7 +7,7 @@ namespace model {
 // R11: the pull subscription `name` for poll/ack/nack/extend; WrongKind for a push one,
 // UnknownSubscription if none (bad input is an error; false means "not accepted").
 Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
-  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
+  if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   auto it = t.pulls.find(name);
   if (it == t.pulls.end()) throw Error(ErrorCode::kUnknownSubscription);
   return t.subs.at(it->second);
@@ -20,7 +20,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& t = topic_or_throw(topic);
-  if (t.members.contains(name)) throw Error(ErrorCode::kWrongKind);
+  if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
     const PullOptions existing{s.filter, s.ack_timeout, s.max_deliveries, s.start};
@@ -37,6 +37,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.max_deliveries = options.max_deliveries;
   s.start = options.start;
   s.cursor = start_cursor(t, options.start);
+  s.saved.position = s.cursor;
   t.pulls[name] = s.id;
   t.order.push_back(s.id);
   t.subs[s.id] = std::move(s);
@@ -57,6 +58,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
     const int attempt = offer(t, s, *offset, member, deadline);
     out.push_back(Received{*offset, t.log.at(*offset).payload, attempt, deadline});
   }
+  save(s);  // filtered and skipped messages move the position too
   return out;
 }
 
@@ -72,6 +74,7 @@ bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
   if (!accepted(s, offset, member, now)) return false;
   confirm(s, offset);
+  save(s);
   return true;
 }
 
@@ -82,6 +85,7 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
   Sub& s = pull_or_throw(t, sub);
   if (!accepted(s, offset, member, now)) return false;
   fail(t, s, offset, "nacked", now);
+  save(s);
   return true;
 }
 
@@ -102,6 +106,7 @@ std::vector<Expired> Model::expire(Millis now) {
     for (std::uint64_t id : t.order) {
       Sub& s = t.subs.at(id);
       if (!s.pull) continue;
+      catch_up(t, s);
       std::vector<Offset> late;
       for (const auto& [offset, held] : s.in_flight) {
         if (held.deadline <= now) late.push_back(offset);
@@ -110,6 +115,7 @@ std::vector<Expired> Model::expire(Millis now) {
         const bool dead = fail(t, s, offset, "ack deadline expired", now);
         out.push_back(Expired{t.name, s.name, offset, dead});
       }
+      save(s);
     }
   }
   return out;

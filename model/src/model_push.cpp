@@ -12,6 +12,19 @@ void Model::subscribe(const std::string& topic, const std::string& name,
                       const PushOptions& options) {
   if (name.empty() || options.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
+  if (auto d = t.dormant.find(name); d != t.dormant.end()) {
+    // R20: the same name and options resume a subscription a restart left without handler.
+    if (!options.group.empty()) throw Error(ErrorCode::kDuplicateSubscription);
+    Sub& s = t.subs.at(d->second);
+    if (s.filter != options.header_filter || s.max_deliveries != options.max_deliveries ||
+        s.start != options.start) {
+      throw Error(ErrorCode::kOptionsMismatch);
+    }
+    s.members.push_back(name);
+    t.members[name] = Member{s.id, options.script, 0, options.idempotent, {}};
+    t.dormant.erase(d);
+    return;
+  }
   if (find_sub(t, name) != nullptr) throw Error(ErrorCode::kDuplicateSubscription);
   auto g = options.group.empty() ? t.groups.end() : t.groups.find(options.group);
   if (g != t.groups.end()) {
@@ -35,6 +48,7 @@ void Model::subscribe(const std::string& topic, const std::string& name,
     s.start = options.start;
     s.group = options.group;
     s.cursor = start_cursor(t, options.start);
+    s.saved.position = s.cursor;
     t.subs[id] = std::move(s);
     t.order.push_back(id);
     if (!options.group.empty()) t.groups[options.group] = id;
@@ -69,6 +83,16 @@ bool Model::unsubscribe(const std::string& topic, const std::string& name) {
     remove_state_if_empty(t, id);
     return true;
   }
+  if (auto it = t.dormant.find(name); it != t.dormant.end()) {  // R20: never resumed
+    const std::uint64_t id = it->second;
+    t.dormant.erase(it);
+    remove_state_if_empty(t, id);
+    return true;
+  }
+  if (auto it = t.groups.find(name); it != t.groups.end() && t.subs.at(it->second).members.empty()) {
+    remove_state_if_empty(t, it->second);  // R20: a restarted group nobody joined
+    return true;
+  }
   return false;
 }
 
@@ -84,6 +108,7 @@ void Model::seek(const std::string& topic, const std::string& name, Offset offse
   s.in_flight.clear();
   s.attempts.clear();
   s.seeks += 1;
+  save(s, true);
 }
 
 // R8: topics existing at the start in creation order; each topic's states when reached.
@@ -121,6 +146,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
       calls_.push_back(HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt,
                                    "idempotent -> repeat"});
       confirm(*s, *offset);
+      save(*s);
       confirmations += 1;
       continue;
     }
@@ -147,6 +173,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     Sub& s_after = t->subs.at(sub_id);
     if (step.verdict == Verdict::kConfirm) {
       confirm(s_after, *offset);
+      save(s_after);
       confirmations += 1;
       continue;
     }
@@ -154,6 +181,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
                          : step.verdict == Verdict::kThrowStd ? "exception: boom"
                                                               : "unknown exception";
     fail(*t, s_after, *offset, reason, now_);
+    save(s_after);
     return confirmations;  // R8: a failure stops this subscription for this drain
   }
 }

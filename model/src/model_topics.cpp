@@ -33,6 +33,7 @@ const Model::Topic& Model::topic_or_throw(const std::string& name) const {
 Model::Sub* Model::find_sub(Topic& t, const std::string& name) {
   if (auto it = t.members.find(name); it != t.members.end()) return &t.subs.at(it->second.sub_id);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) return &t.subs.at(it->second);
+  if (auto it = t.dormant.find(name); it != t.dormant.end()) return &t.subs.at(it->second);
   return nullptr;
 }
 
@@ -98,6 +99,8 @@ std::vector<std::string> Model::subscriptions(const std::string& topic) const {
       for (const auto& [name, sid] : t.pulls) {
         if (sid == id) names.push_back(name);
       }
+    } else if (s.members.empty()) {
+      names.push_back(s.name);  // R20: back from a restart, not resumed yet
     } else {
       names.insert(names.end(), s.members.begin(), s.members.end());
     }

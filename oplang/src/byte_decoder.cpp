@@ -28,6 +28,8 @@ constexpr std::uint8_t kSubscriptions = 206;        //
 constexpr std::uint8_t kTopicsKind = 207;           //
 constexpr std::uint8_t kEndOffset = 209;            // 208: a committed input reads it
 constexpr std::uint8_t kOldestOffset = 210;         //
+constexpr std::uint8_t kRestart = 211;              // durable runners only
+constexpr std::uint8_t kCrash = 212;                //
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -120,6 +122,10 @@ oplang::Op read_op(Reader& r) {
       return EndOffset{r.from(kTopics)};
     case kOldestOffset:
       return OldestOffset{r.from(kTopics)};
+    case kRestart:
+      return Restart{};
+    case kCrash:
+      return Crash{r.byte()};
     default:
       break;
   }
@@ -323,6 +329,10 @@ struct OpWriter {
   }
   void operator()(const oplang::Topics&) { w.byte(kTopicsKind); }
   void operator()(const oplang::EndOffset& op) { w.byte(kEndOffset), w.name(op.topic, kTopics); }
+  void operator()(const oplang::Restart&) { w.byte(kRestart); }
+  void operator()(const oplang::Crash& op) {
+    w.byte(kCrash), w.byte(static_cast<std::uint8_t>(op.seed));
+  }
   void operator()(const oplang::OldestOffset& op) {
     w.byte(kOldestOffset), w.name(op.topic, kTopics);
   }

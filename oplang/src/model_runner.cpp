@@ -65,6 +65,15 @@ struct Apply {
   Value operator()(const WaitDelivered& o) const { return BoolResult{m.wait_delivered(o.timeout)}; }
   Value operator()(const EndOffset& o) const { return OffsetResult{m.end_offset(o.topic)}; }
   Value operator()(const OldestOffset& o) const { return OffsetResult{m.oldest_offset(o.topic)}; }
+  // R20: under FsyncPolicy::always a crash between calls loses nothing that returned.
+  Value operator()(const Restart&) const {
+    m.restart();
+    return Done{};
+  }
+  Value operator()(const Crash&) const {
+    m.restart();
+    return Done{};
+  }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>

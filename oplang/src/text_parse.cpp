@@ -440,6 +440,14 @@ class LineParser {
     return o;
   }
   // `[timeout=MS]` of wait_idle and wait_delivered.
+  Op crash() {
+    Crash o;
+    while (auto key = option_key("seed=")) {
+      if (*key != "seed") fail("seed=");
+      o.seed = unsigned_number("a seed");
+    }
+    return o;
+  }
   Millis wait_timeout() {
     Millis ms = 0;
     while (auto key = option_key("timeout=")) {
@@ -515,11 +523,13 @@ class LineParser {
     if (name == "wait_delivered") return WaitDelivered{wait_timeout()};
     if (name == "end_offset") return EndOffset{value("a topic")};
     if (name == "oldest_offset") return OldestOffset{value("a topic")};
+    if (name == "restart") return Restart{};
+    if (name == "crash") return crash();
     throw ParseError(line_, verb.column,
                      "an operation: create_topic, delete_topic, publish, subscribe, "
                      "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
                      "extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
-                     "wait_idle, wait_delivered, end_offset or oldest_offset");
+                     "wait_idle, wait_delivered, end_offset, oldest_offset, restart or crash");
   }
 
   std::vector<Token> tokens_;

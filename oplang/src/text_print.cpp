@@ -205,6 +205,10 @@ struct Printer {
   std::string operator()(const OldestOffset& o) const {
     return "oldest_offset " + format_value(o.topic);
   }
+  std::string operator()(const Restart&) const { return "restart"; }
+  std::string operator()(const Crash& o) const {
+    return o.seed == 0 ? "crash" : "crash seed=" + std::to_string(o.seed);
+  }
   static std::string timeout(Millis ms) { return ms == 0 ? "" : " timeout=" + std::to_string(ms); }
 };
 

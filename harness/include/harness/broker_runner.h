@@ -1,11 +1,14 @@
 // Runs ops of the operation language against a real broker::Broker.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "broker/broker.h"
+#include "simfs/sim_file_system.h"
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
 #include "oplang/script.h"
@@ -14,6 +17,16 @@ namespace harness {
 
 /// The model's name for a broker error code (same spelling, see model/errors.h).
 model::ErrorCode to_model(broker::ErrorCode code);
+
+/// A durable runner's storage: a simulated disk (simfs) and the broker's storage options.
+/// Small segments and journal make rolls, segment retention and compaction happen in
+/// short scripts.
+struct DurableSetup {
+  broker::FsyncPolicy publish_sync = broker::FsyncPolicy::always();
+  broker::FsyncPolicy commit_sync = broker::FsyncPolicy::always();
+  std::uint64_t segment_bytes = 256;
+  std::uint64_t journal_compact_bytes = 1024;
+};
 
 /// Executes ops one at a time on a fresh broker with the synchronous dispatcher and a
 /// ManualClock at 0 that `advance` moves (poll_wait polls at it; its timeout is real time).
@@ -24,7 +37,12 @@ model::ErrorCode to_model(broker::ErrorCode code);
 /// Not thread-safe: one step at a time (handlers run inside drain on the caller's thread).
 class BrokerRunner {
  public:
+  /// An in-memory broker (restart and crash are refused with std::logic_error).
   BrokerRunner();
+  /// A durable broker on a fresh simulated disk: `restart` closes and reopens it, `crash`
+  /// cuts the power first (SimFileSystem::crash with the op's seed). A reopen that throws
+  /// a broker::Error is that op's outcome; later steps then throw std::logic_error.
+  explicit BrokerRunner(DurableSetup setup);
   ~BrokerRunner();
   BrokerRunner(const BrokerRunner&) = delete;
   BrokerRunner& operator=(const BrokerRunner&) = delete;
@@ -34,6 +52,8 @@ class BrokerRunner {
   oplang::Outcome step(const oplang::Op& op);
   /// The broker under test.
   [[nodiscard]] broker::Broker& broker() { return *broker_; }
+  /// The simulated disk of a durable runner (null otherwise).
+  [[nodiscard]] broker::sim::SimFileSystem* disk() { return disk_.get(); }
 
  private:
   // One subscribed handler's script and position.
@@ -48,13 +68,19 @@ class BrokerRunner {
   bool handle(Handler& handler, const broker::Delivery& delivery);
   void record_repeat(const Handler& handler, const broker::Delivery& delivery);
   std::string run_effect(const model::Step& step, const Handler& handler);
+  std::unique_ptr<broker::Broker> open();
+  void reopen(const oplang::Op& op);
 
   std::shared_ptr<broker::ManualClock> clock_;
+  std::optional<DurableSetup> setup_;
+  std::shared_ptr<broker::sim::SimFileSystem> disk_;
   std::vector<model::HandlerCall> calls_;
   std::unique_ptr<broker::Broker> broker_;  // last: destroyed first, with its handlers
 };
 
 /// Runs a whole script on a fresh broker.
 std::vector<oplang::Outcome> run_broker(const oplang::Script& script);
+/// Runs a whole script on a fresh durable broker (restart and crash allowed).
+std::vector<oplang::Outcome> run_broker(const oplang::Script& script, const DurableSetup& setup);
 
 }  // namespace harness

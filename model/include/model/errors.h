@@ -19,6 +19,12 @@ enum class ErrorCode {
   kInvalidArgument,
   kReentrantDrain,
   kNotSynchronous,
+  // Storage (R18-R21): the model never throws these; a durable broker that does has failed.
+  kIoError,
+  kCorruptLog,
+  kStorageLocked,
+  kNotBrokerStorage,
+  kUnsupportedFormat,
 };
 
 /// Stable lower-case name of a code ("unknown_topic"), the spelling scripts print.

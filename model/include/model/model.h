@@ -109,6 +109,14 @@ class Model {
   /// Names of the push groups of a topic; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> group_names(const std::string& topic) const;
 
+  // ---- durability (R19, R20): a durable broker under FsyncPolicy::always ----
+  /// R20: what a broker reopened on its directory holds (a clean restart, or a crash under
+  /// `always`, which loses nothing that returned). Topics and logs stay; every subscription
+  /// goes back to its last save (position, attempts, dead letters) with nothing held or
+  /// returned and its counters at zero; push subscriptions and groups stay without
+  /// handlers until subscribe resumes them (R20); handler calls in flight are gone.
+  void restart();
+
   /// Handler calls made since the last take_calls(), in order; clears them.
   std::vector<HandlerCall> take_calls();
 
@@ -139,6 +147,15 @@ class Model {
     std::map<Offset, int> attempts;
     std::vector<DeadLetter> dead;
     Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
+    // R19: what the last commit saved (a durable broker writes one when the committed
+    // position moves or a message dies, at the end of poll, ack, nack, expire, each push
+    // offer, and seek, which always saves).
+    struct Saved {
+      Offset position = 0;
+      std::map<Offset, int> attempts;
+      std::size_t dead = 0;
+    };
+    Saved saved;
   };
   // A push member: its own name, its state and its script position; if idempotent, the
   // offsets its script confirmed (what broker::idempotent() remembers for this handler).
@@ -161,6 +178,7 @@ class Model {
     std::map<std::string, Member> members;        // push names
     std::map<std::string, std::uint64_t> pulls;   // pull names
     std::map<std::string, std::uint64_t> groups;  // group name -> state id
+    std::map<std::string, std::uint64_t> dormant;  // push names back from a restart (R20)
   };
 
   // lookups
@@ -188,6 +206,7 @@ class Model {
   static std::string next_member(Sub& s);
   static bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now);
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
+  static void save(Sub& s, bool force = false);
 
   // drain pieces
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -197,12 +198,26 @@ struct OldestOffset {
   bool operator==(const OldestOffset&) const = default;
 };
 
+/// A clean restart of a durable broker: close it and open it again on its directory
+/// (R20). Only runners with storage take it (the broker runner's durable mode).
+struct Restart {
+  bool operator==(const Restart&) const = default;
+};
+/// A power cut between two calls: the broker dies, the simulated disk keeps only what was
+/// synced (seeded torn tails of the rest), and a broker opens it again. Under
+/// FsyncPolicy::always nothing that returned is lost, so the model treats it as restart.
+struct Crash {
+  std::uint64_t seed = 0;
+  bool operator==(const Crash&) const = default;
+};
+
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
 /// reaches the others, but yield, and idempotent subscribes by escape bytes.)
 using Op =
     std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
-                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset>;
+                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
+                 Restart, Crash>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

@@ -13,6 +13,8 @@
 //   advance MS                      stats TOPIC NAME                dead_letters TOPIC NAME
 //   yield [N]                       subscriptions TOPIC             topics
 //   wait_idle [timeout=MS]          wait_delivered [timeout=MS]
+//   end_offset TOPIC                oldest_offset TOPIC
+//   restart                         crash [seed=N]     # durable runners only (R20)
 //
 // STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42,
 // EFFECT = unsubscribe | unsubscribe(TOPIC,NAME) | publish(TOPIC,PAYLOAD)

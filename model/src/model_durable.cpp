@@ -1,0 +1,36 @@
+// Durability: what a durable broker saves and what a restart gives back (R19, R20).
+#include <algorithm>
+
+#include "model/model.h"
+
+namespace model {
+
+// R19: a commit when the committed position moved or a message died since the last one
+// (or always, for seek).
+void Model::save(Sub& s, bool force) {
+  const Offset position = committed(s);
+  if (!force && position == s.saved.position && s.dead.size() == s.saved.dead) return;
+  s.saved = Sub::Saved{position, s.attempts, s.dead.size()};
+}
+
+// R20: every state resumes from its last save; nothing is held or returned; counters
+// restart at zero; push handlers are gone (their states wait for subscribe to resume).
+void Model::restart() {
+  for (Topic& t : topics_) {
+    t.members.clear();
+    for (auto& [id, s] : t.subs) {
+      s.cursor = std::min(s.saved.position, t.end);
+      s.redelivery.clear();
+      s.in_flight.clear();
+      s.attempts = s.saved.attempts;
+      s.dead.resize(s.saved.dead);
+      s.counters = Stats{};
+      s.members.clear();
+      s.last_member.clear();
+      if (!s.pull && s.group.empty()) t.dormant[s.name] = id;
+    }
+  }
+  calls_.clear();
+}
+
+}  // namespace model

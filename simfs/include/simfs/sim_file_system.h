@@ -1,0 +1,121 @@
+// A simulated disk for crash tests: the only place that knows which bytes and directory
+// entries are durable, able to die at any numbered write or sync and reboot into what a
+// real disk could hold then (SPEC R18-R21).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/file_system.h"
+
+namespace broker::sim {
+
+/// An in-memory broker::FileSystem that keeps what reads see apart from what survives a
+/// power cut. Safe for concurrent use from any number of threads (one mutex; every call,
+/// the test controls included, is atomic with respect to the others).
+///
+/// The model. A file is an inode holding `content` (what reads see) and `synced`, the
+/// length of the prefix of content that is durable: appends grow content, sync makes all
+/// of it durable, truncate cuts content and lowers synced to at most the new size.
+/// Directory entries exist twice: the current ones (reads, list) and the durable ones;
+/// sync_dir(dir) makes the current entries of dir (files created, renamed or removed in
+/// it) durable. Directories themselves are durable as soon as they are created.
+///
+/// Crash points. Each call of append, sync, sync_dir, rename, remove or truncate is one
+/// crash point, numbered from 0 in call order (including calls that throw). Once the
+/// simulated process has died (crash_at), calls pass no more points until crash().
+///
+/// Paths are normalized: repeated and trailing '/' and "." components are dropped, so
+/// "d//f", "d/./f" and "d/f" name the same file. Renaming or removing directories is not
+/// simulated (IoError).
+class SimFileSystem final : public FileSystem {
+ public:
+  /// How a power cut treats what was not durable. Everything is drawn from one
+  /// std::mt19937_64(seed), so the same seed after the same calls gives the same disk.
+  struct CrashOptions {
+    std::uint64_t seed = 0;
+    /// Keep a random prefix (possibly empty, possibly all) of each file's unsynced bytes;
+    /// otherwise every unsynced byte is lost.
+    bool torn_tail = true;
+    /// When a kept unsynced part is not empty, replace its last byte by a different one in
+    /// about one crash in three (a sector half written).
+    bool garbage_tail = true;
+    /// Reboot into the durable directory entries; otherwise into the current ones.
+    bool lose_unsynced_entries = true;
+  };
+
+  /// An empty disk holding only the directories "/" and ".".
+  SimFileSystem();
+  ~SimFileSystem() override;
+  SimFileSystem(const SimFileSystem&) = delete;
+  SimFileSystem& operator=(const SimFileSystem&) = delete;
+
+  // broker::FileSystem. Missing files: read, size, sync, truncate and rename (from) throw
+  // IoError; remove does nothing; append creates the file, whose parent directory must
+  // exist (IoError otherwise, as POSIX says ENOENT).
+  void create_directories(const std::string& dir) override;
+  std::vector<std::string> list(const std::string& dir) override;
+  bool exists(const std::string& path) override;
+  std::uint64_t size(const std::string& path) override;
+  std::string read(const std::string& path, std::uint64_t position, std::size_t length) override;
+  void append(const std::string& path, std::string_view bytes) override;
+  void sync(const std::string& path) override;
+  void sync_dir(const std::string& dir) override;
+  void rename(const std::string& from, const std::string& to) override;
+  void remove(const std::string& path) override;
+  void truncate(const std::string& path, std::uint64_t size) override;
+  /// A lock in an in-process table (a second try_lock of a held path gets null); creates
+  /// the file if missing, like the POSIX one. The lock may outlive this object.
+  std::unique_ptr<FileLock> try_lock(const std::string& path) override;
+
+  /// The number of crash points passed so far (the number the next mutating call gets).
+  [[nodiscard]] std::uint64_t points() const;
+
+  /// Arms a crash at `point` (replacing an armed one): when the call numbered `point`
+  /// comes, the simulated process dies. An append there still adds its bytes, unsynced
+  /// (so crash() may keep a torn prefix of them); any other call there is not performed.
+  /// From then on every mutating call (create_directories and try_lock's file creation
+  /// too) does nothing and returns normally: a dead process's writes never reach the disk.
+  /// Reads see the disk as the process left it. Throws std::invalid_argument if `point`
+  /// has already been passed.
+  void crash_at(std::uint64_t point);
+
+  /// Whether the armed crash has happened (and crash() has not been called since).
+  [[nodiscard]] bool crashed() const;
+
+  /// Power off now and reboot: every file keeps its synced prefix plus what `options`
+  /// let survive of the rest, the directory entries become the durable ones (or stay the
+  /// current ones), and then everything is durable. Works whether or not crash_at fired;
+  /// clears the crashed flag and the armed crash point, releases every lock (a dead
+  /// process holds none); points keep counting from where they were.
+  void crash(const CrashOptions& options);
+
+  /// Flips bit `bit` (0-7) of byte `byte` of a file in place, in what reads see and what
+  /// survives a crash alike: bit rot in stored data. Not a crash point. Throws IoError if
+  /// the file is missing or byte or bit is out of range.
+  void flip_bit(const std::string& path, std::uint64_t byte, int bit);
+
+  /// Makes the call numbered `point` throw IoError("<op> <path>: <error>") and change
+  /// nothing, e.g. error "No space left on device". Several points may be armed; each
+  /// fires once. Throws std::invalid_argument if `point` has already been passed.
+  void fail_at(std::uint64_t point, std::string error);
+
+  /// One line per file, current or durable, in path order, for failure reports:
+  /// "<path> size=<n> synced=<n> entry=<e>", where e says what a crash would do to the
+  /// name: "durable", "not durable" (created or renamed here since the last sync_dir),
+  /// "durable for another file" (renamed over) or "removed, not durable".
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct State;  // defined in the .cpp
+  class HeldLock;
+
+  // Shared with the locks handed out, which may outlive this object.
+  const std::shared_ptr<State> state_;
+};
+
+}  // namespace broker::sim

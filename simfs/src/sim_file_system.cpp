@@ -1,0 +1,452 @@
+// The simulated disk: inodes with a durable prefix, current and durable directory entries,
+// numbered crash points, and the reboot that keeps only what a real disk could.
+#include "simfs/sim_file_system.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "broker/errors.h"
+#include "sync/thread_annotations.h"
+
+namespace broker::sim {
+namespace {
+
+// std::mutex with the capability annotations clang's -Wthread-safety checks.
+class CAPABILITY("mutex") Mutex {
+ public:
+  void lock() ACQUIRE() { mu_.lock(); }
+  void unlock() RELEASE() { mu_.unlock(); }
+
+ private:
+  std::mutex mu_;
+};
+
+// Holds a Mutex for one scope.
+class SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~MutexLock() RELEASE() { mu_.unlock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+ private:
+  Mutex& mu_;
+};
+
+// One file. Content is only appended to or cut, so "what is durable" is a prefix length.
+struct Inode {
+  std::string content;
+  std::uint64_t synced = 0;  // <= content.size()
+};
+
+// Path -> file. Two entries may share an inode (a rename not yet made durable).
+using Entries = std::map<std::string, std::shared_ptr<Inode>>;
+
+// The same error text as the POSIX file system: "append d/f: No such file or directory".
+[[noreturn]] void fail(std::string_view op, const std::string& path, const std::string& what) {
+  throw IoError(std::string(op) + " " + path + ": " + what);
+}
+
+[[noreturn]] void fail(std::string_view op, const std::string& path, std::errc error) {
+  fail(op, path, std::make_error_code(error).message());
+}
+
+// Drops repeated and trailing '/' and "." components; "" and "." become ".".
+std::string normalize(std::string_view path) {
+  std::string out = !path.empty() && path.front() == '/' ? "/" : "";
+  while (!path.empty()) {
+    const std::size_t end = std::min(path.find('/'), path.size());
+    const std::string_view part = path.substr(0, end);
+    if (!part.empty() && part != ".") {
+      if (!out.empty() && out.back() != '/') out += '/';
+      out += part;
+    }
+    path.remove_prefix(std::min(end + 1, path.size()));
+  }
+  return out.empty() ? "." : out;
+}
+
+// The directory holding a normalized path ("/" and "." are their own parents).
+std::string parent(const std::string& path) {
+  if (path == "/" || path == ".") return path;
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The last component of a normalized path.
+std::string name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+// Everything the disk knows. Shared with HeldLock so a lock can outlive the file system.
+struct SimFileSystem::State {
+  // What a mutating call does at its crash point.
+  enum class Step {
+    kRun,   // perform it
+    kDie,   // the process dies at this call (an append still adds its bytes)
+    kDead,  // the process died earlier: do nothing
+  };
+
+  // Numbers the call, then says whether it runs; throws the armed error of a fail_at.
+  Step enter(std::string_view op, const std::string& path) REQUIRES(mu) {
+    if (crashed) return Step::kDead;
+    const std::uint64_t point = next_point++;
+    // Crash before error: a process that has died sees no error.
+    if (crash_point == point) {
+      crash_point.reset();
+      crashed = true;
+      return Step::kDie;
+    }
+    if (const auto it = failures.find(point); it != failures.end()) {
+      const std::string error = std::move(it->second);
+      failures.erase(it);
+      fail(op, path, error);
+    }
+    return Step::kRun;
+  }
+
+  // The current file at path, or null.
+  Inode* file(const std::string& path) REQUIRES(mu) {
+    const auto it = current.find(path);
+    return it == current.end() ? nullptr : it->second.get();
+  }
+
+  // The current file at path; throws as the POSIX call would if there is none.
+  Inode& existing_file(std::string_view op, const std::string& path) REQUIRES(mu) {
+    if (Inode* inode = file(path)) return *inode;
+    fail(op, path,
+         dirs.count(path) ? std::errc::is_a_directory : std::errc::no_such_file_or_directory);
+  }
+
+  // Throws unless a new file could be made at path: its parent exists and it is no dir.
+  void check_creatable(std::string_view op, const std::string& path) REQUIRES(mu) {
+    if (dirs.count(path)) fail(op, path, std::errc::is_a_directory);
+    const std::string dir = parent(path);
+    if (dirs.count(dir)) return;
+    fail(op, path, file(dir) ? std::errc::not_a_directory : std::errc::no_such_file_or_directory);
+  }
+
+  void append_now(const std::string& path, std::string_view bytes) REQUIRES(mu) {
+    Inode* inode = file(path);
+    if (inode == nullptr) {
+      check_creatable("append", path);
+      auto created = std::make_shared<Inode>();
+      inode = created.get();
+      current.emplace(path, std::move(created));
+    }
+    inode->content.append(bytes);
+  }
+
+  // A power cut of one file: the durable prefix plus what options let survive of the rest.
+  static void tear(Inode& inode, std::mt19937_64& rng, const CrashOptions& options) {
+    const std::uint64_t unsynced = inode.content.size() - inode.synced;
+    std::uint64_t keep = 0;
+    if (options.torn_tail && unsynced > 0) {
+      // A quarter each "lost all" and "kept all": the cases whole records live or die
+      // in, which a uniform draw over a long tail would hardly ever pick.
+      switch (rng() % 4) {
+        case 0:
+          keep = 0;
+          break;
+        case 1:
+          keep = unsynced;
+          break;
+        default:
+          keep = rng() % (unsynced + 1);
+      }
+    }
+    inode.content.resize(inode.synced + keep);
+    if (options.garbage_tail && keep > 0 && rng() % 3 == 0) {
+      auto& last = reinterpret_cast<unsigned char&>(inode.content.back());
+      last = static_cast<unsigned char>(last ^ (1 + rng() % 255));  // never xor with 0
+    }
+    inode.synced = inode.content.size();
+  }
+
+  mutable Mutex mu;
+  std::set<std::string> dirs GUARDED_BY(mu) = {"/", "."};
+  Entries current GUARDED_BY(mu);  // what list and reads see
+  Entries durable GUARDED_BY(mu);  // what a crash() reboots into
+  std::uint64_t next_point GUARDED_BY(mu) = 0;
+  std::optional<std::uint64_t> crash_point GUARDED_BY(mu);
+  bool crashed GUARDED_BY(mu) = false;
+  std::map<std::uint64_t, std::string> failures GUARDED_BY(mu);  // point -> error text
+  std::set<std::string> locked GUARDED_BY(mu);
+  // Bumped by crash(), which frees every lock: an older HeldLock must not free its path
+  // again, since a new holder may have it by then.
+  std::uint64_t lock_epoch GUARDED_BY(mu) = 0;
+};
+
+// A held entry of the lock table; frees it unless a crash() already did.
+class SimFileSystem::HeldLock final : public FileLock {
+ public:
+  HeldLock(std::weak_ptr<State> state, std::string path, std::uint64_t epoch)
+      : state_(std::move(state)), path_(std::move(path)), epoch_(epoch) {}
+  ~HeldLock() override {
+    const std::shared_ptr<State> s = state_.lock();
+    if (!s) return;
+    MutexLock lock(s->mu);
+    if (s->lock_epoch == epoch_) s->locked.erase(path_);
+  }
+
+ private:
+  const std::weak_ptr<State> state_;
+  const std::string path_;
+  const std::uint64_t epoch_;
+};
+
+SimFileSystem::SimFileSystem() : state_(std::make_shared<State>()) {}
+
+SimFileSystem::~SimFileSystem() = default;
+
+void SimFileSystem::create_directories(const std::string& dir) {
+  State& s = *state_;
+  const std::string path = normalize(dir);
+  MutexLock lock(s.mu);
+  if (s.crashed) return;
+  // Every prefix first, so a file in the way leaves nothing half made.
+  std::vector<std::string> prefixes;
+  for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    prefixes.push_back(path.substr(0, slash));
+    if (slash == std::string::npos) break;
+  }
+  for (const auto& prefix : prefixes) {
+    if (s.file(prefix)) fail("create_directories", prefix, std::errc::not_a_directory);
+  }
+  s.dirs.insert(prefixes.begin(), prefixes.end());
+}
+
+std::vector<std::string> SimFileSystem::list(const std::string& dir) {
+  State& s = *state_;
+  const std::string path = normalize(dir);
+  MutexLock lock(s.mu);
+  if (!s.dirs.count(path)) {
+    if (s.file(path)) fail("list", path, std::errc::not_a_directory);
+    return {};
+  }
+  std::set<std::string> names;
+  for (const auto& [entry, inode] : s.current) {
+    if (parent(entry) == path) names.insert(name(entry));
+  }
+  for (const auto& sub : s.dirs) {
+    if (sub != path && parent(sub) == path) names.insert(name(sub));
+  }
+  return {names.begin(), names.end()};
+}
+
+bool SimFileSystem::exists(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  return s.dirs.count(p) || s.file(p);
+}
+
+std::uint64_t SimFileSystem::size(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  return s.existing_file("size", p).content.size();
+}
+
+std::string SimFileSystem::read(const std::string& path, std::uint64_t position,
+                                std::size_t length) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  const std::string& content = s.existing_file("read", p).content;
+  if (position >= content.size()) return {};
+  return content.substr(position, length);
+}
+
+void SimFileSystem::append(const std::string& path, std::string_view bytes) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  switch (s.enter("append", p)) {
+    case State::Step::kDead:
+      return;
+    case State::Step::kDie:
+      // The bytes reach the page cache, unsynced; only crash() decides what survives.
+      try {
+        s.append_now(p, bytes);
+      } catch (const IoError&) {
+        // It would have failed; the process is dead either way.
+      }
+      return;
+    case State::Step::kRun:
+      s.append_now(p, bytes);
+  }
+}
+
+void SimFileSystem::sync(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  if (s.enter("sync", p) != State::Step::kRun) return;
+  if (s.dirs.count(p)) return;  // a directory is durable already, as fdatasync of one is
+  Inode& inode = s.existing_file("sync", p);
+  inode.synced = inode.content.size();
+}
+
+void SimFileSystem::sync_dir(const std::string& dir) {
+  State& s = *state_;
+  const std::string d = normalize(dir);
+  MutexLock lock(s.mu);
+  if (s.enter("sync_dir", d) != State::Step::kRun) return;
+  if (!s.dirs.count(d)) {
+    fail("sync_dir", d,
+         s.file(d) ? std::errc::not_a_directory : std::errc::no_such_file_or_directory);
+  }
+  for (auto it = s.durable.begin(); it != s.durable.end();) {
+    const bool gone = parent(it->first) == d && !s.current.count(it->first);
+    it = gone ? s.durable.erase(it) : std::next(it);
+  }
+  for (const auto& [path, inode] : s.current) {
+    if (parent(path) == d) s.durable[path] = inode;
+  }
+}
+
+void SimFileSystem::rename(const std::string& from, const std::string& to) {
+  State& s = *state_;
+  const std::string f = normalize(from);
+  const std::string t = normalize(to);
+  const std::string both = f + " -> " + t;
+  MutexLock lock(s.mu);
+  if (s.enter("rename", both) != State::Step::kRun) return;
+  if (s.dirs.count(f)) fail("rename", both, "renaming directories is not simulated");
+  const auto it = s.current.find(f);
+  if (it == s.current.end()) fail("rename", both, std::errc::no_such_file_or_directory);
+  if (f == t) return;  // POSIX: renaming a file onto itself does nothing
+  s.check_creatable("rename", t);
+  std::shared_ptr<Inode> inode = std::move(it->second);
+  s.current.erase(it);
+  s.current[t] = std::move(inode);
+}
+
+void SimFileSystem::remove(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  if (s.enter("remove", p) != State::Step::kRun) return;
+  if (s.dirs.count(p)) fail("remove", p, std::errc::is_a_directory);
+  s.current.erase(p);
+}
+
+void SimFileSystem::truncate(const std::string& path, std::uint64_t size) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  if (s.enter("truncate", p) != State::Step::kRun) return;
+  Inode& inode = s.existing_file("truncate", p);
+  if (size > inode.content.size()) fail("truncate", p, std::errc::invalid_argument);
+  inode.content.resize(size);
+  inode.synced = std::min(inode.synced, size);
+}
+
+std::unique_ptr<FileLock> SimFileSystem::try_lock(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  if (!s.file(p)) {
+    s.check_creatable("try_lock", p);
+    if (!s.crashed) s.current.emplace(p, std::make_shared<Inode>());
+  }
+  if (!s.locked.insert(p).second) return nullptr;
+  return std::make_unique<HeldLock>(state_, p, s.lock_epoch);
+}
+
+std::uint64_t SimFileSystem::points() const {
+  MutexLock lock(state_->mu);
+  return state_->next_point;
+}
+
+void SimFileSystem::crash_at(std::uint64_t point) {
+  MutexLock lock(state_->mu);
+  // A point already passed would never fire and silently make a crash test vacuous.
+  if (point < state_->next_point) {
+    throw std::invalid_argument("crash_at: point " + std::to_string(point) + " has passed");
+  }
+  state_->crash_point = point;
+}
+
+bool SimFileSystem::crashed() const {
+  MutexLock lock(state_->mu);
+  return state_->crashed;
+}
+
+void SimFileSystem::crash(const CrashOptions& options) {
+  State& s = *state_;
+  MutexLock lock(s.mu);
+  std::mt19937_64 rng(options.seed);
+  Entries survivors = options.lose_unsynced_entries ? s.durable : s.current;
+  // A file removed without sync_dir may come back where a directory has been made since;
+  // directories are durable at once, so the directory wins.
+  for (const auto& dir : s.dirs) survivors.erase(dir);
+  // Each inode once, even if two names share it; path order keeps the draws replayable.
+  std::set<const Inode*> torn;
+  for (const auto& [path, inode] : survivors) {
+    if (torn.insert(inode.get()).second) State::tear(*inode, rng, options);
+  }
+  s.current = survivors;
+  s.durable = std::move(survivors);
+  s.crashed = false;
+  s.crash_point.reset();
+  s.locked.clear();
+  ++s.lock_epoch;
+}
+
+void SimFileSystem::flip_bit(const std::string& path, std::uint64_t byte, int bit) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  std::string& content = s.existing_file("flip_bit", p).content;
+  if (byte >= content.size() || bit < 0 || bit > 7) {
+    fail("flip_bit", p,
+         "byte " + std::to_string(byte) + " bit " + std::to_string(bit) +
+             " is out of range (size " + std::to_string(content.size()) + ")");
+  }
+  content[byte] = static_cast<char>(static_cast<unsigned char>(content[byte]) ^ (1u << bit));
+}
+
+void SimFileSystem::fail_at(std::uint64_t point, std::string error) {
+  MutexLock lock(state_->mu);
+  if (point < state_->next_point) {
+    throw std::invalid_argument("fail_at: point " + std::to_string(point) + " has passed");
+  }
+  state_->failures[point] = std::move(error);
+}
+
+std::string SimFileSystem::describe() const {
+  const State& s = *state_;
+  MutexLock lock(s.mu);
+  std::set<std::string> paths;
+  for (const auto& entry : s.current) paths.insert(entry.first);
+  for (const auto& entry : s.durable) paths.insert(entry.first);
+  std::string out;
+  for (const auto& path : paths) {
+    const auto now = s.current.find(path);
+    const auto kept = s.durable.find(path);
+    const Inode& inode = now != s.current.end() ? *now->second : *kept->second;
+    std::string entry = "durable";
+    if (now == s.current.end()) {
+      entry = "removed, not durable";
+    } else if (kept == s.durable.end()) {
+      entry = "not durable";
+    } else if (kept->second != now->second) {
+      entry = "durable for another file";
+    }
+    out += path + " size=" + std::to_string(inode.content.size()) +
+           " synced=" + std::to_string(inode.synced) + " entry=" + entry + "\n";
+  }
+  return out;
+}
+
+}  // namespace broker::sim
