@@ -18,5 +18,11 @@ RC_GTEST_PROP(BrokerMatchesModel, PullDeliveryAroundDeadlines, ()) { pull_delive
 
 RC_GTEST_PROP(BrokerMatchesModel, RetentionGapsAndSeeks, ()) { retention_and_seek(); }
 
+RC_GTEST_PROP(BrokerMatchesModel, DurableStateSurvivesRestartsAndCrashes, ()) {
+  durable_operation();
+}
+
+RC_GTEST_PROP(BrokerMatchesModel, DurableDeliveryAcrossRestarts, ()) { durable_delivery(); }
+
 }  // namespace
 }  // namespace props

@@ -43,4 +43,23 @@ inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
                              OldestOffset>(swarm);
 }
 
+/// Durability (R19, R20) on a simulated disk under FsyncPolicy::always: every operation
+/// with restarts and power cuts between calls, after which the broker must be exactly the
+/// model's restarted state (nothing that returned is lost; positions, attempts and dead
+/// letters as last saved), and push subscriptions resumed with their saved options.
+inline void durable_operation(Swarm swarm = Swarm::kHalf) {
+  check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
+                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Expire,
+                             Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
+                             OldestOffset, Restart, Crash, Crash>(swarm, true);
+}
+
+/// Durable delivery: consuming across restarts: pull workers and push handlers, retention
+/// over small segments, seeks, and crashes in between.
+inline void durable_delivery(Swarm swarm = Swarm::kHalf) {
+  check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull,
+                             Drain, Drain, Poll, Poll, Ack, Ack, Nack, Expire, Advance, Seek,
+                             GetStats, GetDeadLetters, Restart, Crash>(swarm, true);
+}
+
 }  // namespace props

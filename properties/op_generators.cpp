@@ -58,6 +58,10 @@ model::Millis gen_timeout() { return *g::elementOf(std::vector<model::Millis>{10
 void Hints::observe(const oplang::Op& op) {
   runner.step(op);
   if (std::holds_alternative<oplang::Publish>(op)) ++payloads;
+  if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
+    subscribes[s->topic + "/" + s->name] = *s;
+    if (!s->group.empty()) subscribes[s->topic + "/" + s->group] = *s;
+  }
 }
 
 model::Offset Hints::edge_offset(const std::string& topic) const {
@@ -191,6 +195,18 @@ template <>
 oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   oplang::Subscribe op;
   op.topic = gen_topic(h);
+  // Half the time after a restart: resume a push subscription or rejoin a group with the
+  // options it was saved with (R20), and a new handler script.
+  const std::vector<std::string> dormant = h.model().dormant_names(op.topic);
+  if (!dormant.empty() && *g::inRange(0, 2) == 0) {
+    auto it = h.subscribes.find(op.topic + "/" + pick(dormant));
+    if (it != h.subscribes.end()) {
+      op = it->second;
+      if (!op.group.empty()) op.name = pick(kSubs);
+      op.script = gen_script(h);
+      return op;
+    }
+  }
   op.name = pick(kSubs);
   op.filter = gen_filter();
   op.max_deliveries = gen_max_deliveries();
@@ -403,6 +419,17 @@ oplang::Op gen_op<oplang::EndOffset>(const Hints& h) {
 template <>
 oplang::Op gen_op<oplang::OldestOffset>(const Hints& h) {
   return oplang::OldestOffset{gen_observed_topic(h)};
+}
+
+template <>
+oplang::Op gen_op<oplang::Restart>(const Hints&) {
+  return oplang::Restart{};
+}
+
+// The seed picks which unsynced bytes survive (torn tails); under `always` none matter.
+template <>
+oplang::Op gen_op<oplang::Crash>(const Hints&) {
+  return oplang::Crash{*g::inRange<std::uint64_t>(0, 1000)};
 }
 
 }  // namespace props

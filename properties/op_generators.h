@@ -21,6 +21,9 @@ namespace props {
 struct Hints {
   oplang::ModelRunner runner;
   int payloads = 0;  // next payload number, so every payload is unique and readable
+  /// The last subscribe seen per "topic/name" and "topic/group": a restarted broker's push
+  /// subscriptions resume only with the same options (R20).
+  std::map<std::string, oplang::Subscribe> subscribes;
 
   /// Runs op on the hint model (whatever its outcome).
   void observe(const oplang::Op& op);

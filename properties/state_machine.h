@@ -44,14 +44,20 @@ inline Hints initial_hints() {
 /// The system under test: the model and the broker, side by side, and the script so far.
 struct Pair {
   oplang::ModelRunner model;
-  harness::BrokerRunner broker;
+  std::unique_ptr<harness::BrokerRunner> broker;
   oplang::Script script;
   Reached reached;
+  bool durable = false;
 
-  Pair() {
+  /// durable: the broker keeps its storage on a simulated disk (harness::DurableSetup), so
+  /// restart and crash ops can run.
+  explicit Pair(bool durable_broker = false)
+      : broker(durable_broker ? std::make_unique<harness::BrokerRunner>(harness::DurableSetup{})
+                              : std::make_unique<harness::BrokerRunner>()),
+        durable(durable_broker) {
     for (const auto& op : prelude()) {
       model.step(op);
-      broker.step(op);
+      broker->step(op);
       script.push_back(op);
     }
   }
@@ -75,7 +81,7 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     ++Coverage::get().steps_by_kind[text.substr(0, text.find(' '))];
     ++Coverage::get().steps;
     const oplang::Outcome expected = pair.model.step(op);
-    const oplang::Outcome actual = pair.broker.step(op);
+    const oplang::Outcome actual = pair.broker->step(op);
     pair.reached.observe(op, expected);
     if (!(expected == actual)) {
       std::ostringstream why;
@@ -83,7 +89,8 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
           << "\n-- model:\n"
           << oplang::print(expected) << "\n-- broker:\n"
           << oplang::print(actual)
-          << "\n-- the whole script (prelude included); replay with: spec-trace FILE\n"
+          << "\n-- the whole script (prelude included); replay with: spec-trace "
+          << (pair.durable ? "--durable " : "") << "FILE\n"
           << oplang::print(pair.script);
       RC_FAIL(why.str());
     }
@@ -189,7 +196,7 @@ class DrawCommand {
 
 /// Runs one generated sequence of the given command kinds and tags what it reached.
 template <class... Ts>
-void check_broker_matches_model(Swarm swarm = Swarm::kHalf) {
+void check_broker_matches_model(Swarm swarm = Swarm::kHalf, bool durable = false) {
   const std::vector<MixEntry> mix = {
       MixEntry{std::type_index(typeid(Ts)), &make_command<Ts>, need_of<Ts>()}...};
   const bool swarmed = swarm == Swarm::kSwarm || (swarm == Swarm::kHalf && fair_choice(2) == 0);
@@ -200,7 +207,7 @@ void check_broker_matches_model(Swarm swarm = Swarm::kHalf) {
     for (const MixEntry& e : mix) makes.push_back(e.make);
   }
   auto kinds = std::make_shared<const std::vector<MakeCommand>>(std::move(makes));
-  Pair pair;
+  Pair pair(durable);
   // Twice RapidCheck's usual length for the size, capped at kMaxSteps: the corners need a
   // few dozen steps of setup, and short sequences are cheap but mostly setup.
   auto make = [] { return initial_hints(); };

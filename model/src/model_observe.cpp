@@ -62,4 +62,17 @@ std::vector<std::string> Model::group_names(const std::string& topic) const {
   return out;
 }
 
+// Generators only: push names a restart left without a handler (R20).
+std::vector<std::string> Model::dormant_names(const std::string& topic) const {
+  std::vector<std::string> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    for (const auto& [name, id] : t.dormant) out.push_back(name);
+    for (const auto& [name, id] : t.groups) {
+      if (t.subs.at(id).members.empty()) out.push_back(name);
+    }
+  }
+  return out;
+}
+
 }  // namespace model

@@ -4,13 +4,15 @@
 
 namespace model {
 
-// R11: the pull subscription `name` for poll/ack/nack/extend; WrongKind for a push one,
-// UnknownSubscription if none (bad input is an error; false means "not accepted").
+// R11: the pull subscription `name` for poll/ack/nack/extend; WrongKind for a push one (a
+// push group's name included), UnknownSubscription if none (bad input is an error; false means "not accepted").
 Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   auto it = t.pulls.find(name);
-  if (it == t.pulls.end()) throw Error(ErrorCode::kUnknownSubscription);
-  return t.subs.at(it->second);
+  if (it != t.pulls.end()) return t.subs.at(it->second);
+  // A push group's name names a push state too (R10): the wrong kind, not an unknown name.
+  if (t.groups.contains(name)) throw Error(ErrorCode::kWrongKind);
+  throw Error(ErrorCode::kUnknownSubscription);
 }
 
 // R11: same name with equal options is a no-op; other options or a push name are refused.

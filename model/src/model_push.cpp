@@ -133,7 +133,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     Topic* t = find_topic(topic_id);
     if (t == nullptr || !t->subs.contains(sub_id)) return confirmations;
     Sub* s = &t->subs.at(sub_id);
-    if (s->pull) return confirmations;
+    if (s->pull || s->members.empty()) return confirmations;  // R20: no handler until resumed
     catch_up(*t, *s);
     const std::optional<Offset> offset = next_message(*t, *s);
     if (!offset) return confirmations;

@@ -108,6 +108,8 @@ class Model {
   [[nodiscard]] std::vector<std::string> pull_names(const std::string& topic) const;
   /// Names of the push groups of a topic; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> group_names(const std::string& topic) const;
+  /// Push subscriptions and groups of a topic back from a restart without a handler (R20).
+  [[nodiscard]] std::vector<std::string> dormant_names(const std::string& topic) const;
 
   // ---- durability (R19, R20): a durable broker under FsyncPolicy::always ----
   /// R20: what a broker reopened on its directory holds (a clean restart, or a crash under
