@@ -33,4 +33,18 @@ void Model::restart() {
   calls_.clear();
 }
 
+// R19: the drain a power cut stopped after `offers` offers, each with its commit.
+std::size_t Model::drain_offers(std::size_t offers) {
+  offer_budget_ = offers;
+  std::size_t confirmed = 0;
+  try {
+    confirmed = drain();
+  } catch (...) {
+    offer_budget_ = SIZE_MAX;
+    throw;
+  }
+  offer_budget_ = SIZE_MAX;
+  return confirmed;
+}
+
 }  // namespace model

@@ -134,11 +134,13 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (t == nullptr || !t->subs.contains(sub_id)) return confirmations;
     Sub* s = &t->subs.at(sub_id);
     if (s->pull || s->members.empty()) return confirmations;  // R20: no handler until resumed
+    if (offer_budget_ == 0) return confirmations;
     catch_up(*t, *s);
     const std::optional<Offset> offset = next_message(*t, *s);
     if (!offset) return confirmations;
     const std::string member = next_member(*s);
     const int attempt = offer(*t, *s, *offset, member, 0);
+    if (offer_budget_ != SIZE_MAX) offer_budget_ -= 1;
     const std::uint64_t seeks = s->seeks;
     const std::string topic_name = t->name;
     Member& m = t->members.at(member);

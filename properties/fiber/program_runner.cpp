@@ -610,6 +610,13 @@ class Exec {
   void operator()(const oplang::WaitDelivered& o) {
     call([&] { return text_of(c_.b->wait_delivered(broker::Millis{o.timeout})); });
   }
+  // A concurrent program's brokers live in memory: restarts are for sequential scripts.
+  void operator()(const oplang::Restart&) {
+    throw std::invalid_argument("restart is for sequential scripts on a durable runner");
+  }
+  void operator()(const oplang::Crash&) {
+    throw std::invalid_argument("crash is for sequential scripts on a durable runner");
+  }
 
  private:
   struct Called {

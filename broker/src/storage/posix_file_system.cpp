@@ -281,9 +281,10 @@ class PosixFileSystem final : public FileSystem {
 }  // namespace
 
 std::shared_ptr<FileSystem> posix_file_system() {
-  // One per process: every caller shares the descriptor cache.
-  static const std::shared_ptr<FileSystem> fs = std::make_shared<PosixFileSystem>();
-  return fs;
+  // One per caller (a broker's store): its descriptor cache dies with it, so a journal that
+  // another process compacted since (renamed over) is opened afresh, never appended to
+  // through a descriptor of the replaced file, and no descriptor outlives its broker.
+  return std::make_shared<PosixFileSystem>();
 }
 
 }  // namespace broker

@@ -17,16 +17,8 @@ std::string parent_of(const std::string& path) { return path.substr(0, path.rfin
 
 /// The whole file, read in large pieces.
 std::string read_all(FileSystem& fs, const std::string& path) {
-  const std::uint64_t size = fs.size(path);
-  std::string out;
-  out.reserve(size);
-  constexpr std::size_t kChunk = 16u << 20;
-  while (out.size() < size) {
-    std::string piece = fs.read(path, out.size(), kChunk);
-    if (piece.empty()) break;
-    out += piece;
-  }
-  return out;
+  // One read of the exact size: recovery reads every byte once, into one buffer.
+  return fs.read(path, 0, fs.size(path));
 }
 
 /// The base offset a segment file name states, or false if it is not a segment's name.

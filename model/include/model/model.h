@@ -118,6 +118,9 @@ class Model {
   /// returned and its counters at zero; push subscriptions and groups stay without
   /// handlers until subscribe resumes them (R20); handler calls in flight are gone.
   void restart();
+  /// drain() that stops after `offers` offers (each with its save): what a power cut during
+  /// a drain can leave, since every offer's commit is its own record (R19).
+  std::size_t drain_offers(std::size_t offers);
 
   /// Handler calls made since the last take_calls(), in order; clears them.
   std::vector<HandlerCall> take_calls();
@@ -218,6 +221,7 @@ class Model {
   std::uint64_t next_id_ = 1;
   Millis now_ = 0;
   int handler_depth_ = 0;
+  std::size_t offer_budget_ = SIZE_MAX;  // drain_offers only
   std::vector<HandlerCall> calls_;
 };
 
