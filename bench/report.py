@@ -119,6 +119,31 @@ def main():
             lo, hi = churn(op, c, 1_000), churn(op, c, 100_000)
             print(f"| {op_label} | {c_label} | {fmt(lo)} | {fmt(hi)} | {rfmt(ratio(hi, lo))} |")
 
+    # bench_durable: ratios within the suite (each pair ran in the same process run).
+    dur = lambda n, k: val(runs, f"durable/{n}", k)
+    durable_rows = (
+        ("publish, storage with publish_sync none / in memory (msg/s)", "publish_none",
+         "publish_in_memory", "items_per_second", "/s", ">= 0.5", lambda r: r >= 0.5),
+        ("publish_sync always, 8 threads / 1 thread (msg/s, group commit)",
+         "publish_always_8_threads", "publish_always_1_thread", "items_per_second", "/s", ">= 4",
+         lambda r: r >= 4),
+        ("publish_sync always, 1 thread / raw 64 B write + fdatasync (physical limit)",
+         "publish_always_1_thread", "raw_fdatasync", "items_per_second", "/s", "", None),
+        ("recovery / sequential read(2) of the same segments, warm page cache (B/s)", "recovery",
+         "sequential_read", "bytes_per_second", "B/s", ">= 0.5", lambda r: r >= 0.5),
+    )
+    print("\n### Durable storage (ratios within the suite)\n")
+    print("| comparison | measured | against | ratio | target | result |")
+    print("|---|---:|---:|---:|---:|---|")
+    for label, a, b, key, unit, target, ok in durable_rows:
+        r = ratio(dur(a, key), dur(b, key))
+        state = "" if ok is None or r is None else ("PASS" if ok(r) else "SHORT")
+        print(f"| {label} | {fmt(dur(a, key), unit)} | {fmt(dur(b, key), unit)} | {rfmt(r)} | "
+              f"{target} | {state} |")
+    spp = [dur(f"publish_always_{t}", "syncs_per_publish") for t in ("1_thread", "8_threads")]
+    print(f"\nfdatasync per publish (publish_sync always): 1 thread {fmt(spp[0])}, "
+          f"8 threads {fmt(spp[1])}")
+
     goals = []
 
     def goal(text, measured, target, ok):
