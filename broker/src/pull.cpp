@@ -125,6 +125,7 @@ bool BrokerImpl::nack(const Receipt& r, Time now) {
 
 bool BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
   require(extension.count() > 0, "extension must be > 0");
+  require(extension <= kMaxDuration, "extension must be <= kMaxDuration");
   StatePtr s = pull_state(r.topic, r.subscription);
   {
     sync::MutexLock lock(s->mu);

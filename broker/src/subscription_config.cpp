@@ -50,6 +50,7 @@ void validate(const std::string& name, const Handler& handler, const PushOptions
 void validate(const std::string& name, const PullOptions& options) {
   require(!name.empty(), "subscription name must not be empty");
   require(options.ack_timeout.count() > 0, "ack_timeout must be > 0");
+  require(options.ack_timeout <= kMaxDuration, "ack_timeout must be <= kMaxDuration");
   require(options.max_deliveries >= 0, "max_deliveries must be >= 0");
 }
 

@@ -18,7 +18,8 @@ Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
 // R11: same name with equal options is a no-op; other options or a push name are refused.
 void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
-  if (name.empty() || options.ack_timeout <= 0 || options.max_deliveries < 0) {
+  if (name.empty() || options.ack_timeout <= 0 || options.ack_timeout > kMaxDuration ||
+      options.max_deliveries < 0) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& t = topic_or_throw(topic);
@@ -94,7 +95,7 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 // R11: an accepted extend sets deadline = now + extension.
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension) {
-  if (extension <= 0) throw Error(ErrorCode::kInvalidArgument);
+  if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
   if (!accepted(s, offset, member, now)) return false;
   s.in_flight.at(offset).deadline = now + extension;

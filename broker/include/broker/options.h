@@ -27,6 +27,10 @@ struct TopicOptions {
   std::size_t retention_bytes = 0;  // counts payload bytes
 };
 
+/// The longest ack timeout or extension (about 34 years): longer ones are InvalidArgument,
+/// so `now + timeout` can never overflow.
+inline constexpr Millis kMaxDuration{1LL << 40};
+
 /// Default number of offers before a message is dead-lettered.
 inline constexpr int kDefaultMaxDeliveries = 5;
 

@@ -63,9 +63,18 @@ bool get_dead(Decoder& d, const std::string& topic, const std::string& sub,
     if (!decode_message(body, *m)) return false;
     DeadLetter dl{topic, sub, std::move(m), static_cast<int>(d.u32()), d.str(), Time{}};
     dl.died_at = Time{Millis{d.i64()}};
+    if (dl.attempts < 1 || dl.attempts > (1 << 30)) return false;
     out.push_back(std::move(dl));
   }
   return !d.failed();
+}
+
+/// Attempt counts an offer could have reached: 1 and more, far from overflowing.
+bool attempts_ok(const std::map<Offset, int>& attempts) {
+  for (const auto& [offset, n] : attempts) {
+    if (n < 1 || n > (1 << 30)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -151,7 +160,10 @@ bool apply_record(std::string_view body, SavedState& state) {
       t.id = d.u64();
       t.options.retention_messages = d.u64();
       t.options.retention_bytes = d.u64();
-      if (!d.done() || t.name.empty() || state.find(t.name) || t.id < state.next_id) return false;
+      if (!d.done() || t.name.empty() || state.find(t.name) || t.id < state.next_id ||
+          t.id == UINT64_MAX) {
+        return false;
+      }
       state.next_id = t.id + 1;
       state.topics.push_back(std::move(t));
       return true;
@@ -183,8 +195,14 @@ bool apply_record(std::string_view body, SavedState& state) {
         const Offset o = d.u64();
         s.attempts[o] = static_cast<int>(d.u32());
       }
-      if (!t || start_kind > 2 || !get_dead(d, t->name, s.name, s.dead) || !d.done() ||
-          s.name.empty() ||
+      // Only what subscribe itself accepts (R14), so a crafted journal cannot build a state
+      // no call could have made.
+      const bool options_ok =
+          s.max_deliveries >= 0 &&
+          (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
+                  : s.ack_timeout.count() == 0);
+      if (!t || start_kind > 2 || !options_ok || !attempts_ok(s.attempts) ||
+          !get_dead(d, t->name, s.name, s.dead) || !d.done() || s.name.empty() ||
           t->find(s.name)) {
         return false;
       }
@@ -213,7 +231,9 @@ bool apply_record(std::string_view body, SavedState& state) {
         attempts[o] = static_cast<int>(d.u32());
       }
       std::vector<DeadLetter> dead;
-      if (!get_dead(d, t->name, s->name, dead) || !d.done()) return false;
+      if (!attempts_ok(attempts) || !get_dead(d, t->name, s->name, dead) || !d.done()) {
+        return false;
+      }
       s->position = position;
       s->attempts = std::move(attempts);
       for (auto& dl : dead) s->dead.push_back(std::move(dl));

@@ -1,6 +1,7 @@
 #include "segment_log.h"
 
 #include <cstdio>
+#include <limits>
 #include <utility>
 
 #include "broker/errors.h"
@@ -123,7 +124,8 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     bool stopped_early = false;
     for (std::size_t r = 0; r < scan.bodies.size(); ++r) {
       auto m = std::make_shared<Message>();
-      if (!decode_message(scan.bodies[r], *m) || m->offset != out.end) {
+      if (!decode_message(scan.bodies[r], *m) || m->offset != out.end ||
+          out.end == std::numeric_limits<Offset>::max()) {
         valid_end = scan.positions[r];
         why = "record " + std::to_string(r) + " is not offset " + std::to_string(out.end);
         stopped_early = true;
@@ -158,6 +160,10 @@ SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir,
     active_size_ = fs_->size(segments_.back().path);
     sync::MutexLock lock(path_mu_);
     active_path_ = segments_.back().path;
+  } else if (end > 0) {
+    // Recovery dropped every segment (a torn header, repair): an empty segment named by
+    // the end keeps offsets absolute across the next restart too (R18).
+    start_segment(end);
   }
 }
 

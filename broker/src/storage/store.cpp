@@ -1,6 +1,7 @@
 #include "store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "broker/errors.h"
@@ -109,10 +110,13 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
     out.logs[t.id] = std::move(loaded);
   }
   for (const std::string& e : entries) {  // directories of deleted topics
-    if (e.size() < 2 || e[0] != 't' || e.find_first_not_of("0123456789", 1) != std::string::npos) {
-      continue;
+    std::uint64_t id = 0;
+    const char* digits = e.data() + 1;
+    const char* last = e.data() + e.size();
+    if (e.size() < 2 || e[0] != 't' ||
+        std::from_chars(digits, last, id) != std::from_chars_result{last, std::errc{}}) {
+      continue;  // not a topic directory name (or a number past 64 bits): not ours to touch
     }
-    const std::uint64_t id = std::stoull(e.substr(1));
     if (out.logs.count(id)) continue;
     for (const std::string& f : fs->list(dir + "/" + e)) {
       plan.cuts.push_back({dir + "/" + e + "/" + f, 0, true});
@@ -145,20 +149,29 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
     }
   }
   out.report.truncations = plan.report;
+  std::vector<std::pair<std::string, const SavedSubscription*>> moved_back;
   for (SavedTopic& t : out.saved.topics) {
     const SegmentLog::Loaded& log = out.logs[t.id];
     out.report.messages += log.messages.size();
     for (SavedSubscription& s : t.subscriptions) {
       // A position saved before its messages were synced (publish_sync none) may point
-      // past what survived: it moves back to the end (R20).
-      s.position = std::min(s.position, log.end);
+      // past what survived: it moves back to the end (R20), and that is saved, or the
+      // old position would skip the messages published at those offsets next.
+      if (s.position > log.end) {
+        s.position = log.end;
+        moved_back.emplace_back(t.name, &s);
+      }
       std::erase_if(s.attempts, [&](const auto& a) { return a.first < s.position; });
       ++out.report.subscriptions;
     }
     ++out.report.topics;
   }
-  return std::unique_ptr<Store>(
+  std::unique_ptr<Store> store(
       new Store(options, std::move(fs), std::move(lock), out.saved, journal_size));
+  for (const auto& [topic, s] : moved_back) {
+    store->wait(store->commit(topic, s->name, s->position, s->attempts, {}, true));
+  }
+  return store;
 }
 
 Store::Store(StorageOptions options, std::shared_ptr<FileSystem> fs,

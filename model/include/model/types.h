@@ -13,6 +13,8 @@ using Offset = std::uint64_t;
 using Headers = std::map<std::string, std::string>;
 /// Milliseconds of the shared clock, both as points in time and as durations.
 using Millis = std::int64_t;
+/// The longest ack timeout or extension (R11, R14: longer is InvalidArgument): 2^40 ms.
+inline constexpr Millis kMaxDuration = Millis{1} << 40;
 
 /// Where a new subscription starts reading (R4).
 struct Start {
