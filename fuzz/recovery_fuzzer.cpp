@@ -34,7 +34,6 @@
 //   session      which topics get a publish, how many polled messages are acked, whether a
 //                topic is created
 // FUZZ_SHOW=1 prints the decoded disk of every input and what the open did.
-// RECOVERY_FUZZER_SKIP_OPEN_FINDINGS=1 is a stopgap: see skip_open_findings().
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -73,13 +72,6 @@ constexpr Time kNow = Time{Millis{1'000'000}};
 // More messages than any input can describe: a sign of a wrapped or absurd offset range.
 constexpr Offset kMaxMessages = 1u << 16;
 
-/// RECOVERY_FUZZER_SKIP_OPEN_FINDINGS=1: a stopgap while the broker bugs listed under "Open
-/// findings" in fuzz/README.md are unfixed: their checks are skipped (or their inputs not
-/// generated), so a campaign can look for other bugs.
-bool skip_open_findings() {
-  static const bool skip = std::getenv("RECOVERY_FUZZER_SKIP_OPEN_FINDINGS") != nullptr;
-  return skip;
-}
 
 // ---- the on-disk encoding (mirrors broker/src/storage/codec.h and frames.h) ----
 
@@ -248,7 +240,6 @@ void put_attempts_and_dead(FuzzedDataProvider& in, Enc& e, Offset position) {
   for (int i = 0; i < attempts; ++i) {
     e.u64(pick(in, position + static_cast<Offset>(i)));
     std::uint64_t count = pick(in, 1);
-    if (skip_open_findings()) count = std::min<std::uint64_t>(count, 1000);  // open finding 6
     e.u32(static_cast<std::uint32_t>(count));
   }
   const int dead = in.ConsumeIntegralInRange<int>(0, 1);
@@ -282,8 +273,6 @@ std::string gen_journal_record(FuzzedDataProvider& in, JournalCtx& ctx) {
       const std::string name =
           ctx.topics.size() < 4 ? kTopicNames[ctx.topics.size()] : in.ConsumeRandomLengthString(4);
       std::uint64_t id = pick(in, ctx.next_id);
-      // Open finding 5 (fuzz/README.md): the id after 2^64 - 1 wraps to 0.
-      if (skip_open_findings() && id == std::numeric_limits<std::uint64_t>::max()) id = 0;
       e.u8(1).str(name).u64(id).u64(pick(in, 0)).u64(pick(in, 0));
       ctx.topics.emplace_back(name, id);
       ctx.next_id = id + 1;
@@ -295,9 +284,6 @@ std::string gen_journal_record(FuzzedDataProvider& in, JournalCtx& ctx) {
       put_headers(e, gen_headers(in));
       e.u32(static_cast<std::uint32_t>(pick(in, 5)));
       std::uint64_t ack_timeout = pick(in, 30000);
-      if (skip_open_findings() && static_cast<std::int64_t>(ack_timeout) > (1ll << 40)) {
-        ack_timeout = 1ull << 40;  // open finding 6
-      }
       e.u64(ack_timeout);
       e.u8(static_cast<std::uint8_t>(pick(in, 1) & 0xff));
       e.u64(pick(in, 0));
@@ -424,9 +410,6 @@ std::string describe(const Disk& disk) {
   return out;
 }
 
-constexpr Offset kHugeOffset = 1ull << 62;
-/// Thrown to give up on an input that only repeats an open finding (skip_open_findings).
-struct SkipInput {};
 
 // ---- what the input decoded to, for reports ----
 
@@ -634,8 +617,8 @@ std::string topic_dir_name(FuzzedDataProvider& in, const JournalCtx& ctx) {
       return "t" + std::to_string(ctx.next_id);
     case 5:
       return "t00";
-    case 6:  // an id past 64 bits (open finding 2, fuzz/README.md)
-      return skip_open_findings() ? "t1" : "t18446744073709551616";
+    case 6:  // an id past 64 bits (fixed finding 2, fuzz/README.md)
+      return "t18446744073709551616";
     default:
       return "t" + std::to_string(in.ConsumeIntegral<std::uint64_t>());
   }
@@ -921,8 +904,6 @@ std::map<std::string, TopicView> first_session(
     const Offset oldest = b.oldest_offset(t);
     const Offset end = b.end_offset(t);
     recovered_end[t] = end;
-    // Open finding 4 (fuzz/README.md): offsets near 2^64 wrap.
-    if (skip_open_findings() && (oldest >= kHugeOffset || end >= kHugeOffset)) throw SkipInput{};
     REQUIRE(oldest <= end,
             "topic " + t + ": oldest " + std::to_string(oldest) + " > end " + std::to_string(end));
     REQUIRE(end - oldest <= kMaxMessages, "topic " + t + ": " + std::to_string(end - oldest) +
@@ -1041,8 +1022,6 @@ void second_session(Broker& b, const std::vector<std::string>& order,
     const TopicView& v = views.at(t);
     const Offset oldest = b.oldest_offset(t);
     const Offset end = b.end_offset(t);
-    // Open finding 3 (fuzz/README.md): a topic left with no segment file comes back at 0.
-    if (skip_open_findings() && v.oldest == v.end && end == 0 && oldest == 0) continue;
     REQUIRE(oldest == v.oldest && end == v.end,
             "reopen: topic " + t + " has [" + std::to_string(oldest) + ", " + std::to_string(end) +
                 "), the first broker left [" + std::to_string(v.oldest) + ", " +
@@ -1053,12 +1032,6 @@ void second_session(Broker& b, const std::vector<std::string>& order,
       // Held messages that retention dropped count as skipped once nothing holds them.
       expect.committed = std::max(expect.committed, v.oldest);
       const SubView got = view_of(b, t, s);
-      // Open finding 1 (fuzz/README.md): a position saved past the end, which recovery moved
-      // back to the end in memory only, comes back as saved once publishes pass it.
-      if (skip_open_findings() && expect.committed == v.recovered_end &&
-          got.committed > expect.committed) {
-        continue;
-      }
       REQUIRE(got.committed == expect.committed,
               "reopen: " + t + "/" + s + " committed " + std::to_string(got.committed) +
                   ", the first broker left " + std::to_string(expect.committed) + " (end " +
@@ -1137,8 +1110,6 @@ void run(FuzzedDataProvider& in) {
     }
     try {
       views = first_session(in, *b, *clock, order, content);
-    } catch (const SkipInput&) {
-      return;
     } catch (const broker::Error& e) {
       finding(std::string("after recovery a call threw ") + broker::to_string(e.code()) + ": " +
               e.what());

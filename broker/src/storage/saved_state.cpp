@@ -9,6 +9,9 @@ namespace broker::storage {
 
 namespace {
 
+/// Topic ids stay far from 2^64, so next_id never wraps (a broker would need 2^62 topics).
+constexpr std::uint64_t kMaxId = std::uint64_t{1} << 62;
+
 enum Type : std::uint8_t {
   kTopicCreated = 1,
   kTopicDeleted = 2,
@@ -161,7 +164,7 @@ bool apply_record(std::string_view body, SavedState& state) {
       t.options.retention_messages = d.u64();
       t.options.retention_bytes = d.u64();
       if (!d.done() || t.name.empty() || state.find(t.name) || t.id < state.next_id ||
-          t.id == UINT64_MAX) {
+          t.id >= kMaxId) {
         return false;
       }
       state.next_id = t.id + 1;
@@ -241,7 +244,7 @@ bool apply_record(std::string_view body, SavedState& state) {
     }
     case kNextId: {
       const std::uint64_t next = d.u64();
-      if (!d.done() || next < state.next_id) return false;
+      if (!d.done() || next < state.next_id || next > kMaxId) return false;
       state.next_id = next;
       return true;
     }

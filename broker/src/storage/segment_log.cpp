@@ -13,6 +13,9 @@ namespace broker::storage {
 namespace {
 
 constexpr std::string_view kSuffix = ".seg";
+/// Offsets stay far below 2^64 (a log would need centuries to get there): a larger base in
+/// a file name is not one of our segments, so no end can wrap.
+constexpr Offset kMaxBase = Offset{1} << 62;
 
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
@@ -29,6 +32,7 @@ bool parse_name(const std::string& name, Offset& base) {
   for (std::size_t i = 0; i < 20; ++i) {
     if (name[i] < '0' || name[i] > '9') return false;
     base = base * 10 + static_cast<Offset>(name[i] - '0');
+    if (base > kMaxBase) return false;  // (also stops the sum from wrapping)
   }
   return true;
 }
