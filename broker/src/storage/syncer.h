@@ -51,6 +51,16 @@ class Syncer {
  private:
   void lead() REQUIRES(mu_) {
     leading_ = true;
+    // A short gather: the writers the previous sync released are about to write again;
+    // yielding while more records arrive lets them share this sync instead of the next one
+    // (eight publishers: about eight records per sync, not four). Alone, it costs two yields.
+    for (int i = 0, quiet = 0; i < kGather && quiet < 2; ++i) {
+      const std::uint64_t seen = written_;
+      mu_.unlock();
+      sync::yield_now();
+      mu_.lock();
+      quiet = written_ == seen ? quiet + 1 : 0;
+    }
     const std::uint64_t target = written_;
     std::exception_ptr failed;
     mu_.unlock();  // the sync is slow: writers go on meanwhile
@@ -66,6 +76,8 @@ class Syncer {
     if (target > durable_) durable_ = target;
     ++syncs_;
   }
+
+  static constexpr int kGather = 16;  // yields at most, before a sync
 
   const std::function<void()> sync_;
   sync::Mutex mu_;

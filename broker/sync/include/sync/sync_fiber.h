@@ -176,6 +176,9 @@ inline void*& context_slot() { return fiber_runtime().slot(); }
 /// A point where the scheduler may switch to another fiber.
 inline void schedule_point() { fiber_runtime().point("schedule_point"); }
 
+/// Lets other fibers run: a scheduling point.
+inline void yield_now() { fiber_runtime().point("yield"); }
+
 /// Virtual monotonic time (see the top of this file).
 inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
 

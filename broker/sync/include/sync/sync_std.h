@@ -68,6 +68,9 @@ inline void*& context_slot() {
 /// A point where the fiber back-end may switch; nothing here.
 inline void schedule_point() {}
 
+/// Lets other threads run (std::this_thread::yield); a scheduling point on fibers.
+inline void yield_now() { std::this_thread::yield(); }
+
 /// Real monotonic time, for timeouts and backoff (never for the broker's contract).
 inline std::chrono::milliseconds steady_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
