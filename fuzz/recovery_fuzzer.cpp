@@ -72,7 +72,6 @@ constexpr Time kNow = Time{Millis{1'000'000}};
 // More messages than any input can describe: a sign of a wrapped or absurd offset range.
 constexpr Offset kMaxMessages = 1u << 16;
 
-
 // ---- the on-disk encoding (mirrors broker/src/storage/codec.h and frames.h) ----
 
 struct Enc {
@@ -409,7 +408,6 @@ std::string describe(const Disk& disk) {
   }
   return out;
 }
-
 
 // ---- what the input decoded to, for reports ----
 

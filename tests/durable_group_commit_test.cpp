@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <random>
@@ -115,8 +115,8 @@ void round(std::uint64_t seed) {
     ASSERT_TRUE(it != kept.end() && it->second == payload)
         << "seed " << seed << ": publish of " << payload << " returned offset " << offset
         << " before the power cut, but after it the offset holds "
-        << (it == kept.end() ? std::string("nothing") : it->second) << " (end "
-        << b.end_offset("t") << ")";
+        << (it == kept.end() ? std::string("nothing") : it->second) << " (end " << b.end_offset("t")
+        << ")";
   }
   EXPECT_GE(b.stats("t", "s").committed, seen.committed)
       << "seed " << seed << ": an ack returned with the position at " << seen.committed;
@@ -146,7 +146,8 @@ TEST(DurableInterval, AFlusherMakesPublishesAndCommitsDurableWithinTheInterval) 
   b->create_topic("t");
   b->subscribe_pull("t", "s", pull_from_beginning());
   for (int i = 0; i < 5; ++i) b->publish("t", "m" + std::to_string(i));
-  for (const Received& r : b->poll("t", "s", "w", 3, Time{})) ASSERT_TRUE(b->ack(r.receipt, Time{}));
+  for (const Received& r : b->poll("t", "s", "w", 3, Time{}))
+    ASSERT_TRUE(b->ack(r.receipt, Time{}));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The process dies with the broker still open (its close would sync everything), then
   // the power goes: only what the flusher synced survives.

@@ -127,8 +127,9 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   {
     Broker b(durable(dir));
     b.create_topic("test");
-    b.subscribe("test", "push", [](const Delivery& d) { return d.message->payload != "bad"; },
-                push_with_max(2));
+    b.subscribe(
+        "test", "push", [](const Delivery& d) { return d.message->payload != "bad"; },
+        push_with_max(2));
     b.subscribe_pull("test", "pull", pull_with_timeout(Millis{100}));
     for (const char* p : {"a", "bad", "c"}) b.publish("test", p);
     for (int i = 0; i < 3; ++i) b.drain();  // a confirmed; bad dead after 2 offers; c confirmed
@@ -145,10 +146,13 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   EXPECT_EQ(b.dead_letters("test", "push")[0].attempts, 2);
   // The push subscription is back without a handler; subscribe with its name resumes it.
   std::vector<std::string> seen;
-  b.subscribe("test", "push", [&](const Delivery& d) {
-    seen.push_back(d.message->payload);
-    return true;
-  }, push_with_max(2));
+  b.subscribe(
+      "test", "push",
+      [&](const Delivery& d) {
+        seen.push_back(d.message->payload);
+        return true;
+      },
+      push_with_max(2));
   b.drain();
   EXPECT_EQ(seen, std::vector<std::string>{"d"});
   // Pull: the held message is not held any more and is offered again as attempt 2.
@@ -168,12 +172,12 @@ TEST(DurableOptions, ResumingWithOtherOptionsIsOptionsMismatch) {
   {
     Broker b(durable(dir));
     b.create_topic("test");
-    b.subscribe("test", "push", [](const Delivery&) { return true; },
-                push_with_max(3));
+    b.subscribe(
+        "test", "push", [](const Delivery&) { return true; }, push_with_max(3));
   }
   Broker b(durable(dir));
-  EXPECT_THROW(b.subscribe("test", "push", [](const Delivery&) { return true; },
-                           push_with_max(4)),
+  EXPECT_THROW(b.subscribe(
+                   "test", "push", [](const Delivery&) { return true; }, push_with_max(4)),
                OptionsMismatch);
   EXPECT_THROW(b.subscribe_pull("test", "push", PullOptions{}), WrongKind);
   EXPECT_EQ(b.stats("test", "push").committed, 0u);

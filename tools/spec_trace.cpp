@@ -1,5 +1,5 @@
-// spec-trace [--diff] [--durable] SCRIPT|-: runs a text script on the model and on the broker, prints
-// what each step returned and delivered, and marks the first difference. --diff prints only
+// spec-trace [--diff] [--durable] SCRIPT|-: runs a text script on the model and on the broker,
+// prints what each step returned and delivered, and marks the first difference. --diff prints only
 // the steps that differ, then a summary line. `spec-trace --help` for the whole usage.
 // Exit status: 0 identical, 1 a difference, 2 bad usage or an unreadable/malformed script.
 #include <exception>
@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
   }
 
   for (const oplang::Op& op : script) {
-    durable |= std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op);
+    durable |=
+        std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op);
   }
   oplang::ModelRunner model;
   std::unique_ptr<harness::BrokerRunner> runner =

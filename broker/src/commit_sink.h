@@ -19,8 +19,8 @@ class CommitSink {
   virtual ~CommitSink() = default;
   /// Writes a commit record; returns a ticket for wait(). `force`: a control call (seek)
   /// whose record is synced whatever the commit policy.
-  virtual std::uint64_t commit(const std::string& topic, const std::string& name,
-                               Offset position, const std::map<Offset, int>& attempts,
+  virtual std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
+                               const std::map<Offset, int>& attempts,
                                const std::vector<DeadLetter>& new_dead, bool force) = 0;
   /// Returns once ticket's record is as durable as the commit policy promises.
   virtual void wait(std::uint64_t ticket) = 0;

@@ -27,13 +27,13 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
                                     "'");
       }
       if (auto option = first_mismatch(old->config(), options)) {
-        throw OptionsMismatch(*option, "subscription '" + name + "' was saved with another " +
-                                           *option);
+        throw OptionsMismatch(*option,
+                              "subscription '" + name + "' was saved with another " + *option);
       }
       // A fresh state takes the new handler and predicate where the saved one stood.
       dormant = old;
-      state = make_state(*t, SubscriptionConfig::push(this, topic, name, options),
-                         old->committed());
+      state =
+          make_state(*t, SubscriptionConfig::push(this, topic, name, options), old->committed());
       sync::MutexLock fresh_lock(state->mu);
       state->continue_from(*old);
       state->members.add(std::move(member));

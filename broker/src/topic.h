@@ -23,8 +23,7 @@ using StateList = std::vector<StatePtr>;
 class Topic {
  public:
   /// An in-memory topic, or one with the given (durable) log and storage id.
-  Topic(std::string n, TopicOptions o, std::shared_ptr<TopicLog> l = nullptr,
-        std::uint64_t id = 0)
+  Topic(std::string n, TopicOptions o, std::shared_ptr<TopicLog> l = nullptr, std::uint64_t id = 0)
       : name(std::move(n)),
         options(o),
         log(l ? std::move(l) : std::make_shared<TopicLog>(o)),

@@ -113,9 +113,9 @@ void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   std::shared_ptr<Topic> topic;
   if (store_) {
     const std::uint64_t id = store_->create_topic(name, options);
-    auto log = std::make_shared<TopicLog>(options, store_->topic_log(id, 0),
-                                          store_->options().publish_sync,
-                                          std::vector<MessagePtr>{}, 0);
+    auto log =
+        std::make_shared<TopicLog>(options, store_->topic_log(id, 0),
+                                   store_->options().publish_sync, std::vector<MessagePtr>{}, 0);
     topic = std::make_shared<Topic>(name, options, std::move(log), id);
   } else {
     topic = std::make_shared<Topic>(name, options);

@@ -5,7 +5,8 @@
 namespace model {
 
 // R11: the pull subscription `name` for poll/ack/nack/extend; WrongKind for a push one (a
-// push group's name included), UnknownSubscription if none (bad input is an error; false means "not accepted").
+// push group's name included), UnknownSubscription if none (bad input is an error; false means "not
+// accepted").
 Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   auto it = t.pulls.find(name);

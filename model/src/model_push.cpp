@@ -89,7 +89,8 @@ bool Model::unsubscribe(const std::string& topic, const std::string& name) {
     remove_state_if_empty(t, id);
     return true;
   }
-  if (auto it = t.groups.find(name); it != t.groups.end() && t.subs.at(it->second).members.empty()) {
+  if (auto it = t.groups.find(name);
+      it != t.groups.end() && t.subs.at(it->second).members.empty()) {
     remove_state_if_empty(t, it->second);  // R20: a restarted group nobody joined
     return true;
   }

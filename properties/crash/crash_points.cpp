@@ -105,7 +105,8 @@ Observed observe(Runner& runner, const std::vector<ProbeStep>& steps) {
     oplang::Outcome o = runner.step(p.op);
     if (p.key == "drain") {
       std::map<std::string, std::vector<model::HandlerCall>> by_member;
-      for (const auto& call : o.calls) by_member[call.topic + "/" + call.subscription].push_back(call);
+      for (const auto& call : o.calls)
+        by_member[call.topic + "/" + call.subscription].push_back(call);
       for (auto& [member, calls] : by_member) {
         oplang::Outcome part;
         part.calls = std::move(calls);
@@ -180,8 +181,8 @@ Verdict judge_always(const CrashCase& c, Verdict v, harness::BrokerRunner& broke
         bool some_without = false;
         for (const Observed& b : allowed) some_without = some_without || b.count(key) == 0;
         if (!some_without) {
-          v.failure = describe(c, v, "after the crash, " + key + " made no offers; the model " +
-                                         "offers " + value);
+          v.failure = describe(
+              c, v, "after the crash, " + key + " made no offers; the model " + "offers " + value);
           return v;
         }
       }
@@ -217,15 +218,17 @@ Verdict judge_none(const CrashCase& c, Verdict v, harness::BrokerRunner& broker,
     for (std::size_t i = 0; i < kept->size(); ++i) {
       const model::Received& r = (*kept)[i];
       if (i > 0 && r.offset != (*kept)[i - 1].offset + 1) {
-        v.failure = describe(c, v, t + ": recovered offsets jump from " +
-                                       std::to_string((*kept)[i - 1].offset) + " to " +
-                                       std::to_string(r.offset));
+        v.failure =
+            describe(c, v,
+                     t + ": recovered offsets jump from " + std::to_string((*kept)[i - 1].offset) +
+                         " to " + std::to_string(r.offset));
         return v;
       }
       auto it = truth.find(r.offset);
       if (it != truth.end() && it->second != r.payload) {
-        v.failure = describe(c, v, t + " offset " + std::to_string(r.offset) + " holds " +
-                                       r.payload + ", but " + it->second + " was published there");
+        v.failure = describe(c, v,
+                             t + " offset " + std::to_string(r.offset) + " holds " + r.payload +
+                                 ", but " + it->second + " was published there");
         return v;
       }
     }
@@ -268,17 +271,19 @@ Verdict run_case(const CrashCase& c) {
     }
     if (!(want == got)) {
       v.op = i;
-      v.failure = describe(c, v, "before any crash, the broker and the model disagree at op " +
-                                     std::to_string(i + 1) + "\n-- model:\n" + oplang::print(want) +
-                                     "\n-- broker:\n" + oplang::print(got));
+      v.failure = describe(c, v,
+                           "before any crash, the broker and the model disagree at op " +
+                               std::to_string(i + 1) + "\n-- model:\n" + oplang::print(want) +
+                               "\n-- broker:\n" + oplang::print(got));
       return v;
     }
   }
   if (!v.crashed) return v;
   const oplang::Outcome reopened = broker.step(oplang::Crash{c.seed});
   if (reopened.error) {
-    v.failure = describe(c, v, std::string("the broker did not open after the crash: ") +
-                                   model::to_string(*reopened.error));
+    v.failure = describe(c, v,
+                         std::string("the broker did not open after the crash: ") +
+                             model::to_string(*reopened.error));
     return v;
   }
   if (c.always) return judge_always(c, v, broker, before);

@@ -5,6 +5,8 @@
 // idea). A failure prints the case and the line that replays it:
 //   CRASH_REPLAY=FILE build/default/properties/crash_points_test
 //     --gtest_filter=CrashPoints.ReplayFromFile  (one line)
+#include "crash_points.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -14,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "crash_points.h"
 #include "op_generators.h"
 #include "oplang/text.h"
 
@@ -27,14 +28,14 @@ using GenOp = oplang::Op (*)(const Hints&);
 /// effect inside a handler writes records of its own, between an offer and its commit).
 oplang::Script gen_crash_script(std::size_t max_steps) {
   static const std::vector<GenOp> mix = {
-      &gen_op<oplang::Publish>,       &gen_op<oplang::Publish>,     &gen_op<oplang::Publish>,
-      &gen_op<oplang::Publish>,       &gen_op<oplang::Subscribe>,   &gen_op<oplang::Subscribe>,
+      &gen_op<oplang::Publish>,       &gen_op<oplang::Publish>,       &gen_op<oplang::Publish>,
+      &gen_op<oplang::Publish>,       &gen_op<oplang::Subscribe>,     &gen_op<oplang::Subscribe>,
       &gen_op<oplang::SubscribePull>, &gen_op<oplang::SubscribePull>, &gen_op<oplang::Drain>,
-      &gen_op<oplang::Drain>,         &gen_op<oplang::Drain>,       &gen_op<oplang::Poll>,
-      &gen_op<oplang::Poll>,          &gen_op<oplang::Poll>,        &gen_op<oplang::Ack>,
-      &gen_op<oplang::Ack>,           &gen_op<oplang::Ack>,         &gen_op<oplang::Nack>,
-      &gen_op<oplang::Expire>,        &gen_op<oplang::Advance>,     &gen_op<oplang::Seek>,
-      &gen_op<oplang::Unsubscribe>,   &gen_op<oplang::CreateTopic>, &gen_op<oplang::DeleteTopic>};
+      &gen_op<oplang::Drain>,         &gen_op<oplang::Drain>,         &gen_op<oplang::Poll>,
+      &gen_op<oplang::Poll>,          &gen_op<oplang::Poll>,          &gen_op<oplang::Ack>,
+      &gen_op<oplang::Ack>,           &gen_op<oplang::Ack>,           &gen_op<oplang::Nack>,
+      &gen_op<oplang::Expire>,        &gen_op<oplang::Advance>,       &gen_op<oplang::Seek>,
+      &gen_op<oplang::Unsubscribe>,   &gen_op<oplang::CreateTopic>,   &gen_op<oplang::DeleteTopic>};
   oplang::Script script = {oplang::CreateTopic{"t0", 0, 0}, oplang::CreateTopic{"t1", 3, 0}};
   Hints hints;
   for (const auto& op : script) hints.observe(op);
@@ -80,8 +81,8 @@ std::uint64_t gen_point(const oplang::Script& script, bool always) {
     writers.insert(writers.end(), setup ? 1 : 4, i);
   }
   if (writers.empty()) return 0;
-  const std::size_t op = writers[*rc::gen::resize(
-      100, rc::gen::inRange<std::size_t>(0, writers.size()))];
+  const std::size_t op =
+      writers[*rc::gen::resize(100, rc::gen::inRange<std::size_t>(0, writers.size()))];
   const std::uint64_t first = op == 0 ? 0 : ends[op - 1];
   return first + *rc::gen::inRange<std::uint64_t>(0, ends[op] - first);
 }

@@ -34,8 +34,7 @@ class FileSystem {
   /// The size of a file in bytes. Throws IoError if it is missing.
   virtual std::uint64_t size(const std::string& path) = 0;
   /// Up to length bytes from position (fewer at the end). Throws IoError if it is missing.
-  virtual std::string read(const std::string& path, std::uint64_t position,
-                           std::size_t length) = 0;
+  virtual std::string read(const std::string& path, std::uint64_t position, std::size_t length) = 0;
   /// Appends bytes at the end, creating the file if missing.
   virtual void append(const std::string& path, std::string_view bytes) = 0;
   /// Makes the file's bytes durable (fdatasync).

@@ -26,7 +26,7 @@ Header parse_header(std::string_view bytes, std::string_view magic) {
   h.base = d.u64();
   const std::uint32_t crc = d.u32();
   h.state = crc == crc32c(bytes.substr(0, kHeaderSize - 4)) ? Header::State::kValid
-                                                             : Header::State::kDamaged;
+                                                            : Header::State::kDamaged;
   return h;
 }
 

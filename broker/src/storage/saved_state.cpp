@@ -200,13 +200,11 @@ bool apply_record(std::string_view body, SavedState& state) {
       }
       // Only what subscribe itself accepts (R14), so a crafted journal cannot build a state
       // no call could have made.
-      const bool options_ok =
-          s.max_deliveries >= 0 &&
-          (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
-                  : s.ack_timeout.count() == 0);
+      const bool options_ok = s.max_deliveries >= 0 &&
+                              (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
+                                      : s.ack_timeout.count() == 0);
       if (!t || start_kind > 2 || !options_ok || !attempts_ok(s.attempts) ||
-          !get_dead(d, t->name, s.name, s.dead) || !d.done() || s.name.empty() ||
-          t->find(s.name)) {
+          !get_dead(d, t->name, s.name, s.dead) || !d.done() || s.name.empty() || t->find(s.name)) {
         return false;
       }
       t->subscriptions.push_back(std::move(s));

@@ -22,7 +22,7 @@ struct SavedSubscription {
   int max_deliveries = kDefaultMaxDeliveries;
   Millis ack_timeout{0};
   StartPosition start;  // as asked for: a repeated subscribe compares it (OptionsMismatch)
-  Offset position = 0;             // everything below is confirmed, dead-lettered or skipped
+  Offset position = 0;  // everything below is confirmed, dead-lettered or skipped
   std::map<Offset, int> attempts;  // offers made so far of offsets >= position
   std::vector<DeadLetter> dead;    // in the order they died
 };

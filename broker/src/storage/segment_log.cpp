@@ -38,7 +38,8 @@ bool parse_name(const std::string& name, Offset& base) {
 }
 
 [[noreturn]] void corrupt(const std::string& path, std::uint64_t pos, const std::string& why) {
-  throw CorruptLog(path, pos, "corrupt log " + path + " at byte " + std::to_string(pos) + ": " + why);
+  throw CorruptLog(path, pos,
+                   "corrupt log " + path + " at byte " + std::to_string(pos) + ": " + why);
 }
 
 }  // namespace
@@ -109,16 +110,16 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     } else if (h.base != base) {
       damage = "header base " + std::to_string(h.base) + " differs from the file name";
     } else if (i > 0 && base != out.end) {
-      damage = "segment starts at " + std::to_string(base) + ", expected " +
-               std::to_string(out.end);
+      damage =
+          "segment starts at " + std::to_string(base) + ", expected " + std::to_string(out.end);
     }
     if (!damage.empty()) {
       // Only the newest segment can lose its header to a crash: rolling syncs the one before.
       const bool torn = last && h.state == Header::State::kShort;
       if (!torn && !repair) corrupt(path, 0, damage);
       plan.cuts.push_back({path, 0, true});
-      plan.report.push_back({path, 0, bytes.size(), torn ? "torn tail" : "corrupt record",
-                             first, first});
+      plan.report.push_back(
+          {path, 0, bytes.size(), torn ? "torn tail" : "corrupt record", first, first});
       cut_rest = true;
       continue;
     }
@@ -140,7 +141,8 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     }
     const bool torn = !stopped_early && scan.stop == Scan::Stop::kTorn && last;
     if (valid_end == bytes.size()) continue;
-    if (!torn && !repair) corrupt(path, valid_end, why.empty() ? "torn record before the newest segment" : why);
+    if (!torn && !repair)
+      corrupt(path, valid_end, why.empty() ? "torn record before the newest segment" : why);
     plan.cuts.push_back({path, valid_end, false});
     plan.report.push_back({path, valid_end, bytes.size() - valid_end,
                            torn ? "torn tail" : "corrupt record", out.end, out.end});
@@ -149,8 +151,8 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
   return out;
 }
 
-SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir,
-                       std::uint64_t segment_bytes, Offset end)
+SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uint64_t segment_bytes,
+                       Offset end)
     : fs_(std::move(fs)),
       dir_(std::move(dir)),
       segment_bytes_(segment_bytes),
@@ -192,8 +194,8 @@ void SegmentLog::start_segment(Offset base) {
 
 void SegmentLog::append(const Message& m) {
   const std::string record = frame(encode_message(m));
-  if (segments_.empty() || (active_size_ + record.size() > segment_bytes_ &&
-                            active_size_ > kHeaderSize)) {
+  if (segments_.empty() ||
+      (active_size_ + record.size() > segment_bytes_ && active_size_ > kHeaderSize)) {
     start_segment(m.offset);
   }
   const std::string& path = segments_.back().path;

@@ -36,8 +36,8 @@ bool wants_flusher(const StorageOptions& o) {
 
 /// Reads the journal into saved; plans the cut of a torn tail (or, repairing, of a corrupt
 /// record and the rest). Returns the bytes kept, or 0 if the journal must be written anew.
-std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair,
-                           SavedState& saved, RecoveryPlan& plan) {
+std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair, SavedState& saved,
+                           RecoveryPlan& plan) {
   const std::string bytes = read_all(fs, path);
   const Header h = parse_header(bytes, kJournalMagic);
   switch (h.state) {
@@ -71,8 +71,8 @@ std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair,
   if (valid_end < bytes.size()) {
     if (damaged && !repair) corrupt(path, valid_end, why);
     plan.cuts.push_back({path, valid_end, false});
-    plan.report.push_back(
-        {path, valid_end, bytes.size() - valid_end, damaged ? "corrupt record" : "torn tail", 0, 0});
+    plan.report.push_back({path, valid_end, bytes.size() - valid_end,
+                           damaged ? "corrupt record" : "torn tail", 0, 0});
   }
   return valid_end;
 }
@@ -174,8 +174,8 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
   return store;
 }
 
-Store::Store(StorageOptions options, std::shared_ptr<FileSystem> fs,
-             std::unique_ptr<FileLock> lock, SavedState saved, std::uint64_t journal_size)
+Store::Store(StorageOptions options, std::shared_ptr<FileSystem> fs, std::unique_ptr<FileLock> lock,
+             SavedState saved, std::uint64_t journal_size)
     : options_(std::move(options)),
       fs_(std::move(fs)),
       lock_(std::move(lock)),

@@ -42,8 +42,7 @@ class Store final : public CommitSink {
 
   // Journal records. Control records are durable when the call returns (any policy).
   /// Records a new topic; returns its id.
-  std::uint64_t create_topic(const std::string& name, const TopicOptions& options)
-      EXCLUDES(mu_);
+  std::uint64_t create_topic(const std::string& name, const TopicOptions& options) EXCLUDES(mu_);
   /// Records the deletion and removes the topic's segments.
   void delete_topic(const std::string& name, std::uint64_t id) EXCLUDES(mu_);
   void subscribed(const std::string& topic, const SavedSubscription& s) EXCLUDES(mu_);
@@ -52,13 +51,12 @@ class Store final : public CommitSink {
   // CommitSink
   std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
                        const std::map<Offset, int>& attempts,
-                       const std::vector<DeadLetter>& new_dead, bool force) override
-      EXCLUDES(mu_);
+                       const std::vector<DeadLetter>& new_dead, bool force) override EXCLUDES(mu_);
   void wait(std::uint64_t ticket) override;
 
  private:
-  Store(StorageOptions options, std::shared_ptr<FileSystem> fs,
-        std::unique_ptr<FileLock> lock, SavedState saved, std::uint64_t journal_size);
+  Store(StorageOptions options, std::shared_ptr<FileSystem> fs, std::unique_ptr<FileLock> lock,
+        SavedState saved, std::uint64_t journal_size);
   /// Appends one record (and applies it to the mirror); compacts when the journal is large.
   std::uint64_t write(const std::string& body) REQUIRES(mu_);
   void compact() REQUIRES(mu_);

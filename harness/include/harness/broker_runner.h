@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "broker/broker.h"
-#include "simfs/sim_file_system.h"
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
 #include "oplang/script.h"
+#include "simfs/sim_file_system.h"
 
 namespace harness {
 

@@ -178,11 +178,11 @@ class Model {
     std::size_t retention_bytes = 0;
     std::map<Offset, Message> log;  // kept messages only
     Offset end = 0;
-    std::vector<std::uint64_t> order;             // subscription states in creation order
-    std::map<std::uint64_t, Sub> subs;            // by state id
-    std::map<std::string, Member> members;        // push names
-    std::map<std::string, std::uint64_t> pulls;   // pull names
-    std::map<std::string, std::uint64_t> groups;  // group name -> state id
+    std::vector<std::uint64_t> order;              // subscription states in creation order
+    std::map<std::uint64_t, Sub> subs;             // by state id
+    std::map<std::string, Member> members;         // push names
+    std::map<std::string, std::uint64_t> pulls;    // pull names
+    std::map<std::string, std::uint64_t> groups;   // group name -> state id
     std::map<std::string, std::uint64_t> dormant;  // push names back from a restart (R20)
   };
 

@@ -213,11 +213,10 @@ struct Crash {
 
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
 /// reaches the others, but yield, and idempotent subscribes by escape bytes.)
-using Op =
-    std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
-                 Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
-                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
-                 Restart, Crash>;
+using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
+                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
+                        GetDeadLetters, Yield, Subscriptions, Topics, PollWait, WaitIdle,
+                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;
