@@ -60,24 +60,10 @@ constexpr auto kChildLifeLimit = std::chrono::seconds(5);  // a child nobody kil
 constexpr auto kRoundHangGuard = std::chrono::seconds(20);
 constexpr std::size_t kPollBatch = 512;
 
-/// A fresh directory under the temp dir, removed at the end (also when a test fails).
-class TempDir {
+/// This suite's temporary directories.
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "broker-kill9-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
+  TempDir() : testing::TempDir("broker-kill9") {}
 };
 
 std::uint64_t kill9_seed() {

@@ -18,23 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh directory under the temp dir, removed at the end (also when a test fails).
-class TempDir {
+/// This suite's temporary directories.
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "broker-durable-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-  [[nodiscard]] fs::path path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : testing::TempDir("broker-durable") {}
 };
 
 BrokerOptions durable(const TempDir& dir, StorageOptions o = {}) {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -52,6 +53,28 @@ inline std::ostream& operator<<(std::ostream& os, const Expired& e) {
 }  // namespace broker
 
 namespace broker::testing {
+
+/// A fresh directory under the temp dir (named prefix-XXXXXX), removed with everything in
+/// it at the end of the scope, also when a test fails.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "broker-test") {
+    std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string str() const { return path_.string(); }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 /// Guards against a hang: only a broken broker ever gets near it. Never an assertion on
 /// speed; a passing run returns as soon as the condition holds.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -13,32 +12,13 @@
 #include <utility>
 
 #include "broker/errors.h"
-#include "sync/thread_annotations.h"
+#include "sync/os_mutex.h"
 
 namespace broker::sim {
 namespace {
 
-// std::mutex with the capability annotations clang's -Wthread-safety checks.
-class CAPABILITY("mutex") Mutex {
- public:
-  void lock() ACQUIRE() { mu_.lock(); }
-  void unlock() RELEASE() { mu_.unlock(); }
-
- private:
-  std::mutex mu_;
-};
-
-// Holds a Mutex for one scope.
-class SCOPED_CAPABILITY MutexLock {
- public:
-  explicit MutexLock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~MutexLock() RELEASE() { mu_.unlock(); }
-  MutexLock(const MutexLock&) = delete;
-  MutexLock& operator=(const MutexLock&) = delete;
-
- private:
-  Mutex& mu_;
-};
+using Mutex = sync::OsMutex;
+using MutexLock = sync::OsMutexLock;
 
 // One file. Content is only appended to or cut, so "what is durable" is a prefix length.
 struct Inode {

@@ -10,10 +10,6 @@
 #include <cerrno>
 #include <map>
 #include <memory>
-// A plain std::mutex, not sync::Mutex, in both builds of the library: nothing under these
-// locks can switch fibers (only system calls run there), and a fiber mutex would make every
-// file operation a scheduling point of the fiber tests.
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -22,32 +18,16 @@
 
 #include "broker/errors.h"
 #include "broker/file_system.h"
-#include "sync/thread_annotations.h"
+#include "sync/os_mutex.h"
 
 namespace broker {
 namespace {
 
-// std::mutex with the capability annotations clang's -Wthread-safety checks.
-class CAPABILITY("mutex") Mutex {
- public:
-  void lock() ACQUIRE() { mu_.lock(); }
-  void unlock() RELEASE() { mu_.unlock(); }
-
- private:
-  std::mutex mu_;
-};
-
-// Holds a Mutex for one scope.
-class SCOPED_CAPABILITY Lock {
- public:
-  explicit Lock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~Lock() RELEASE() { mu_.unlock(); }
-  Lock(const Lock&) = delete;
-  Lock& operator=(const Lock&) = delete;
-
- private:
-  Mutex& mu_;
-};
+// An OS mutex, not sync::Mutex, in both builds of the library: nothing under these locks
+// can switch fibers (only system calls run there), and a fiber mutex would make every file
+// operation a scheduling point of the fiber tests.
+using Mutex = sync::OsMutex;
+using Lock = sync::OsMutexLock;
 
 // "append /x/y: No space left on device". std::error_code, unlike strerror, is thread-safe.
 [[noreturn]] void fail(std::string_view op, const std::string& path, int error) {

@@ -1,7 +1,8 @@
 // The broker's only door to threads and locks. The same broker sources build against
 // std primitives (default) or Boost.Fiber primitives (BROKER_SYNC_FIBER), where every
 // lock, unlock, wait, notify and handler call is a scheduling point of the test's
-// scheduler. Nothing else in broker/ may include <mutex>, <thread> or <condition_variable>.
+// scheduler. Nothing else in broker/ may include <mutex>, <thread> or <condition_variable>
+// (sync/os_mutex.h is the one OS mutex, for the file systems, whose calls never switch).
 #pragma once
 
 #include <chrono>
