@@ -16,6 +16,23 @@
 namespace props {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The long tallies measure the generators, which are the same in every build: a sanitizer
+// build (ten times slower here) adds nothing to them, so they run in the default build only.
+#define SKIP_LONG_TALLY_IF_SANITIZED() \
+  if (kSanitized) GTEST_SKIP() << "generator statistics: measured in the default build"
+
 // Shares of steps per op kind in the every-operation mix; each must be >= min_share %.
 void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   Coverage::get().reset();
@@ -43,6 +60,7 @@ TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoAndAHalfPercentOfSwarmSteps) {
 }
 
 TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
+  SKIP_LONG_TALLY_IF_SANITIZED();
   Coverage::get().reset();
   ASSERT_TRUE(rc::check("every operation", [] { every_operation(); }));
   ASSERT_TRUE(rc::check("push delivery", [] { push_delivery(); }));
@@ -93,6 +111,7 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
 // corners that need long runs of one kind. Swarm is "clearly more" where its share is at
 // least 1.5 times the uniform one and above it by 3 standard errors of the difference.
 TEST(GeneratorCoverage, SwarmReachesLongRunCornersMoreOftenThanUniform) {
+  SKIP_LONG_TALLY_IF_SANITIZED();
   constexpr long kSequences = 5000;
   const std::vector<std::string> corners = {
       "5 publishes in a row", "drain of 5+ calls", "offer attempt 3+",  "expire of 2+",

@@ -132,14 +132,10 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
 
-  for (const oplang::Op& op : script) {
-    durable |=
-        std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op);
-  }
   oplang::ModelRunner model;
   std::unique_ptr<harness::BrokerRunner> runner =
       durable ? std::make_unique<harness::BrokerRunner>(harness::DurableSetup{})
-              : std::make_unique<harness::BrokerRunner>();
+              : harness::runner_for(script);  // durable too if the script restarts
   harness::BrokerRunner& broker = *runner;
   std::size_t differing = 0;
   std::size_t first = 0;

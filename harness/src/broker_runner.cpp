@@ -330,6 +330,20 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
   return "";
 }
 
+bool needs_storage(const oplang::Script& script) {
+  for (const oplang::Op& op : script) {
+    if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<BrokerRunner> runner_for(const oplang::Script& script) {
+  return needs_storage(script) ? std::make_unique<BrokerRunner>(DurableSetup{})
+                               : std::make_unique<BrokerRunner>();
+}
+
 std::vector<oplang::Outcome> run_broker(const oplang::Script& script) {
   BrokerRunner runner;
   std::vector<oplang::Outcome> out;

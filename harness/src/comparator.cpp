@@ -9,10 +9,10 @@ namespace harness {
 
 std::optional<Difference> first_difference(const oplang::Script& script) {
   oplang::ModelRunner model;
-  BrokerRunner broker;
+  const std::unique_ptr<BrokerRunner> broker = runner_for(script);  // durable if it restarts
   for (std::size_t i = 0; i < script.size(); ++i) {
     oplang::Outcome m = model.step(script[i]);
-    oplang::Outcome b = broker.step(script[i]);
+    oplang::Outcome b = broker->step(script[i]);
     if (!(m == b)) return Difference{i, script[i], std::move(m), std::move(b)};
   }
   return std::nullopt;

@@ -78,6 +78,11 @@ class BrokerRunner {
   std::unique_ptr<broker::Broker> broker_;  // last: destroyed first, with its handlers
 };
 
+/// Whether a script restarts or crashes its broker (then it needs a durable runner).
+bool needs_storage(const oplang::Script& script);
+/// A fresh runner for script: durable (DurableSetup{}) if it needs storage, else in memory.
+std::unique_ptr<BrokerRunner> runner_for(const oplang::Script& script);
+
 /// Runs a whole script on a fresh broker.
 std::vector<oplang::Outcome> run_broker(const oplang::Script& script);
 /// Runs a whole script on a fresh durable broker (restart and crash allowed).
