@@ -85,7 +85,14 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
     if (s.offers.busy()) return OfferResult::kBusy;
     const Member* member = s.members.next();
     if (member == nullptr) return OfferResult::kGone;
-    std::optional<Held> next = s.take_next(member->name, Time::max());
+    std::optional<Held> next;
+    try {
+      next = s.take_next(member->name, Time::max());
+    } catch (const Error&) {
+      // A recovered record that cannot be read back (I/O error, a file changed under us):
+      // nothing was taken, so the offer is tried again at the next wake (R18).
+      return OfferResult::kNothing;
+    }
     if (!next) return OfferResult::kNothing;
     held = std::move(*next);
     handler = member->handler;

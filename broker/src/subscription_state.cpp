@@ -56,6 +56,10 @@ void SubscriptionState::wait_saved(std::uint64_t ticket) {
   if (sink_ && ticket != 0) sink_->wait(ticket);
 }
 
+bool SubscriptionState::unfiltered() const {
+  return config_.header_filter.empty() && !config_.predicate;
+}
+
 bool SubscriptionState::matches(const Message& m) const {
   for (const auto& [name, value] : config_.header_filter) {
     auto it = m.headers.find(name);
@@ -171,6 +175,9 @@ bool SubscriptionState::has_next() {
   catch_up();
   if (!redelivery_.empty()) return true;
   const Offset end = log_->end();
+  // Without a filter every kept offset counts, and the newest is always kept: no read
+  // (a durable topic's recovered messages are read from disk).
+  if (unfiltered()) return cursor_ < end;
   for (Offset o = cursor_; o < end; ++o) {
     MessagePtr m = log_->read(o);
     if (m && matches(*m)) return true;
@@ -186,6 +193,11 @@ SubscriptionStats SubscriptionState::stats() {
   s.in_flight = in_flight_.size();
   s.backlog = redelivery_.size();
   const Offset end = log_->end();
+  if (unfiltered()) {
+    const Offset from = std::max(cursor_, log_->oldest());
+    if (end > from) s.backlog += end - from;
+    return s;
+  }
   for (Offset o = cursor_; o < end; ++o) {
     MessagePtr m = log_->read(o);
     if (m && matches(*m)) ++s.backlog;

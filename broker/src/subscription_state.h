@@ -104,6 +104,8 @@ class SubscriptionState {
 
  private:
   bool matches(const Message& m) const;
+  /// Whether every message matches (no header filter, no predicate).
+  [[nodiscard]] bool unfiltered() const;
 
   // Constant after construction.
   const SubscriptionConfig config_;

@@ -10,15 +10,15 @@
 namespace broker {
 
 TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> disk,
-                   FsyncPolicy policy, std::vector<MessagePtr> loaded, Offset end)
+                   FsyncPolicy policy, const std::vector<std::uint32_t>& on_disk, Offset end)
     : options_(options),
       disk_(std::move(disk)),
       wait_durable_(policy.kind == FsyncPolicy::Kind::kAlways) {
   sync::MutexLock lock(mu_);
-  base_ = end - loaded.size();
-  for (auto& m : loaded) {
-    bytes_ += m->payload.size();
-    kept_.push_back(std::move(m));
+  base_ = end - on_disk.size();
+  for (const std::uint32_t size : on_disk) {
+    bytes_ += size;
+    kept_.push_back({nullptr, size});
   }
   trim();
   visible_ = end;
@@ -29,7 +29,7 @@ void TopicLog::trim() {
   while (kept_.size() > 1 &&
          ((options_.retention_messages > 0 && kept_.size() > options_.retention_messages) ||
           (options_.retention_bytes > 0 && bytes_ > options_.retention_bytes))) {
-    bytes_ -= kept_.front()->payload.size();
+    bytes_ -= kept_.front().size;
     kept_.pop_front();
     ++base_;
   }
@@ -52,7 +52,7 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
       disk_->append(*message);  // the record is written in offset order, under mu_
       ticket = disk_->syncer().wrote();
     }
-    kept_.push_back(std::move(message));
+    kept_.push_back({std::move(message), size});
     bytes_ += size;
     trim();
     if (disk_) {
@@ -78,7 +78,8 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
 MessagePtr TopicLog::read(Offset offset) const {
   sync::MutexLock lock(mu_);
   if (offset < base_ || offset >= visible_) return nullptr;
-  return kept_[offset - base_];
+  const Kept& k = kept_[offset - base_];
+  return k.message ? k.message : disk_->read(offset);
 }
 
 Offset TopicLog::oldest() const {

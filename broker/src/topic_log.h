@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -20,23 +21,26 @@ namespace broker {
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
 /// but the wait it offers and, for a durable topic, the segment log's writes). Readers get
 /// MessagePtr copies, so dropping old messages never frees memory a holder still uses.
-/// A durable topic keeps its kept messages in memory too: the segments are what a restart
-/// reads back (SPEC R18).
+/// A durable topic keeps the messages published since it opened in memory; the ones a
+/// restart found stay in their segments and are read back on demand (SPEC R18).
 class TopicLog {
  public:
   explicit TopicLog(TopicOptions options) : options_(options) {}
-  /// A durable log: `disk` continues at `end` after `loaded` (contiguous, ending at end),
-  /// which retention trims again. Under FsyncPolicy::always a message becomes readable only
-  /// once its record is durable, so no reader sees what a crash could take back (R19).
+  /// A durable log: `disk` continues at `end` after the records it holds, whose payload
+  /// sizes are `on_disk` (contiguous, ending at end), which retention trims again. Under
+  /// FsyncPolicy::always a message becomes readable only once its record is durable, so no
+  /// reader sees what a crash could take back (R19).
   TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> disk, FsyncPolicy policy,
-           std::vector<MessagePtr> loaded, Offset end);
+           const std::vector<std::uint32_t>& on_disk, Offset end);
 
   /// Appends and returns the new message's offset; drops the oldest beyond the bound. A
   /// durable topic writes its record first (and under `always` returns once it is synced).
   /// Throws IoError (nothing appended if the write failed; if the sync failed the message
   /// may still become readable with a later sync).
   Offset append(std::string payload, Headers headers, std::string key, Time now) EXCLUDES(mu_);
-  /// The message at offset, or null if it is not kept (dropped, or not yet published).
+  /// The message at offset, or null if it is not kept (dropped, or not yet published). A
+  /// message a restart found is read from its segment, under mu_ (so retention cannot
+  /// remove the file meanwhile): throws IoError, or CorruptLog if the file changed.
   [[nodiscard]] MessagePtr read(Offset offset) const EXCLUDES(mu_);
   /// First kept offset.
   [[nodiscard]] Offset oldest() const EXCLUDES(mu_);
@@ -53,7 +57,11 @@ class TopicLog {
   const bool wait_durable_ = false;                  // FsyncPolicy::always
   mutable sync::Mutex mu_;
   sync::CondVar grown_;
-  std::deque<MessagePtr> kept_ GUARDED_BY(mu_);  // kept_[i] has offset base_ + i
+  struct Kept {
+    MessagePtr message;  // null: in its segment only (found by a restart)
+    std::size_t size;    // payload bytes, for retention
+  };
+  std::deque<Kept> kept_ GUARDED_BY(mu_);  // kept_[i] has offset base_ + i
   Offset base_ GUARDED_BY(mu_) = 0;
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;

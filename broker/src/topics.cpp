@@ -44,8 +44,9 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
     sync::MutexLock lock(mu_);
     for (storage::SavedTopic& saved : opened.saved.topics) {
       storage::SegmentLog::Loaded& loaded = opened.logs[saved.id];
-      auto log = std::make_shared<TopicLog>(saved.options, store_->topic_log(saved.id, loaded.end),
-                                            policy, std::move(loaded.messages), loaded.end);
+      std::shared_ptr<storage::SegmentLog> disk = store_->topic_log(saved.id, loaded);
+      auto log =
+          std::make_shared<TopicLog>(saved.options, std::move(disk), policy, loaded.sizes, loaded.end);
       auto t = std::make_shared<Topic>(saved.name, saved.options, std::move(log), saved.id);
       sync::MutexLock topic_lock(t->mu);
       for (storage::SavedSubscription& sub : saved.subscriptions) {
@@ -113,9 +114,9 @@ void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   std::shared_ptr<Topic> topic;
   if (store_) {
     const std::uint64_t id = store_->create_topic(name, options);
-    auto log =
-        std::make_shared<TopicLog>(options, store_->topic_log(id, 0),
-                                   store_->options().publish_sync, std::vector<MessagePtr>{}, 0);
+    storage::SegmentLog::Loaded fresh;
+    auto log = std::make_shared<TopicLog>(options, store_->topic_log(id, fresh),
+                                          store_->options().publish_sync, fresh.sizes, 0);
     topic = std::make_shared<Topic>(name, options, std::move(log), id);
   } else {
     topic = std::make_shared<Topic>(name, options);

@@ -50,7 +50,18 @@ class Decoder {
     pos_ += n;
     return s;
   }
+  /// Steps over a str() without copying it.
+  void skip_str() {
+    const std::uint32_t n = u32();
+    if (failed_ || n > in_.size() - pos_) {
+      failed_ = true;
+      return;
+    }
+    pos_ += n;
+  }
   [[nodiscard]] bool failed() const { return failed_; }
+  /// Bytes not read yet.
+  [[nodiscard]] std::size_t remaining() const { return in_.size() - pos_; }
   /// Whether every byte was read and nothing ran short.
   [[nodiscard]] bool done() const { return !failed_ && pos_ == in_.size(); }
 

@@ -1,5 +1,6 @@
 #include "frames.h"
 
+#include "broker/errors.h"
 #include "broker/file_system.h"
 #include "codec.h"
 
@@ -41,33 +42,35 @@ std::string frame(std::string_view body) {
   return e.take();
 }
 
-Scan scan_frames(std::string_view bytes, std::uint64_t start) {
+Scan scan_frames(std::string_view bytes, std::uint64_t start, bool ends_file) {
   Scan s;
   std::uint64_t pos = start;
   const std::uint64_t size = bytes.size();
+  // Cut by the end of the bytes: torn if they end the file, else read on.
+  const Scan::Stop cut = ends_file ? Scan::Stop::kTorn : Scan::Stop::kMore;
   s.valid_end = pos;
   while (pos < size) {
     if (size - pos < kFrameHeader) {
-      s.stop = Scan::Stop::kTorn;
+      s.stop = cut;
       return s;
     }
     Decoder d(bytes.substr(pos, kFrameHeader));
     const std::uint32_t len = d.u32();
     const std::uint32_t len_crc = d.u32();
     const std::uint32_t body_crc = d.u32();
-    const bool reaches_end_header = pos + kFrameHeader == size;
+    const bool reaches_end_header = ends_file && pos + kFrameHeader == size;
     if (len_crc != crc32c(bytes.substr(pos, 4)) || len > kMaxBody) {
       s.stop = reaches_end_header ? Scan::Stop::kTorn : Scan::Stop::kCorrupt;
       return s;
     }
     const std::uint64_t end = pos + kFrameHeader + len;
-    if (end > size) {  // cut by the end of the file
-      s.stop = Scan::Stop::kTorn;
+    if (end > size) {
+      s.stop = cut;
       return s;
     }
     const std::string_view body = bytes.substr(pos + kFrameHeader, len);
     if (body_crc != crc32c(body)) {
-      s.stop = end == size ? Scan::Stop::kTorn : Scan::Stop::kCorrupt;
+      s.stop = ends_file && end == size ? Scan::Stop::kTorn : Scan::Stop::kCorrupt;
       return s;
     }
     s.bodies.push_back(body);
@@ -76,6 +79,22 @@ Scan scan_frames(std::string_view bytes, std::uint64_t start) {
     s.valid_end = pos;
   }
   return s;
+}
+
+std::string read_whole(FileSystem& fs, const std::string& path) {
+  return fs.read(path, 0, fs.size(path));
+}
+
+void throw_corrupt(const std::string& path, std::uint64_t pos, const std::string& why) {
+  throw CorruptLog(path, pos,
+                   "corrupt log " + path + " at byte " + std::to_string(pos) + ": " + why);
+}
+
+void check_version(const Header& h, const std::string& path) {
+  if (h.state == Header::State::kValid && h.version > kFormatVersion) {
+    throw UnsupportedFormat(path + " has format version " + std::to_string(h.version) +
+                            "; this build reads up to " + std::to_string(kFormatVersion));
+  }
 }
 
 }  // namespace broker::storage

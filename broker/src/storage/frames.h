@@ -7,6 +7,10 @@
 #include <string_view>
 #include <vector>
 
+namespace broker {
+class FileSystem;
+}
+
 namespace broker::storage {
 
 inline constexpr std::string_view kSegmentMagic = "ALOSEG1\n";
@@ -38,7 +42,7 @@ std::string frame(std::string_view body);
 
 /// What scan_frames found.
 struct Scan {
-  enum class Stop { kEnd, kTorn, kCorrupt };
+  enum class Stop { kEnd, kTorn, kCorrupt, kMore };
   std::vector<std::string_view> bodies;  // views into the scanned bytes
   std::vector<std::uint64_t> positions;  // byte position of each record's frame
   std::uint64_t valid_end = 0;           // byte position after the last good record
@@ -47,7 +51,16 @@ struct Scan {
 /// Reads records from byte `start` to the end. A damaged record that is the last thing in
 /// the file (it reaches the end, or is cut by it) is a torn write: kTorn, valid_end before
 /// it. A damaged record with bytes after it is kCorrupt at valid_end: a torn write only
-/// ever damages the end, so this is damage to data that was written completely.
-Scan scan_frames(std::string_view bytes, std::uint64_t start);
+/// ever damages the end, so this is damage to data that was written completely. When
+/// bytes are only a piece of the file (`ends_file` false: the file goes on after them), a
+/// record cut by their end is kMore at valid_end: read on from there.
+Scan scan_frames(std::string_view bytes, std::uint64_t start, bool ends_file = true);
+
+/// The whole file, in one read of its size. Throws IoError.
+std::string read_whole(FileSystem& fs, const std::string& path);
+/// Throws CorruptLog naming the file and the byte position.
+[[noreturn]] void throw_corrupt(const std::string& path, std::uint64_t pos, const std::string& why);
+/// Throws UnsupportedFormat if a valid header states a version newer than this build's.
+void check_version(const Header& h, const std::string& path);
 
 }  // namespace broker::storage

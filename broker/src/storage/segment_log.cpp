@@ -1,10 +1,12 @@
 #include "segment_log.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <utility>
 
 #include "broker/errors.h"
+#include "broker/file_system.h"
 #include "codec.h"
 #include "frames.h"
 
@@ -17,13 +19,11 @@ constexpr std::string_view kSuffix = ".seg";
 /// a file name is not one of our segments, so no end can wrap.
 constexpr Offset kMaxBase = Offset{1} << 62;
 
-std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
-
-/// The whole file, read in large pieces.
-std::string read_all(FileSystem& fs, const std::string& path) {
-  // One read of the exact size: recovery reads every byte once, into one buffer.
-  return fs.read(path, 0, fs.size(path));
-}
+/// Recovery reads segments in pieces of this size (a record longer than one is read
+/// whole), so the bytes it checks are still in the cache.
+constexpr std::size_t kLoadChunk = std::size_t{1} << 20;
+/// read() fetches this much from an index entry on: several records a consumer reads next.
+constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 
 /// The base offset a segment file name states, or false if it is not a segment's name.
 bool parse_name(const std::string& name, Offset& base) {
@@ -35,11 +35,6 @@ bool parse_name(const std::string& name, Offset& base) {
     if (base > kMaxBase) return false;  // (also stops the sum from wrapping)
   }
   return true;
-}
-
-[[noreturn]] void corrupt(const std::string& path, std::uint64_t pos, const std::string& why) {
-  throw CorruptLog(path, pos,
-                   "corrupt log " + path + " at byte " + std::to_string(pos) + ": " + why);
 }
 
 }  // namespace
@@ -79,6 +74,20 @@ bool decode_message(std::string_view body, Message& out) {
   return d.done();
 }
 
+bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_size) {
+  Decoder d(body);
+  offset = d.u64();
+  d.i64();
+  d.skip_str();
+  const std::uint32_t n = d.u32();
+  for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
+    d.skip_str();
+    d.skip_str();
+  }
+  payload_size = d.u32();
+  return !d.failed() && d.remaining() == payload_size;  // the payload is the rest
+}
+
 SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool repair,
                                     RecoveryPlan& plan) {
   std::vector<std::pair<Offset, std::string>> files;
@@ -91,19 +100,18 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto& [base, path] = files[i];
     const bool last = i + 1 == files.size();
-    const std::string bytes = read_all(fs, path);
+    const std::uint64_t size = fs.size(path);
     if (i == 0) out.end = base;
     const Offset first = out.end;
     if (cut_rest) {
       plan.cuts.push_back({path, 0, true});
-      plan.report.push_back({path, 0, bytes.size(), "after corrupt record", base, base});
+      plan.report.push_back({path, 0, size, "after corrupt record", base, base});
       continue;
     }
-    const Header h = parse_header(bytes, kSegmentMagic);
-    if (h.state == Header::State::kValid && h.version > kFormatVersion) {
-      throw UnsupportedFormat(path + " has format version " + std::to_string(h.version) +
-                              "; this build reads up to " + std::to_string(kFormatVersion));
-    }
+    std::uint64_t chunk_start = 0;
+    std::string chunk = fs.read(path, 0, kLoadChunk);
+    const Header h = parse_header(chunk, kSegmentMagic);
+    check_version(h, path);
     std::string damage;
     if (h.state != Header::State::kValid) {
       damage = "bad segment header";
@@ -116,56 +124,85 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     if (!damage.empty()) {
       // Only the newest segment can lose its header to a crash: rolling syncs the one before.
       const bool torn = last && h.state == Header::State::kShort;
-      if (!torn && !repair) corrupt(path, 0, damage);
+      if (!torn && !repair) throw_corrupt(path, 0, damage);
       plan.cuts.push_back({path, 0, true});
-      plan.report.push_back(
-          {path, 0, bytes.size(), torn ? "torn tail" : "corrupt record", first, first});
+      plan.report.push_back({path, 0, size, torn ? "torn tail" : "corrupt record", first, first});
       cut_rest = true;
       continue;
     }
-    const Scan scan = scan_frames(bytes, kHeaderSize);
-    std::uint64_t valid_end = scan.valid_end;
-    std::string why = scan.stop == Scan::Stop::kCorrupt ? "checksum mismatch" : "";
+    Segment segment{base, path, {}};
+    std::uint64_t index_due = 0;  // the next record at or after this byte gets an entry
+    std::uint64_t valid_end = kHeaderSize;
+    std::string why;
     bool stopped_early = false;
-    for (std::size_t r = 0; r < scan.bodies.size(); ++r) {
-      auto m = std::make_shared<Message>();
-      if (!decode_message(scan.bodies[r], *m) || m->offset != out.end ||
-          out.end == std::numeric_limits<Offset>::max()) {
-        valid_end = scan.positions[r];
-        why = "record " + std::to_string(r) + " is not offset " + std::to_string(out.end);
-        stopped_early = true;
-        break;
+    Scan::Stop stop = Scan::Stop::kEnd;
+    while (true) {
+      const bool ends_file = chunk_start + chunk.size() >= size;
+      const Scan scan = scan_frames(chunk, valid_end - chunk_start, ends_file);
+      for (std::size_t r = 0; r < scan.bodies.size(); ++r) {
+        const std::uint64_t position = chunk_start + scan.positions[r];
+        Offset offset = 0;
+        std::uint32_t payload = 0;
+        if (!peek_message(scan.bodies[r], offset, payload) || offset != out.end ||
+            out.end == std::numeric_limits<Offset>::max()) {
+          valid_end = position;
+          why = "record " + std::to_string(out.end - first) + " is not offset " +
+                std::to_string(out.end);
+          stopped_early = true;
+          break;
+        }
+        if (position >= index_due) {
+          segment.index.push_back({offset, position});
+          index_due = position + kIndexBytes;
+        }
+        out.sizes.push_back(payload);
+        ++out.end;
       }
-      out.messages.push_back(std::move(m));
-      ++out.end;
+      if (stopped_early) break;
+      valid_end = chunk_start + scan.valid_end;
+      stop = scan.stop;
+      if (stop != Scan::Stop::kMore) break;
+      // The next record runs past this piece: read on from it, all of it at once.
+      std::size_t want = kLoadChunk;
+      const std::string_view rest = std::string_view(chunk).substr(scan.valid_end);
+      if (rest.size() >= kFrameHeader) {  // its length passed its checksum
+        Decoder d(rest);
+        want = std::max<std::size_t>(want, kFrameHeader + d.u32());
+      }
+      chunk_start = valid_end;
+      chunk = fs.read(path, chunk_start, want);
     }
-    const bool torn = !stopped_early && scan.stop == Scan::Stop::kTorn && last;
-    if (valid_end == bytes.size()) continue;
+    if (stop == Scan::Stop::kCorrupt && why.empty()) why = "checksum mismatch";
+    if (valid_end == size) {
+      out.segments.push_back(std::move(segment));
+      continue;
+    }
+    const bool torn = !stopped_early && stop == Scan::Stop::kTorn && last;
     if (!torn && !repair)
-      corrupt(path, valid_end, why.empty() ? "torn record before the newest segment" : why);
+      throw_corrupt(path, valid_end, why.empty() ? "torn record before the newest segment" : why);
     plan.cuts.push_back({path, valid_end, false});
-    plan.report.push_back({path, valid_end, bytes.size() - valid_end,
+    plan.report.push_back({path, valid_end, size - valid_end,
                            torn ? "torn tail" : "corrupt record", out.end, out.end});
+    out.segments.push_back(std::move(segment));
     if (!torn) cut_rest = true;
   }
   return out;
 }
 
 SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uint64_t segment_bytes,
-                       Offset end)
+                       std::deque<Segment> segments, Offset end)
     : fs_(std::move(fs)),
       dir_(std::move(dir)),
       segment_bytes_(segment_bytes),
+      segments_(std::move(segments)),
       next_(end),
       syncer_([this] { sync_active(); }) {
-  for (const std::string& name : fs_->list(dir_)) {
-    Offset base = 0;
-    if (parse_name(name, base)) segments_.push_back({base, dir_ + "/" + name});
-  }
   if (!segments_.empty()) {
-    active_size_ = fs_->size(segments_.back().path);
+    const std::string& newest = segments_.back().path;
+    active_size_ = fs_->size(newest);
+    fs_->sync(newest);  // older segments were synced when they rolled
     sync::MutexLock lock(path_mu_);
-    active_path_ = segments_.back().path;
+    active_path_ = newest;
   } else if (end > 0) {
     // Recovery dropped every segment (a torn header, repair): an empty segment named by
     // the end keeps offsets absolute across the next restart too (R18).
@@ -186,7 +223,7 @@ void SegmentLog::start_segment(Offset base) {
   fs_->append(path, file_header(kSegmentMagic, base));
   fs_->sync(path);
   fs_->sync_dir(dir_);
-  segments_.push_back({base, path});
+  segments_.push_back({base, path, {}});
   active_size_ = kHeaderSize;
   sync::MutexLock lock(path_mu_);
   active_path_ = path;
@@ -212,9 +249,61 @@ void SegmentLog::append(const Message& m) {
   next_ = m.offset + 1;
 }
 
+std::string_view SegmentLog::cached(const std::string& path, std::uint64_t position,
+                                    std::size_t length) {
+  if (path != cache_path_ || position < cache_start_ ||
+      position + length > cache_start_ + cache_.size()) {
+    cache_ = fs_->read(path, position, std::max(length, kReadChunk));
+    cache_path_ = path;
+    cache_start_ = position;
+  }
+  const std::string_view all(cache_);
+  const std::uint64_t at = position - cache_start_;
+  return at >= all.size() ? std::string_view{} : all.substr(at, length);
+}
+
+MessagePtr SegmentLog::read(Offset offset) {
+  auto seg = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                              [](Offset o, const Segment& s) { return o < s.base; });
+  if (seg == segments_.begin()) throw_corrupt(dir_, 0, "no segment holds " + std::to_string(offset));
+  --seg;
+  auto entry = std::upper_bound(seg->index.begin(), seg->index.end(), offset,
+                                [](Offset o, const IndexEntry& e) { return o < e.offset; });
+  if (entry == seg->index.begin()) {
+    throw_corrupt(seg->path, 0, "offset " + std::to_string(offset) + " is not indexed");
+  }
+  --entry;
+  std::uint64_t position = entry->position;
+  for (Offset at = entry->offset;; ++at) {
+    const std::string_view head = cached(seg->path, position, kFrameHeader);
+    Decoder d(head);
+    const std::uint32_t len = d.u32();
+    const std::uint32_t len_crc = d.u32();
+    const std::uint32_t body_crc = d.u32();
+    if (d.failed() || len_crc != crc32c(head.substr(0, 4)) || len > kMaxBody) {
+      throw_corrupt(seg->path, position, "record changed since it was read back");
+    }
+    if (at < offset) {
+      position += kFrameHeader + len;
+      continue;
+    }
+    const std::string_view body = cached(seg->path, position + kFrameHeader, len);
+    auto m = std::make_shared<Message>();
+    if (body.size() != len || body_crc != crc32c(body) || !decode_message(body, *m) ||
+        m->offset != offset) {
+      throw_corrupt(seg->path, position, "record changed since it was read back");
+    }
+    return m;
+  }
+}
+
 void SegmentLog::drop_below(Offset oldest) {
   while (segments_.size() > 1 && segments_[1].base <= oldest) {
     fs_->remove(segments_.front().path);
+    if (cache_path_ == segments_.front().path) {
+      cache_path_.clear();
+      cache_.clear();
+    }
     segments_.pop_front();
   }
 }
@@ -226,18 +315,6 @@ void SegmentLog::sync_active() {
     path = active_path_;
   }
   if (!path.empty()) fs_->sync(path);
-}
-
-void RecoveryPlan::apply(FileSystem& fs) const {
-  for (const Cut& c : cuts) {
-    if (c.remove) {
-      fs.remove(c.path);
-    } else {
-      fs.truncate(c.path, c.keep);
-      fs.sync(c.path);
-    }
-    fs.sync_dir(parent_of(c.path));
-  }
 }
 
 }  // namespace broker::storage

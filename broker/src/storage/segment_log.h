@@ -16,24 +16,46 @@
 
 namespace broker::storage {
 
-/// The segment files of one topic, "<dir>/<base offset, 20 digits>.seg". append and
+/// The segment files of one topic, "<dir>/<base offset, 20 digits>.seg". append, read and
 /// drop_below are called under the owning TopicLog's lock, which orders them; sync may
 /// run at the same time from any thread (path_mu_ is a leaf under that lock).
 class SegmentLog {
  public:
-  /// What reading the segments back found.
-  struct Loaded {
-    std::vector<MessagePtr> messages;  // contiguous offsets
-    Offset end = 0;                    // one past the last record (a segment's base if empty)
+  /// A sparse offset index entry: the record of `offset` starts at byte `position`.
+  struct IndexEntry {
+    Offset offset;
+    std::uint64_t position;
   };
-  /// Reads every segment of dir. Cuts it would make (torn tail; in repair mode a corrupt
-  /// record and everything after) go to plan, not to disk. Throws CorruptLog (a damaged
-  /// record before the tail, offsets out of sequence), UnsupportedFormat, IoError.
+  /// One segment file. Its index has an entry for the first record read back at or after
+  /// every kIndexBytes of the file (records appended since the open stay in memory, so
+  /// they are never looked up).
+  struct Segment {
+    Offset base;
+    std::string path;
+    std::vector<IndexEntry> index;
+  };
+  /// What reading the segments back found: the segments that stay once the plan's cuts
+  /// are applied, and the payload size of each record they hold (offsets end - sizes.size()
+  /// up to end), for retention; the records themselves stay on disk.
+  struct Loaded {
+    std::deque<Segment> segments;
+    std::vector<std::uint32_t> sizes;
+    Offset end = 0;  // one past the last record (a segment's base if empty)
+  };
+  static constexpr std::uint64_t kIndexBytes = 4096;
+
+  /// Reads every segment of dir, checking each record's checksums and offset. Cuts it
+  /// would make (torn tail; in repair mode a corrupt record and everything after) go to
+  /// plan, not to disk. Throws CorruptLog (a damaged record before the tail, offsets out of
+  /// sequence), UnsupportedFormat, IoError.
   static Loaded load(FileSystem& fs, const std::string& dir, bool repair, RecoveryPlan& plan);
 
-  /// A log continuing at `end` in dir (which exists), after the cuts of load were applied.
+  /// A log continuing at `end` in dir (which exists) after the cuts of load were applied;
+  /// `segments` are what load found (none for a new topic). Syncs the newest segment:
+  /// what was read back may never have been synced, and is offered from now on (R19).
+  /// Throws IoError.
   SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uint64_t segment_bytes,
-             Offset end);
+             std::deque<Segment> segments, Offset end);
   /// A clean close: syncs what was written (errors are dropped: the policy's promise holds).
   ~SegmentLog();
   SegmentLog(const SegmentLog&) = delete;
@@ -43,6 +65,9 @@ class SegmentLog {
   /// old one is synced and the new one's entry made durable: only the newest segment can
   /// have a torn tail). Throws IoError; then the file is cut back (nothing appended).
   void append(const Message& m);
+  /// The record of offset, read back through the index (offset is one load found and
+  /// retention kept). Throws IoError, or CorruptLog if the file changed since it was read.
+  MessagePtr read(Offset offset);
   /// Removes the oldest segments that hold only offsets below oldest.
   void drop_below(Offset oldest);
   /// Group commit of the active segment (its sync is fdatasync of that file).
@@ -51,17 +76,20 @@ class SegmentLog {
  private:
   void sync_active() EXCLUDES(path_mu_);
   void start_segment(Offset base);
+  /// Makes the read cache hold bytes [position, position + length) of path, if the file
+  /// has them.
+  std::string_view cached(const std::string& path, std::uint64_t position, std::size_t length);
 
-  struct Segment {
-    Offset base;
-    std::string path;
-  };
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
   const std::uint64_t segment_bytes_;
   std::deque<Segment> segments_;  // ordered by base; the last is active
   std::uint64_t active_size_ = 0;
   Offset next_ = 0;
+  // The last piece read(): consumers read recovered records in order, mostly from here.
+  std::string cache_path_;
+  std::uint64_t cache_start_ = 0;
+  std::string cache_;
   sync::Mutex path_mu_;
   std::string active_path_ GUARDED_BY(path_mu_);
   Syncer syncer_;
@@ -72,5 +100,8 @@ std::string segment_path(const std::string& dir, Offset base);
 /// Encodes a message as a segment record body, and back (false if malformed).
 std::string encode_message(const Message& m);
 bool decode_message(std::string_view body, Message& out);
+/// What recovery needs of a record body without decoding it: its offset and payload size
+/// (false where decode_message would be).
+bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_size);
 
 }  // namespace broker::storage

@@ -19,16 +19,6 @@ std::string topic_dir(const std::string& dir, std::uint64_t id) {
   return dir + "/t" + std::to_string(id);
 }
 
-std::string read_all(FileSystem& fs, const std::string& path) {
-  // One read of the exact size: recovery reads every byte once, into one buffer.
-  return fs.read(path, 0, fs.size(path));
-}
-
-[[noreturn]] void corrupt(const std::string& path, std::uint64_t pos, const std::string& why) {
-  throw CorruptLog(path, pos,
-                   "corrupt log " + path + " at byte " + std::to_string(pos) + ": " + why);
-}
-
 bool wants_flusher(const StorageOptions& o) {
   return o.publish_sync.kind == FsyncPolicy::Kind::kInterval ||
          o.commit_sync.kind == FsyncPolicy::Kind::kInterval;
@@ -38,7 +28,7 @@ bool wants_flusher(const StorageOptions& o) {
 /// record and the rest). Returns the bytes kept, or 0 if the journal must be written anew.
 std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair, SavedState& saved,
                            RecoveryPlan& plan) {
-  const std::string bytes = read_all(fs, path);
+  const std::string bytes = read_whole(fs, path);
   const Header h = parse_header(bytes, kJournalMagic);
   switch (h.state) {
     case Header::State::kForeign:
@@ -48,14 +38,11 @@ std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair,
       plan.report.push_back({path, 0, bytes.size(), "torn tail", 0, 0});
       return 0;
     case Header::State::kDamaged:
-      corrupt(path, 0, "bad journal header");
+      throw_corrupt(path, 0, "bad journal header");
     case Header::State::kValid:
       break;
   }
-  if (h.version > kFormatVersion) {
-    throw UnsupportedFormat(path + " has format version " + std::to_string(h.version) +
-                            "; this build reads up to " + std::to_string(kFormatVersion));
-  }
+  check_version(h, path);
   const Scan scan = scan_frames(bytes, kHeaderSize);
   std::uint64_t valid_end = scan.valid_end;
   bool damaged = scan.stop == Scan::Stop::kCorrupt;
@@ -69,7 +56,7 @@ std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair,
     }
   }
   if (valid_end < bytes.size()) {
-    if (damaged && !repair) corrupt(path, valid_end, why);
+    if (damaged && !repair) throw_corrupt(path, valid_end, why);
     plan.cuts.push_back({path, valid_end, false});
     plan.report.push_back({path, valid_end, bytes.size() - valid_end,
                            damaged ? "corrupt record" : "torn tail", 0, 0});
@@ -134,25 +121,15 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
     out.report.created = !has_journal;
   }
   // What was read back may never have been synced (a process killed before its sync):
-  // make it durable now, before any of it is offered, so a later power cut cannot take
-  // back a message a consumer saw (R19). Older segments were synced when they rolled.
+  // the journal is made durable now, each topic's newest segment when its log opens, all
+  // before anything is offered, so a later power cut cannot take back what a consumer saw
+  // (R19). Older segments were synced when they rolled.
   fs->sync(journal);
-  for (const SavedTopic& t : out.saved.topics) {
-    const std::string tdir = topic_dir(dir, t.id);
-    if (!fs->exists(tdir)) continue;
-    const std::vector<std::string> files = fs->list(tdir);
-    for (auto it = files.rbegin(); it != files.rend(); ++it) {
-      if (it->ends_with(".seg")) {
-        fs->sync(tdir + "/" + *it);
-        break;
-      }
-    }
-  }
   out.report.truncations = plan.report;
   std::vector<std::pair<std::string, const SavedSubscription*>> moved_back;
   for (SavedTopic& t : out.saved.topics) {
     const SegmentLog::Loaded& log = out.logs[t.id];
-    out.report.messages += log.messages.size();
+    out.report.messages += log.sizes.size();
     for (SavedSubscription& s : t.subscriptions) {
       // A position saved before its messages were synced (publish_sync none) may point
       // past what survived: it moves back to the end (R20), and that is saved, or the
@@ -235,10 +212,11 @@ void Store::flusher_loop() {
   }
 }
 
-std::shared_ptr<SegmentLog> Store::topic_log(std::uint64_t id, Offset end) {
+std::shared_ptr<SegmentLog> Store::topic_log(std::uint64_t id, SegmentLog::Loaded& loaded) {
   const std::string tdir = topic_dir(options_.directory, id);
   fs_->create_directories(tdir);
-  auto log = std::make_shared<SegmentLog>(fs_, tdir, options_.segment_bytes, end);
+  auto log = std::make_shared<SegmentLog>(fs_, tdir, options_.segment_bytes,
+                                          std::move(loaded.segments), loaded.end);
   sync::MutexLock lock(mu_);
   logs_.push_back(log);
   return log;

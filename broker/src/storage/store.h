@@ -37,8 +37,11 @@ class Store final : public CommitSink {
   ~Store() override;
 
   [[nodiscard]] const StorageOptions& options() const { return options_; }
-  /// The segment log of topic id, continuing at end (its directory is created if missing).
-  std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, Offset end) EXCLUDES(mu_);
+  /// The segment log of topic id, continuing what open loaded of it (its segments are
+  /// moved out; an empty Loaded for a new topic). Its directory is created if missing.
+  /// Throws IoError.
+  std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, SegmentLog::Loaded& loaded)
+      EXCLUDES(mu_);
 
   // Journal records. Control records are durable when the call returns (any policy).
   /// Records a new topic; returns its id.
