@@ -45,8 +45,8 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
     for (storage::SavedTopic& saved : opened.saved.topics) {
       storage::SegmentLog::Loaded& loaded = opened.logs[saved.id];
       std::shared_ptr<storage::SegmentLog> disk = store_->topic_log(saved.id, loaded);
-      auto log =
-          std::make_shared<TopicLog>(saved.options, std::move(disk), policy, loaded.sizes, loaded.end);
+      auto log = std::make_shared<TopicLog>(saved.options, std::move(disk), policy, loaded.sizes,
+                                            loaded.end);
       auto t = std::make_shared<Topic>(saved.name, saved.options, std::move(log), saved.id);
       sync::MutexLock topic_lock(t->mu);
       for (storage::SavedSubscription& sub : saved.subscriptions) {

@@ -1,8 +1,11 @@
 #include "segment_log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
-#include <limits>
+#include <exception>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "broker/errors.h"
@@ -21,7 +24,9 @@ constexpr Offset kMaxBase = Offset{1} << 62;
 
 /// Recovery reads segments in pieces of this size (a record longer than one is read
 /// whole), so the bytes it checks are still in the cache.
-constexpr std::size_t kLoadChunk = std::size_t{1} << 20;
+constexpr std::size_t kLoadChunk = std::size_t{256} << 10;
+/// Segment files are read back by this many threads at most.
+constexpr std::size_t kRecoveryThreads = 2;
 /// read() fetches this much from an index entry on: several records a consumer reads next.
 constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 
@@ -88,6 +93,102 @@ bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_
   return !d.failed() && d.remaining() == payload_size;  // the payload is the rest
 }
 
+namespace {
+
+/// What one segment file holds, read without knowing what the files before it hold (so
+/// files can be read in parallel); load judges it in order.
+struct SegmentScan {
+  std::uint64_t size = 0;
+  Header header;
+  std::vector<std::uint32_t> sizes;  // payload bytes of each good record, from base on
+  std::vector<SegmentLog::IndexEntry> index;
+  std::uint64_t valid_end = kHeaderSize;  // byte after the last good record
+  Scan::Stop stop = Scan::Stop::kEnd;
+  bool stopped_early = false;  // a record that is not the next offset, or malformed
+  std::string why;
+  std::exception_ptr error;  // what reading threw (IoError)
+};
+
+/// Reads the segment at path named by base: its header and, if the header is valid and
+/// states base, every record's checksums and offset (base, base + 1, ...).
+void scan_segment(FileSystem& fs, const std::string& path, Offset base, SegmentScan& out) {
+  out.size = fs.size(path);
+  std::uint64_t chunk_start = 0;
+  std::string chunk = fs.read(path, 0, kLoadChunk);
+  out.header = parse_header(chunk, kSegmentMagic);
+  if (out.header.state != Header::State::kValid || out.header.base != base ||
+      out.header.version > kFormatVersion) {
+    return;
+  }
+  std::uint64_t index_due = 0;  // the next record at or after this byte gets an entry
+  while (true) {
+    const bool ends_file = chunk_start + chunk.size() >= out.size;
+    const Scan scan = scan_frames(chunk, out.valid_end - chunk_start, ends_file);
+    for (std::size_t r = 0; r < scan.bodies.size(); ++r) {
+      const std::uint64_t position = chunk_start + scan.positions[r];
+      const Offset expected = base + out.sizes.size();
+      Offset offset = 0;
+      std::uint32_t payload = 0;
+      if (!peek_message(scan.bodies[r], offset, payload) || offset != expected) {
+        out.valid_end = position;
+        out.why = "record " + std::to_string(out.sizes.size()) + " is not offset " +
+                  std::to_string(expected);
+        out.stopped_early = true;
+        return;
+      }
+      if (position >= index_due) {
+        out.index.push_back({offset, position});
+        index_due = position + SegmentLog::kIndexBytes;
+      }
+      out.sizes.push_back(payload);
+    }
+    out.valid_end = chunk_start + scan.valid_end;
+    out.stop = scan.stop;
+    if (out.stop != Scan::Stop::kMore) break;
+    // The next record runs past this piece: read on from it, all of it at once.
+    std::size_t want = kLoadChunk;
+    const std::string_view rest = std::string_view(chunk).substr(scan.valid_end);
+    if (rest.size() >= kFrameHeader) {  // its length passed its checksum
+      Decoder d(rest);
+      want = std::max<std::size_t>(want, kFrameHeader + d.u32());
+    }
+    chunk_start = out.valid_end;
+    chunk = fs.read(path, chunk_start, want);
+  }
+  if (out.stop == Scan::Stop::kCorrupt) out.why = "checksum mismatch";
+}
+
+/// Scans every file, by up to kRecoveryThreads threads (the caller is one): recovery reads
+/// and checks gigabytes, and a file's checks need nothing from the files before it.
+std::vector<SegmentScan> scan_all(FileSystem& fs,
+                                  const std::vector<std::pair<Offset, std::string>>& files) {
+  std::vector<SegmentScan> scans(files.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        scan_segment(fs, files[i].second, files[i].first, scans[i]);
+      } catch (...) {
+        scans[i].error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  const std::size_t wanted = std::min<std::size_t>(kRecoveryThreads, files.size());
+  for (std::size_t t = 1; t < wanted; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: the caller reads the rest itself
+    }
+  }
+  work();
+  for (std::thread& h : helpers) h.join();
+  return scans;
+}
+
+}  // namespace
+
 SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool repair,
                                     RecoveryPlan& plan) {
   std::vector<std::pair<Offset, std::string>> files;
@@ -95,22 +196,22 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     Offset base = 0;
     if (parse_name(name, base)) files.emplace_back(base, dir + "/" + name);
   }
+  std::vector<SegmentScan> scans = scan_all(fs, files);
   Loaded out;
   bool cut_rest = false;  // repair mode: a corrupt record was dropped, so is all after it
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto& [base, path] = files[i];
+    SegmentScan& scan = scans[i];
     const bool last = i + 1 == files.size();
-    const std::uint64_t size = fs.size(path);
     if (i == 0) out.end = base;
     const Offset first = out.end;
     if (cut_rest) {
       plan.cuts.push_back({path, 0, true});
-      plan.report.push_back({path, 0, size, "after corrupt record", base, base});
+      plan.report.push_back({path, 0, scan.size, "after corrupt record", base, base});
       continue;
     }
-    std::uint64_t chunk_start = 0;
-    std::string chunk = fs.read(path, 0, kLoadChunk);
-    const Header h = parse_header(chunk, kSegmentMagic);
+    if (scan.error) std::rethrow_exception(scan.error);
+    const Header& h = scan.header;
     check_version(h, path);
     std::string damage;
     if (h.state != Header::State::kValid) {
@@ -126,64 +227,23 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
       const bool torn = last && h.state == Header::State::kShort;
       if (!torn && !repair) throw_corrupt(path, 0, damage);
       plan.cuts.push_back({path, 0, true});
-      plan.report.push_back({path, 0, size, torn ? "torn tail" : "corrupt record", first, first});
+      plan.report.push_back(
+          {path, 0, scan.size, torn ? "torn tail" : "corrupt record", first, first});
       cut_rest = true;
       continue;
     }
-    Segment segment{base, path, {}};
-    std::uint64_t index_due = 0;  // the next record at or after this byte gets an entry
-    std::uint64_t valid_end = kHeaderSize;
-    std::string why;
-    bool stopped_early = false;
-    Scan::Stop stop = Scan::Stop::kEnd;
-    while (true) {
-      const bool ends_file = chunk_start + chunk.size() >= size;
-      const Scan scan = scan_frames(chunk, valid_end - chunk_start, ends_file);
-      for (std::size_t r = 0; r < scan.bodies.size(); ++r) {
-        const std::uint64_t position = chunk_start + scan.positions[r];
-        Offset offset = 0;
-        std::uint32_t payload = 0;
-        if (!peek_message(scan.bodies[r], offset, payload) || offset != out.end ||
-            out.end == std::numeric_limits<Offset>::max()) {
-          valid_end = position;
-          why = "record " + std::to_string(out.end - first) + " is not offset " +
-                std::to_string(out.end);
-          stopped_early = true;
-          break;
-        }
-        if (position >= index_due) {
-          segment.index.push_back({offset, position});
-          index_due = position + kIndexBytes;
-        }
-        out.sizes.push_back(payload);
-        ++out.end;
-      }
-      if (stopped_early) break;
-      valid_end = chunk_start + scan.valid_end;
-      stop = scan.stop;
-      if (stop != Scan::Stop::kMore) break;
-      // The next record runs past this piece: read on from it, all of it at once.
-      std::size_t want = kLoadChunk;
-      const std::string_view rest = std::string_view(chunk).substr(scan.valid_end);
-      if (rest.size() >= kFrameHeader) {  // its length passed its checksum
-        Decoder d(rest);
-        want = std::max<std::size_t>(want, kFrameHeader + d.u32());
-      }
-      chunk_start = valid_end;
-      chunk = fs.read(path, chunk_start, want);
+    out.sizes.insert(out.sizes.end(), scan.sizes.begin(), scan.sizes.end());
+    out.end = base + scan.sizes.size();
+    out.segments.push_back({base, path, std::move(scan.index)});
+    if (scan.valid_end == scan.size) continue;
+    const bool torn = !scan.stopped_early && scan.stop == Scan::Stop::kTorn && last;
+    if (!torn && !repair) {
+      throw_corrupt(path, scan.valid_end,
+                    scan.why.empty() ? "torn record before the newest segment" : scan.why);
     }
-    if (stop == Scan::Stop::kCorrupt && why.empty()) why = "checksum mismatch";
-    if (valid_end == size) {
-      out.segments.push_back(std::move(segment));
-      continue;
-    }
-    const bool torn = !stopped_early && stop == Scan::Stop::kTorn && last;
-    if (!torn && !repair)
-      throw_corrupt(path, valid_end, why.empty() ? "torn record before the newest segment" : why);
-    plan.cuts.push_back({path, valid_end, false});
-    plan.report.push_back({path, valid_end, size - valid_end,
+    plan.cuts.push_back({path, scan.valid_end, false});
+    plan.report.push_back({path, scan.valid_end, scan.size - scan.valid_end,
                            torn ? "torn tail" : "corrupt record", out.end, out.end});
-    out.segments.push_back(std::move(segment));
     if (!torn) cut_rest = true;
   }
   return out;
@@ -265,7 +325,8 @@ std::string_view SegmentLog::cached(const std::string& path, std::uint64_t posit
 MessagePtr SegmentLog::read(Offset offset) {
   auto seg = std::upper_bound(segments_.begin(), segments_.end(), offset,
                               [](Offset o, const Segment& s) { return o < s.base; });
-  if (seg == segments_.begin()) throw_corrupt(dir_, 0, "no segment holds " + std::to_string(offset));
+  if (seg == segments_.begin())
+    throw_corrupt(dir_, 0, "no segment holds " + std::to_string(offset));
   --seg;
   auto entry = std::upper_bound(seg->index.begin(), seg->index.end(), offset,
                                 [](Offset o, const IndexEntry& e) { return o < e.offset; });

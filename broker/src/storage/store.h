@@ -40,8 +40,7 @@ class Store final : public CommitSink {
   /// The segment log of topic id, continuing what open loaded of it (its segments are
   /// moved out; an empty Loaded for a new topic). Its directory is created if missing.
   /// Throws IoError.
-  std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, SegmentLog::Loaded& loaded)
-      EXCLUDES(mu_);
+  std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, SegmentLog::Loaded& loaded) EXCLUDES(mu_);
 
   // Journal records. Control records are durable when the call returns (any policy).
   /// Records a new topic; returns its id.
