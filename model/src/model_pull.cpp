@@ -1,5 +1,8 @@
 // Pull subscriptions: poll, ack, nack, extend, expire (R11).
 // Errors are checked in R14 order: arguments, topic, name, kind/options, range.
+#include <algorithm>
+#include <utility>
+
 #include "model/model.h"
 
 namespace model {
@@ -56,7 +59,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   catch_up(t, s);
   std::vector<Received> out;
   while (out.size() < max) {
-    const std::optional<Offset> offset = next_message(t, s);
+    const std::optional<Offset> offset = next_message(t, s, now);
     if (!offset) break;
     const Millis deadline = now + s.ack_timeout;
     const int attempt = offer(t, s, *offset, member, deadline);
@@ -76,6 +79,13 @@ std::vector<Received> Model::poll_wait(const std::string& topic, const std::stri
 bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
                 const std::string& member, Millis now) {
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  if (settles_late(s, offset, member)) {
+    s.redelivery.erase(offset);
+    s.attempts.erase(offset);
+    s.counters.confirmed += 1;
+    save(s);
+    return true;
+  }
   if (!accepted(s, offset, member, now)) return false;
   confirm(s, offset);
   save(s);
@@ -87,6 +97,7 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
                  const std::string& member, Millis now) {
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
+  if (settles_late(s, offset, member)) return true;  // it stays returned
   if (!accepted(s, offset, member, now)) return false;
   fail(t, s, offset, "nacked", now);
   save(s);
@@ -115,8 +126,16 @@ std::vector<Expired> Model::expire(Millis now) {
       for (const auto& [offset, held] : s.in_flight) {
         if (held.deadline <= now) late.push_back(offset);
       }
+      if (profile_.redelivery_in_return_order) {  // they came back as their deadlines passed
+        std::stable_sort(late.begin(), late.end(), [&](Offset a, Offset b) {
+          const Held& x = s.in_flight.at(a);
+          const Held& y = s.in_flight.at(b);
+          return std::pair(x.deadline, x.order) < std::pair(y.deadline, y.order);
+        });
+      }
       for (Offset offset : late) {
         const bool dead = fail(t, s, offset, "ack deadline expired", now);
+        if (!dead) s.returned.at(offset).by_expiry = true;
         out.push_back(Expired{t.name, s.name, offset, dead});
       }
       save(s);

@@ -137,7 +137,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (s->pull || s->members.empty()) return confirmations;  // R20: no handler until resumed
     if (offer_budget_ == 0) return confirmations;
     catch_up(*t, *s);
-    const std::optional<Offset> offset = next_message(*t, *s);
+    const std::optional<Offset> offset = next_message(*t, *s, now_);
     if (!offset) return confirmations;
     const std::string member = next_member(*s);
     const int attempt = offer(*t, *s, *offset, member, 0);

@@ -67,10 +67,23 @@ void Model::catch_up(const Topic& t, Sub& s) {
 }
 
 // R5: lowest redelivery entry, else the first match at or after the cursor.
-std::optional<Offset> Model::next_message(const Topic& t, Sub& s) {
-  if (!s.redelivery.empty()) {
-    const Offset o = *s.redelivery.begin();
-    s.redelivery.erase(s.redelivery.begin());
+std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) const {
+  while (!s.redelivery.empty()) {
+    Offset o = *s.redelivery.begin();
+    if (profile_.redelivery_in_return_order) {
+      for (const Offset r : s.redelivery) {
+        if (s.returned.at(r).order < s.returned.at(o).order) o = r;
+      }
+    }
+    s.redelivery.erase(o);
+    if (profile_.dead_letter_when_offered_again && s.max_deliveries > 0 &&
+        s.attempts[o] >= s.max_deliveries) {
+      s.dead.push_back(
+          DeadLetter{t.name, s.name, o, t.log.at(o).payload, s.attempts[o], "max deliveries", now});
+      s.counters.dead_lettered += 1;
+      s.attempts.erase(o);
+      continue;
+    }
     return o;
   }
   while (s.cursor < t.end) {
@@ -88,7 +101,7 @@ int Model::offer(const Topic& t, Sub& s, Offset offset, const std::string& membe
   const int attempt = ++s.attempts[offset];
   s.counters.delivered += 1;
   if (attempt > 1) s.counters.redelivered += 1;
-  s.in_flight[offset] = Held{member, deadline, attempt, t.log.at(offset)};
+  s.in_flight[offset] = Held{member, deadline, attempt, t.log.at(offset), ++s.events};
   return attempt;
 }
 
@@ -101,11 +114,13 @@ void Model::confirm(Sub& s, Offset offset) {
 
 // R7: a failure dead-letters at max_deliveries (recording where, why and when), else
 // returns the message; true if dead.
-bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now) {
+bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason,
+                 Millis now) const {
   const Held held = s.in_flight.at(offset);
   s.in_flight.erase(offset);
   const int attempts = s.attempts[offset];
-  if (s.max_deliveries > 0 && attempts >= s.max_deliveries) {
+  if (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
+      !profile_.dead_letter_when_offered_again) {
     s.dead.push_back(
         DeadLetter{t.name, s.name, offset, held.message.payload, attempts, reason, now});
     s.counters.dead_lettered += 1;
@@ -113,6 +128,7 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
     return true;
   }
   s.redelivery.insert(offset);
+  s.returned[offset] = Sub::Returned{held.member, ++s.events};
   return false;
 }
 
@@ -136,9 +152,17 @@ std::string Model::next_member(Sub& s) {
 }
 
 // R11: an answer counts only from the holder, strictly before the deadline.
-bool Model::accepted(const Sub& s, Offset offset, const std::string& member, Millis now) {
+bool Model::accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const {
   auto it = s.in_flight.find(offset);
-  return it != s.in_flight.end() && it->second.member == member && now < it->second.deadline;
+  return it != s.in_flight.end() && it->second.member == member &&
+         (now < it->second.deadline || profile_.late_ack_accepted);
+}
+
+// Profile late_ack_accepted: a message whose deadline passed and that was not offered since
+// is still settled by the member it was last given to.
+bool Model::settles_late(const Sub& s, Offset offset, const std::string& member) const {
+  return profile_.late_ack_accepted && s.redelivery.contains(offset) &&
+         s.returned.at(offset).by_expiry && s.returned.at(offset).member == member;
 }
 
 }  // namespace model

@@ -38,8 +38,25 @@ struct PullOptions {
 /// (R15's threaded timing is not modelled). Not thread-safe; one caller at a time.
 /// Every public call either succeeds or throws model::Error having changed nothing (R14).
 /// Scripted handlers run inside drain() and may call back into the model.
+/// Rules an engine may state otherwise: the switches of the conformance kit's engine
+/// profiles (SPEC "Conformance"). All off, the default, is SPEC.md.
+struct Profile {
+  /// R11: an ack or nack from the member a message was last given to still settles it after
+  /// its deadline passed, until the message is offered again (nack then leaves it
+  /// returned). A member that nacked has given the message back.
+  bool late_ack_accepted = false;
+  /// R5: returned messages are offered in the order they came back (a nack, an expiry: in
+  /// offset order within one expire), not lowest offset first.
+  bool redelivery_in_return_order = false;
+  /// R7: a message whose last delivery failed comes back like any other and is
+  /// dead-lettered when it would be offered again (by that poll), not when it failed.
+  bool dead_letter_when_offered_again = false;
+};
+
 class Model {
  public:
+  explicit Model(Profile profile = {}) : profile_(profile) {}
+
   // ---- clock ----
   /// The model's clock: publish stamps messages with it (R2).
   [[nodiscard]] Millis now() const { return now_; }
@@ -132,6 +149,7 @@ class Model {
     Millis deadline = 0;  // pull only
     int attempt = 0;
     Message message;
+    std::uint64_t order = 0;  // Sub::events when offered
   };
   // One subscription state: a push subscription, a push group, or a pull subscription.
   struct Sub {
@@ -148,6 +166,15 @@ class Model {
     std::uint64_t seeks = 0;           // bumped by seek; an offer's result needs it unchanged (R9)
     Offset cursor = 0;
     std::set<Offset> redelivery;
+    // Who a returned message was last given to, and when it came back (the profile's
+    // switches read it; entries outside `redelivery` mean nothing).
+    struct Returned {
+      std::string member;
+      std::uint64_t order = 0;
+      bool by_expiry = false;  // its deadline passed (not a nack)
+    };
+    std::map<Offset, Returned> returned;
+    std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
     std::map<Offset, Held> in_flight;
     std::map<Offset, int> attempts;
     std::vector<DeadLetter> dead;
@@ -202,14 +229,15 @@ class Model {
   static Offset start_cursor(const Topic& t, const Start& start);
   static bool matches(const Headers& filter, const Message& m);
   static void catch_up(const Topic& t, Sub& s);
-  static std::optional<Offset> next_message(const Topic& t, Sub& s);
+  std::optional<Offset> next_message(const Topic& t, Sub& s, Millis now) const;
   static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
                    Millis deadline);
   static void confirm(Sub& s, Offset offset);
-  static bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now);
+  bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now) const;
   static Offset committed(const Sub& s);
   static std::string next_member(Sub& s);
-  static bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now);
+  bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;
+  bool settles_late(const Sub& s, Offset offset, const std::string& member) const;
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
   static void save(Sub& s, bool force = false);
 
@@ -217,6 +245,7 @@ class Model {
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);
   std::string run_effect(const Step& step, const std::string& topic, const std::string& self);
 
+  Profile profile_;
   std::vector<Topic> topics_;  // creation order
   std::uint64_t next_id_ = 1;
   Millis now_ = 0;

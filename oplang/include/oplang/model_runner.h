@@ -12,6 +12,8 @@ namespace oplang {
 /// Executes ops one at a time on a fresh model::Model. Not thread-safe.
 class ModelRunner {
  public:
+  /// A model under profile (the default: SPEC.md as stated).
+  explicit ModelRunner(model::Profile profile = {}) : model_(profile) {}
   /// Runs one op; the Outcome carries its result or error and the handler calls it made.
   Outcome step(const Op& op);
   /// The model, for properties that want to look inside.

@@ -1,0 +1,60 @@
+// Random scripts of the common subset, and the timing discipline that lets a real-time
+// engine run them without false alarms.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "conformance/profile.h"
+#include "oplang/model_runner.h"
+#include "oplang/ops.h"
+
+namespace conformance {
+
+/// How scripts are made. Times are model milliseconds; an engine on real time runs one of
+/// them as `unit_ms` real milliseconds (JetStreamTarget), so `margin` x unit_ms is how far
+/// (in real time) every call stays from every ack deadline.
+struct GenOptions {
+  std::size_t ops = 24;
+  model::Millis margin = 5;
+  std::vector<model::Millis> ack_timeouts = {15, 25};
+};
+
+/// Follows a script on the model (under a profile) and knows the deadline of every held
+/// message, so it can tell whether a step keeps the margin.
+class Tracker {
+ public:
+  Tracker(const Profile& profile, model::Millis margin);
+  /// Whether advancing by ms lands at least `margin` away from every held deadline.
+  [[nodiscard]] bool advance_ok(model::Millis ms) const;
+  /// Runs op on the model; returns its outcome.
+  oplang::Outcome step(const oplang::Op& op);
+  /// The messages held now: (topic, subscription, offset) -> (member, deadline).
+  using Key = std::tuple<std::string, std::string, model::Offset>;
+  struct Hold {
+    std::string member;
+    model::Millis deadline = 0;
+  };
+  [[nodiscard]] const std::map<Key, Hold>& held() const { return held_; }
+  [[nodiscard]] model::Millis now() const { return runner_.model().now(); }
+  [[nodiscard]] const oplang::ModelRunner& runner() const { return runner_; }
+
+ private:
+  oplang::ModelRunner runner_;
+  model::Millis margin_;
+  std::map<Key, Hold> held_;
+};
+
+/// Whether every advance of script keeps the margin (a shrunk script must, too).
+bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin);
+
+/// A random script from seed: topics, publishes with and without headers, pull
+/// subscriptions (filters, ack timeouts, max deliveries, both starts), polls by two
+/// members, acks and nacks (mostly of held messages, by their holder), advances that keep
+/// the margin, each followed by expire, dead letters, and a little bad input.
+oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile);
+
+}  // namespace conformance

@@ -1,0 +1,24 @@
+// The in-process broker as a conformance target: the kit's own reference engine.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "conformance/target.h"
+#include "harness/broker_runner.h"
+
+namespace conformance {
+
+/// broker::Broker in memory, driven by harness::BrokerRunner (manual clock at 0).
+class InProcTarget final : public Target {
+ public:
+  InProcTarget() = default;
+  [[nodiscard]] std::string name() const override { return "inproc"; }
+  /// Throws std::invalid_argument outside the subset.
+  oplang::Outcome step(const oplang::Op& op) override;
+
+ private:
+  harness::BrokerRunner runner_;
+};
+
+}  // namespace conformance

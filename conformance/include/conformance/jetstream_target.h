@@ -1,0 +1,106 @@
+// The NATS JetStream target: the common subset of the operation language run against a
+// real nats-server through the C client (libnats).
+//
+// A topic is a stream `<prefix>_<name>` on subject `<prefix>.<name>` (names encoded to
+// [A-Za-z0-9_-]); a pull subscription is a durable pull consumer (explicit acks, AckWait =
+// ack_timeout model ms, MaxDeliver = max_deliveries) with a bound pull subscription, plus a
+// subscription to the consumer's max-deliveries advisories, which become its dead letters.
+// Header filters are applied on the client: poll acks a non-matching message at once.
+// The model's clock is kept here: one model ms is `unit_ms` real ms, `advance` sleeps, and
+// the server expires held messages on its own (`expire` returns nothing).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "conformance/target.h"
+#include "model/types.h"
+
+// libnats' opaque handles (nats/nats.h), kept out of this header.
+struct __natsConnection;
+struct __natsSubscription;
+struct __natsMsg;
+struct __jsCtx;
+
+namespace conformance {
+
+class JetStreamTarget : public Target {
+ public:
+  /// Connects to `url` (throws TargetFailure if it cannot). `prefix` keeps the streams of
+  /// several targets on one server apart; `unit_ms` is how many real ms one model ms lasts.
+  JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms);
+  /// Destroys held messages and subscriptions, deletes every stream this target created,
+  /// closes the connection.
+  ~JetStreamTarget() override;
+  JetStreamTarget(const JetStreamTarget&) = delete;
+  JetStreamTarget& operator=(const JetStreamTarget&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "jetstream"; }
+  oplang::Outcome step(const oplang::Op& op) override;
+
+  /// The model clock (model ms since the start).
+  [[nodiscard]] model::Millis now() const { return now_; }
+  /// Model ms the real clock has run ahead of now() since the target was made.
+  [[nodiscard]] model::Millis lag() const override;
+
+ private:
+  struct Options {
+    model::Headers filter;
+    model::Millis ack_timeout = 0;
+    int max_deliveries = 0;
+    model::Start start;
+    bool operator==(const Options&) const = default;
+  };
+  struct Held {
+    std::string member;
+    __natsMsg* msg = nullptr;
+  };
+  struct Sub {
+    std::string consumer;
+    Options options;
+    __natsSubscription* pull = nullptr;
+    __natsSubscription* advisories = nullptr;
+    std::map<model::Offset, Held> held;
+    std::map<model::Offset, std::string> payloads;  // every payload fetched, for dead letters
+    std::vector<model::DeadLetter> dead;
+  };
+  struct Topic {
+    std::string stream;
+    std::string subject;
+    std::map<std::string, std::unique_ptr<Sub>> subs;
+  };
+
+  oplang::Value create_topic(const oplang::CreateTopic& op);
+  oplang::Value delete_topic(const oplang::DeleteTopic& op);
+  oplang::Value publish(const oplang::Publish& op);
+  oplang::Value subscribe_pull(const oplang::SubscribePull& op);
+  oplang::Value unsubscribe(const oplang::Unsubscribe& op);
+  oplang::Value poll(const oplang::Poll& op);
+  oplang::Value ack(const oplang::Ack& op);
+  oplang::Value nack(const oplang::Nack& op);
+  oplang::Value advance(const oplang::Advance& op);
+  oplang::Value dead_letters(const oplang::GetDeadLetters& op);
+
+  Topic& topic_or_throw(const std::string& name);
+  Sub& sub_or_throw(Topic& topic, const std::string& name);
+  // Reads every advisory already received (waiting up to wait_ms for the first one).
+  void drain_advisories(const std::string& topic, const std::string& name, Sub& sub,
+                        std::int64_t wait_ms);
+  void destroy_sub(Topic& topic, Sub& sub, bool delete_consumer);
+
+  std::string url_;
+  std::string prefix_;
+  model::Millis unit_ms_;
+  model::Millis now_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  __natsConnection* nc_ = nullptr;
+  __jsCtx* js_ = nullptr;
+  std::map<std::string, Topic> topics_;
+};
+
+}  // namespace conformance

@@ -1,0 +1,46 @@
+// A real nats-server with JetStream for the conformance kit: one private server per fixture,
+// on a free loopback port, with its store and log in a fresh temporary directory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace conformance {
+
+/// Starts `nats-server -js -a 127.0.0.1 -p PORT -sd DIR/store -l DIR/server.log` in its own
+/// process group and waits (at most ~10 s) until it accepts connections and JetStream
+/// answers; throws TargetFailure (saying what to install, which port, and the log's tail)
+/// otherwise. The binary is $NATS_SERVER_BIN if set, else nats-server on PATH, /usr/sbin or
+/// /usr/local/{s,}bin. Only ever listens on 127.0.0.1. The destructor stops the server
+/// (SIGTERM, ~5 s, then SIGKILL) and removes the directory.
+class NatsServer {
+ public:
+  NatsServer();
+  ~NatsServer();
+  NatsServer(const NatsServer&) = delete;
+  NatsServer& operator=(const NatsServer&) = delete;
+
+  /// "nats://127.0.0.1:PORT".
+  [[nodiscard]] std::string url() const;
+  [[nodiscard]] int port() const { return port_; }
+  /// The temporary directory (store and log).
+  [[nodiscard]] const std::string& dir() const { return dir_; }
+  /// The last n lines of the server's log (and of its captured stdout/stderr).
+  [[nodiscard]] std::string log_tail(std::size_t n = 20) const;
+  /// Whether the server process is still running.
+  [[nodiscard]] bool alive();
+
+ private:
+  void stop();
+  [[noreturn]] void fail(const std::string& what);
+
+  int port_ = 0;
+  std::string dir_;
+  std::string binary_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+}  // namespace conformance

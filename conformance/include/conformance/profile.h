@@ -1,0 +1,54 @@
+// Engine profiles: the places where an engine documents a rule other than the model's,
+// each a named switch with a one-sentence rule (SPEC "Conformance"). Everything a profile
+// does not switch is checked strictly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace conformance {
+
+/// One documented difference. Model switches change what the model does; observation
+/// switches say which part of an outcome the engine cannot show.
+enum class Switch {
+  kLateAckAccepted,             // model: an ack or nack after the deadline still settles
+  kRedeliveryInReturnOrder,     // model: returned messages come back in the order they returned
+  kDeadLetterWhenOfferedAgain,  // model: a message that used its deliveries dies at the next poll
+  kEngineExpires,               // observation: expiry runs in the engine; expire returns nothing
+  kDeadLetterReasonUnknown,     // observation: a dead letter's reason and time are not reported
+};
+
+/// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.
+const char* rule_of(Switch s);
+const char* name_of(Switch s);
+const char* sentence_of(Switch s);
+
+/// An engine's switches.
+struct Profile {
+  std::string name;
+  std::vector<Switch> switches;
+  [[nodiscard]] bool has(Switch s) const;
+  /// The same profile without s (to find which switch explains a difference).
+  [[nodiscard]] Profile without(Switch s) const;
+};
+
+/// No switch: the model as SPEC.md states it.
+Profile strict_profile();
+/// NATS JetStream 2.9 as its documentation and the kit's runs describe it.
+Profile jetstream_profile();
+/// The profile named ("strict", "jetstream"); throws std::invalid_argument.
+Profile profile_named(const std::string& name);
+
+/// The model's switches under p.
+model::Profile model_switches(const Profile& p);
+
+/// Whether the engine's outcome of op agrees with the model's under p's observation
+/// switches (equal outcomes always agree).
+bool agree(const oplang::Op& op, const oplang::Outcome& model, const oplang::Outcome& engine,
+           const Profile& p);
+
+}  // namespace conformance

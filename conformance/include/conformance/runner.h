@@ -1,0 +1,64 @@
+// Runs scripts on a target next to the model under the target's profile, attributes every
+// difference to a SPEC rule or a profile switch, and shrinks violations.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/profile.h"
+#include "conformance/target.h"
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace conformance {
+
+/// A fresh engine for one script (a new broker, or new streams under a new prefix).
+using TargetFactory = std::function<std::unique_ptr<Target>()>;
+
+/// The first step where the engine and the profiled model disagree.
+struct Violation {
+  std::size_t step = 0;
+  std::string rule;  // "R5", ...
+  oplang::Outcome model;
+  oplang::Outcome engine;
+};
+
+/// What one script showed.
+struct Verdict {
+  std::optional<Violation> violation;
+  /// The engine fell more than the lag limit behind the model's clock: the run says nothing.
+  bool void_run = false;
+  /// Switches the script needed: with the switch off, the model would disagree.
+  std::vector<Switch> needed;
+  /// Steps checked, per rule.
+  std::vector<std::pair<std::string, std::size_t>> checked;
+};
+
+/// The SPEC rule a step of op belongs to, given how the outcomes differ (R14 for errors).
+std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
+                     const oplang::Outcome& engine);
+
+/// Runs script on target and on models under p (and under p without each switch, to see
+/// which switches the script needed); stops, void, once target.lag() passes lag_limit.
+/// Throws TargetFailure.
+Verdict check(Target& target, const oplang::Script& script, const Profile& p,
+              model::Millis lag_limit = model::kMaxDuration);
+
+/// Removes steps while the script still violates the same rule on fresh targets (each
+/// candidate must fail `confirmations` times in a row and keep the margin), for at most
+/// `trials` candidate runs. Returns the smallest script found.
+oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const Profile& p,
+                      model::Millis margin, int confirmations, int trials);
+
+/// A replayable file: a comment line naming target, profile and seed, then the script.
+std::string replay_text(const std::string& target, const Profile& p, std::uint64_t seed,
+                        const oplang::Script& script);
+
+/// Step by step, model against engine, for a replay (the first violation marked).
+std::string trace(Target& target, const oplang::Script& script, const Profile& p);
+
+}  // namespace conformance

@@ -1,0 +1,42 @@
+// The seam of the conformance kit: an engine the model-based suite can drive. The kit
+// speaks the operation language (oplang/ops.h); a target serves the part of it an outside
+// broker can (SPEC "Conformance"), and answers in the model's terms (oplang::Outcome).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace conformance {
+
+/// The engine itself failed (a server that died, a connection lost, a reply that never
+/// came): the run stops and reports it as such, never as a contract violation.
+class TargetFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One engine under test. Ops in the common subset: create_topic (no retention),
+/// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
+/// max deliveries, start at the beginning or the end), unsubscribe, poll, ack, nack (by
+/// offset), advance, expire, dead_letters. Not thread-safe: one step at a time.
+class Target {
+ public:
+  virtual ~Target() = default;
+  /// The name reports use ("inproc", "jetstream").
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// Runs one op of the subset and returns what the engine did. Throws
+  /// std::invalid_argument for an op outside the subset, TargetFailure if the engine failed.
+  virtual oplang::Outcome step(const oplang::Op& op) = 0;
+  /// How many model milliseconds an engine on real time has run ahead of the model's clock
+  /// (calls take time; `advance` catches up). A run whose lag passes half the margin is
+  /// void: it no longer says which side of a deadline a call was. 0 on the model's clock.
+  [[nodiscard]] virtual model::Millis lag() const { return 0; }
+};
+
+/// Whether op is in the common subset every target serves.
+bool in_subset(const oplang::Op& op);
+
+}  // namespace conformance

@@ -1,0 +1,169 @@
+#include "conformance/generator.h"
+
+#include <cstdlib>
+#include <random>
+#include <variant>
+
+namespace conformance {
+
+Tracker::Tracker(const Profile& profile, model::Millis margin)
+    : runner_(model_switches(profile)), margin_(margin) {}
+
+bool Tracker::advance_ok(model::Millis ms) const {
+  const model::Millis then = now() + ms;
+  for (const auto& [key, hold] : held_) {
+    if (std::llabs(then - hold.deadline) < margin_) return false;
+  }
+  return true;
+}
+
+oplang::Outcome Tracker::step(const oplang::Op& op) {
+  const oplang::Outcome out = runner_.step(op);
+  if (out.error) return out;
+  if (const auto* p = std::get_if<oplang::Poll>(&op)) {
+    for (const model::Received& r : std::get<std::vector<model::Received>>(out.value)) {
+      held_[{p->topic, p->sub, r.offset}] = Hold{p->member, r.deadline};
+    }
+  } else if (const auto* a = std::get_if<oplang::Ack>(&op)) {
+    if (std::get<oplang::BoolResult>(out.value).value) held_.erase({a->topic, a->sub, a->offset});
+  } else if (const auto* n = std::get_if<oplang::Nack>(&op)) {
+    if (std::get<oplang::BoolResult>(out.value).value) held_.erase({n->topic, n->sub, n->offset});
+  } else if (std::holds_alternative<oplang::Expire>(op)) {
+    for (const model::Expired& e : std::get<std::vector<model::Expired>>(out.value)) {
+      held_.erase({e.topic, e.subscription, e.offset});
+    }
+  } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
+    std::erase_if(held_, [&](const auto& kv) {
+      return std::get<0>(kv.first) == u->topic && std::get<1>(kv.first) == u->name;
+    });
+  }
+  return out;
+}
+
+bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin) {
+  Tracker tracker(profile, margin);
+  for (const oplang::Op& op : script) {
+    if (const auto* a = std::get_if<oplang::Advance>(&op); a && !tracker.advance_ok(a->ms)) {
+      return false;
+    }
+    tracker.step(op);
+  }
+  return true;
+}
+
+namespace {
+
+class Maker {
+ public:
+  Maker(std::uint64_t seed, const GenOptions& options, const Profile& profile)
+      : rng_(seed), options_(options), tracker_(profile, options.margin) {}
+
+  oplang::Script make() {
+    add(oplang::CreateTopic{"t", 0, 0});
+    add(subscribe("t"));
+    while (script_.size() < options_.ops) one();
+    return script_;
+  }
+
+ private:
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
+  bool chance(int percent) { return static_cast<int>(pick(100)) < percent; }
+
+  void add(const oplang::Op& op) {
+    script_.push_back(op);
+    tracker_.step(op);
+  }
+
+  std::string topic() { return chance(85) ? "t" : (chance(50) ? "u" : "nope"); }
+  std::string sub() { return chance(80) ? "p" : (chance(70) ? "q" : "nope"); }
+  std::string member() { return chance(70) ? "w1" : "w2"; }
+
+  oplang::SubscribePull subscribe(const std::string& t) {
+    oplang::SubscribePull s;
+    s.topic = t;
+    s.name = chance(70) ? "p" : "q";
+    s.ack_timeout = options_.ack_timeouts[pick(options_.ack_timeouts.size())];
+    const int max[] = {0, 2, 3};
+    s.max_deliveries = max[pick(3)];
+    if (chance(25)) s.filter = {{"color", "red"}};
+    s.start.kind = chance(50) ? model::Start::Kind::kBeginning : model::Start::Kind::kEnd;
+    return s;
+  }
+
+  void one() {
+    const std::size_t roll = pick(100);
+    if (roll < 30) {
+      oplang::Publish p;
+      p.topic = topic();
+      p.payload = "m" + std::to_string(++published_);
+      if (chance(40)) p.headers = {{"color", chance(50) ? "red" : "blue"}};
+      add(p);
+    } else if (roll < 50) {
+      add(oplang::Poll{topic(), sub(), member(), 1 + pick(3)});
+    } else if (roll < 66) {
+      settle(chance(70));
+    } else if (roll < 78) {
+      advance();
+    } else if (roll < 83) {
+      add(subscribe(chance(85) ? "t" : "u"));
+    } else if (roll < 88) {
+      add(oplang::GetDeadLetters{topic(), sub()});
+    } else if (roll < 91) {
+      add(oplang::CreateTopic{chance(60) ? "u" : "t", 0, 0});
+    } else if (roll < 93) {
+      add(oplang::Unsubscribe{topic(), sub()});
+    } else if (roll < 95) {
+      add(oplang::DeleteTopic{topic()});
+    } else {
+      settle(!chance(50));
+    }
+  }
+
+  /// An ack (or a nack) of a held message by its holder; sometimes by the other member or
+  /// of an offset nobody holds.
+  void settle(bool ack) {
+    std::string t = "t";
+    std::string s = "p";
+    model::Offset offset = pick(4);
+    std::string m = member();
+    const auto& held = tracker_.held();
+    if (!held.empty() && chance(85)) {
+      auto it = held.begin();
+      std::advance(it, static_cast<long>(pick(held.size())));
+      std::tie(t, s, offset) = it->first;
+      m = chance(90) ? it->second.member : (it->second.member == "w1" ? "w2" : "w1");
+    }
+    if (ack) {
+      add(oplang::Ack{t, s, offset, m, oplang::Which::kOffset});
+    } else {
+      add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
+    }
+  }
+
+  /// An advance that keeps the margin (past a deadline or well before it), then expire.
+  void advance() {
+    for (int tries = 0; tries < 20; ++tries) {
+      const model::Millis ms = 1 + static_cast<model::Millis>(pick(40));
+      if (!tracker_.advance_ok(ms)) continue;
+      add(oplang::Advance{ms});
+      add(oplang::Expire{});
+      return;
+    }
+  }
+
+  std::mt19937_64 rng_;
+  GenOptions options_;
+  Tracker tracker_;
+  oplang::Script script_;
+  std::size_t published_ = 0;
+};
+
+}  // namespace
+
+oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile) {
+  return Maker(seed, options, profile).make();
+}
+
+}  // namespace conformance

@@ -1,0 +1,535 @@
+// The JetStream target (conformance/jetstream_target.h) on libnats.
+#include "conformance/jetstream_target.h"
+
+#include <nats/nats.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <variant>
+
+#include "model/errors.h"
+
+namespace conformance {
+
+namespace {
+
+using model::Error;
+using model::ErrorCode;
+
+// How long one fetch may wait for the server's answer. With no_wait and an expiry,
+// nats-server 2.9 answers at once when it has messages (408 after the last one) and
+// otherwise keeps the request until the expiry (less 10 ms, libnats' margin): an empty poll
+// costs about this much real time.
+constexpr std::int64_t kFetchWaitMs = 25;
+// The most messages one fetch asks for.
+constexpr int kMaxBatch = 256;
+// JetStream API calls (stream and consumer admin, publish acks, AckSync).
+constexpr std::int64_t kApiWaitMs = 5000;
+// Bounds on loops that would only run away if the server misbehaved.
+constexpr int kMaxFetchRounds = 100000;
+constexpr int kMaxAdvisories = 100000;
+
+std::string status_text(const char* what, natsStatus s, jsErrCode jerr) {
+  std::string msg = std::string(what) + ": " + natsStatus_GetText(s);
+  if (jerr != 0) msg += " (JetStream error code " + std::to_string(static_cast<int>(jerr)) + ")";
+  // The thread's last error text, if it is about this status (it may be older otherwise).
+  natsStatus last_status = NATS_OK;
+  if (const char* last = nats_GetLastError(&last_status);
+      last != nullptr && *last != '\0' && last_status == s) {
+    msg += ": ";
+    msg += last;
+  }
+  return msg;
+}
+
+void check(natsStatus s, const char* what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
+  if (s != NATS_OK) throw TargetFailure(status_text(what, s, jerr));
+}
+
+// Names become [A-Za-z0-9-] with every other byte (the '_' included) as _HH: injective, and
+// valid in stream, consumer and subject names.
+std::string encode(const std::string& name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-') {
+      out.push_back(c);
+    } else {
+      out.push_back('_');
+      out.push_back(hex[u >> 4]);
+      out.push_back(hex[u & 0xF]);
+    }
+  }
+  return out;
+}
+
+// What a NATS header can carry: a non-empty key of printable characters without ':', and a
+// value without CR or LF.
+void check_headers(const model::Headers& headers) {
+  for (const auto& [key, value] : headers) {
+    bool ok = !key.empty();
+    for (const char c : key) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u <= ' ' || u >= 127 || c == ':') ok = false;
+    }
+    if (value.find_first_of("\r\n") != std::string::npos) ok = false;
+    if (!ok) throw std::invalid_argument("header \"" + key + "\" cannot be carried by NATS");
+  }
+}
+
+// model ms -> real ns, saturating.
+std::int64_t to_nanos(model::Millis ms, model::Millis unit_ms) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max() / 2;
+  const long double ns = static_cast<long double>(ms) * static_cast<long double>(unit_ms) * 1e6L;
+  return ns >= static_cast<long double>(kMax) ? kMax : static_cast<std::int64_t>(ns);
+}
+
+// The unsigned number after "key": in a flat JSON object (0 if absent).
+std::uint64_t json_number(const std::string& json, const std::string& key) {
+  const std::string quoted = "\"" + key + "\"";
+  std::size_t pos = json.find(quoted);
+  if (pos == std::string::npos) return 0;
+  pos = json.find(':', pos + quoted.size());
+  if (pos == std::string::npos) return 0;
+  pos += 1;
+  while (pos < json.size() && json[pos] == ' ') pos += 1;
+  std::uint64_t value = 0;
+  while (pos < json.size() && json[pos] >= '0' && json[pos] <= '9') {
+    value = value * 10 + static_cast<std::uint64_t>(json[pos] - '0');
+    pos += 1;
+  }
+  return value;
+}
+
+bool matches(natsMsg* msg, const model::Headers& filter) {
+  for (const auto& [key, value] : filter) {
+    const char* got = nullptr;
+    const natsStatus s = natsMsgHeader_Get(msg, key.c_str(), &got);
+    if (s == NATS_NOT_FOUND) return false;
+    check(s, "natsMsgHeader_Get");
+    if (got == nullptr || value != got) return false;
+  }
+  return true;
+}
+
+struct MsgDeleter {
+  void operator()(natsMsg* msg) const { natsMsg_Destroy(msg); }
+};
+using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
+
+// A fetched batch; whatever is still in it when it goes is destroyed.
+struct MsgList {
+  natsMsgList list{nullptr, 0};
+  MsgList() = default;
+  MsgList(const MsgList&) = delete;
+  MsgList& operator=(const MsgList&) = delete;
+  ~MsgList() { natsMsgList_Destroy(&list); }
+};
+
+std::string payload_of(natsMsg* msg) {
+  const char* data = natsMsg_GetData(msg);
+  const int len = natsMsg_GetDataLength(msg);
+  return data == nullptr || len <= 0 ? std::string()
+                                     : std::string(data, static_cast<std::size_t>(len));
+}
+
+}  // namespace
+
+JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms)
+    : url_(std::move(url)), prefix_(encode(prefix)), unit_ms_(unit_ms) {
+  if (unit_ms_ <= 0) throw std::invalid_argument("JetStreamTarget: unit_ms must be positive");
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url_.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
+  // A lost connection is a failed engine, not something to paper over.
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts);
+  natsOptions_Destroy(opts);
+  check(s, ("connect to " + url_).c_str());
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = kApiWaitMs;
+  s = natsConnection_JetStream(&js_, nc_, &jo);
+  if (s != NATS_OK) {
+    const std::string text = status_text("JetStream context", s, static_cast<jsErrCode>(0));
+    natsConnection_Destroy(nc_);
+    throw TargetFailure(text);
+  }
+}
+
+JetStreamTarget::~JetStreamTarget() {
+  const bool connected = nc_ != nullptr && !natsConnection_IsClosed(nc_);
+  for (auto& [name, topic] : topics_) {
+    for (auto& [sub_name, sub] : topic.subs) destroy_sub(topic, *sub, false);
+    topic.subs.clear();
+    if (connected) js_DeleteStream(js_, topic.stream.c_str(), nullptr, nullptr);
+  }
+  topics_.clear();
+  jsCtx_Destroy(js_);
+  if (nc_ != nullptr) {
+    natsConnection_Close(nc_);
+    natsConnection_Destroy(nc_);
+  }
+}
+
+oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
+  if (!in_subset(op)) throw std::invalid_argument("jetstream: op outside the common subset");
+  oplang::Outcome outcome;
+  try {
+    outcome.value = std::visit(
+        [this](const auto& o) -> oplang::Value {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
+            return create_topic(o);
+          } else if constexpr (std::is_same_v<T, oplang::DeleteTopic>) {
+            return delete_topic(o);
+          } else if constexpr (std::is_same_v<T, oplang::Publish>) {
+            return publish(o);
+          } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
+            return subscribe_pull(o);
+          } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
+            return unsubscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Poll>) {
+            return poll(o);
+          } else if constexpr (std::is_same_v<T, oplang::Ack>) {
+            return ack(o);
+          } else if constexpr (std::is_same_v<T, oplang::Nack>) {
+            return nack(o);
+          } else if constexpr (std::is_same_v<T, oplang::Advance>) {
+            return advance(o);
+          } else if constexpr (std::is_same_v<T, oplang::Expire>) {
+            // The server expires held messages on its own clock.
+            return std::vector<model::Expired>{};
+          } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
+            return dead_letters(o);
+          } else {
+            throw std::invalid_argument("jetstream: op outside the common subset");
+          }
+        },
+        op);
+  } catch (const Error& e) {
+    outcome.error = e.code();
+    outcome.value = oplang::Done{};
+  }
+  return outcome;
+}
+
+JetStreamTarget::Topic& JetStreamTarget::topic_or_throw(const std::string& name) {
+  auto it = topics_.find(name);
+  if (it == topics_.end()) throw Error(ErrorCode::kUnknownTopic);
+  return it->second;
+}
+
+JetStreamTarget::Sub& JetStreamTarget::sub_or_throw(Topic& topic, const std::string& name) {
+  auto it = topic.subs.find(name);
+  if (it == topic.subs.end()) throw Error(ErrorCode::kUnknownSubscription);
+  return *it->second;
+}
+
+oplang::Value JetStreamTarget::create_topic(const oplang::CreateTopic& op) {
+  if (op.name.empty()) throw Error(ErrorCode::kInvalidArgument);
+  if (topics_.contains(op.name)) throw Error(ErrorCode::kDuplicateTopic);
+  Topic topic;
+  topic.stream = prefix_ + "_" + encode(op.name);
+  topic.subject = prefix_ + "." + encode(op.name);
+  const char* subjects[] = {topic.subject.c_str()};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = topic.stream.c_str();
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Retention = js_LimitsPolicy;  // no limits: MaxMsgs, MaxBytes, MaxAge stay unlimited
+  jsStreamInfo* info = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const natsStatus s = js_AddStream(&info, js_, &cfg, nullptr, &jerr);
+  jsStreamInfo_Destroy(info);
+  check(s, ("js_AddStream " + topic.stream).c_str(), jerr);
+  topics_.emplace(op.name, std::move(topic));
+  return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::delete_topic(const oplang::DeleteTopic& op) {
+  Topic& topic = topic_or_throw(op.name);
+  if (!topic.subs.empty()) throw Error(ErrorCode::kTopicInUse);
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_DeleteStream(js_, topic.stream.c_str(), nullptr, &jerr),
+        ("js_DeleteStream " + topic.stream).c_str(), jerr);
+  topics_.erase(op.name);
+  return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::publish(const oplang::Publish& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  check_headers(op.headers);
+  natsMsg* msg = nullptr;
+  check(natsMsg_Create(&msg, topic.subject.c_str(), nullptr, op.payload.data(),
+                       static_cast<int>(op.payload.size())),
+        "natsMsg_Create");
+  for (const auto& [key, value] : op.headers) {
+    const natsStatus s = natsMsgHeader_Set(msg, key.c_str(), value.c_str());
+    if (s != NATS_OK) {
+      natsMsg_Destroy(msg);
+      check(s, "natsMsgHeader_Set");
+    }
+  }
+  jsPubAck* pa = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const natsStatus s = js_PublishMsg(&pa, js_, msg, nullptr, &jerr);
+  natsMsg_Destroy(msg);
+  if (s != NATS_OK || pa == nullptr || pa->Sequence == 0) {
+    jsPubAck_Destroy(pa);
+    check(s == NATS_OK ? NATS_ERR : s, ("js_PublishMsg " + topic.subject).c_str(), jerr);
+  }
+  const model::Offset offset = pa->Sequence - 1;
+  jsPubAck_Destroy(pa);
+  return oplang::OffsetResult{offset};
+}
+
+oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
+  if (op.name.empty() || op.ack_timeout <= 0 || op.ack_timeout > model::kMaxDuration ||
+      op.max_deliveries < 0) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  Topic& topic = topic_or_throw(op.topic);
+  const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start};
+  if (auto it = topic.subs.find(op.name); it != topic.subs.end()) {
+    if (it->second->options == options) return oplang::Done{};
+    throw Error(ErrorCode::kOptionsMismatch);
+  }
+  check_headers(op.filter);
+
+  auto sub = std::make_unique<Sub>();
+  sub->consumer = encode(op.name);
+  sub->options = options;
+
+  // Subscribe to the advisories first, so none can be missed.
+  const std::string advisory =
+      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + topic.stream + "." + sub->consumer;
+  check(natsConnection_SubscribeSync(&sub->advisories, nc_, advisory.c_str()),
+        ("subscribe " + advisory).c_str());
+
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = sub->consumer.c_str();
+  cc.AckPolicy = js_AckExplicit;
+  cc.AckWait = to_nanos(op.ack_timeout, unit_ms_);
+  cc.MaxDeliver = op.max_deliveries == 0 ? -1 : op.max_deliveries;
+  cc.DeliverPolicy =
+      op.start.kind == model::Start::Kind::kBeginning ? js_DeliverAll : js_DeliverNew;
+  cc.FilterSubject = topic.subject.c_str();
+  cc.MaxAckPending = -1;  // the model holds any number of messages
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddConsumer(&ci, js_, topic.stream.c_str(), &cc, nullptr, &jerr);
+  jsConsumerInfo_Destroy(ci);
+  if (s != NATS_OK) {
+    const std::string text = status_text(("js_AddConsumer " + sub->consumer).c_str(), s, jerr);
+    natsSubscription_Destroy(sub->advisories);
+    throw TargetFailure(text);
+  }
+
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = topic.stream.c_str();
+  so.Consumer = sub->consumer.c_str();
+  s = js_PullSubscribe(&sub->pull, js_, topic.subject.c_str(), sub->consumer.c_str(), nullptr, &so,
+                       &jerr);
+  if (s == NATS_OK) s = natsConnection_Flush(nc_);
+  if (s != NATS_OK) {
+    const std::string text = status_text("js_PullSubscribe", s, jerr);
+    destroy_sub(topic, *sub, true);
+    throw TargetFailure(text);
+  }
+  topic.subs.emplace(op.name, std::move(sub));
+  return oplang::Done{};
+}
+
+void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) {
+  for (auto& [offset, held] : sub.held) natsMsg_Destroy(held.msg);
+  sub.held.clear();
+  if (sub.pull != nullptr) {
+    natsSubscription_Unsubscribe(sub.pull);
+    natsSubscription_Destroy(sub.pull);
+    sub.pull = nullptr;
+  }
+  if (sub.advisories != nullptr) {
+    natsSubscription_Unsubscribe(sub.advisories);
+    natsSubscription_Destroy(sub.advisories);
+    sub.advisories = nullptr;
+  }
+  if (delete_consumer) {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    check(js_DeleteConsumer(js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
+          ("js_DeleteConsumer " + sub.consumer).c_str(), jerr);
+  }
+}
+
+oplang::Value JetStreamTarget::unsubscribe(const oplang::Unsubscribe& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  auto it = topic.subs.find(op.name);
+  if (it == topic.subs.end()) return oplang::BoolResult{false};
+  std::unique_ptr<Sub> sub = std::move(it->second);
+  topic.subs.erase(it);
+  destroy_sub(topic, *sub, true);
+  return oplang::BoolResult{true};
+}
+
+void JetStreamTarget::drain_advisories(const std::string& topic_name, const std::string& name,
+                                       Sub& sub, std::int64_t wait_ms) {
+  for (int i = 0; i < kMaxAdvisories; ++i) {
+    natsMsg* msg = nullptr;
+    // A sync subscription's NextMsg with timeout 0 only looks at what has arrived.
+    const natsStatus s = natsSubscription_NextMsg(&msg, sub.advisories, i == 0 ? wait_ms : 0);
+    if (s == NATS_TIMEOUT) {
+      return;
+    }
+    check(s, "advisory NextMsg");
+    const std::string body = payload_of(msg);
+    natsMsg_Destroy(msg);  // before anything below may throw
+    const std::uint64_t seq = json_number(body, "stream_seq");
+    if (seq == 0) throw TargetFailure("max-deliveries advisory without stream_seq: " + body);
+    const model::Offset offset = seq - 1;
+    model::DeadLetter d;
+    d.topic = topic_name;
+    d.subscription = name;
+    d.offset = offset;
+    d.attempts = static_cast<int>(json_number(body, "deliveries"));
+    d.reason = "max deliveries";
+    d.died_at = now_;
+    if (auto p = sub.payloads.find(offset); p != sub.payloads.end()) {
+      d.payload = p->second;
+    } else {
+      natsMsg* stored = nullptr;
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      check(js_GetMsg(&stored, js_, topics_.at(topic_name).stream.c_str(), seq, nullptr, &jerr),
+            "js_GetMsg", jerr);
+      d.payload = payload_of(stored);
+      natsMsg_Destroy(stored);
+    }
+    sub.payloads.erase(offset);
+    // A dead message is no longer held: an ack or nack of it is refused.
+    if (auto h = sub.held.find(offset); h != sub.held.end()) {
+      natsMsg_Destroy(h->second.msg);
+      sub.held.erase(h);
+    }
+    sub.dead.push_back(std::move(d));
+  }
+  throw TargetFailure("advisory subscription never ran dry");
+}
+
+oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
+  if (op.max == 0 || op.member.empty()) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  drain_advisories(op.topic, op.sub, sub, 0);
+  std::vector<model::Received> out;
+  for (int round = 0; out.size() < op.max; ++round) {
+    if (round == kMaxFetchRounds) throw TargetFailure("poll: fetch never ran dry");
+    const int want = static_cast<int>(std::min<std::size_t>(op.max - out.size(), kMaxBatch));
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = want;
+    req.NoWait = true;
+    req.Expires = kFetchWaitMs * 1000000;
+    MsgList list;
+    const natsStatus s = natsSubscription_FetchRequest(&list.list, sub.pull, &req);
+    // 408 or 404 with nothing collected: the server has no message for us right now.
+    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND) break;
+    check(s, "natsSubscription_FetchRequest");
+    int filtered = 0;
+    for (int i = 0; i < list.list.Count; ++i) {
+      MsgPtr msg(list.list.Msgs[i]);
+      list.list.Msgs[i] = nullptr;
+      jsMsgMetaData* meta = nullptr;
+      check(natsMsg_GetMetaData(&meta, msg.get()), "natsMsg_GetMetaData");
+      const model::Offset offset = meta->Sequence.Stream - 1;
+      const int attempt = static_cast<int>(meta->NumDelivered);
+      jsMsgMetaData_Destroy(meta);
+      if (!matches(msg.get(), sub.options.filter)) {
+        // Filtered out (R5): confirmed at once so the server never offers it again.
+        jsErrCode jerr = static_cast<jsErrCode>(0);
+        check(natsMsg_AckSync(msg.get(), nullptr, &jerr), "natsMsg_AckSync (filtered)", jerr);
+        filtered += 1;
+        continue;
+      }
+      std::string payload = payload_of(msg.get());
+      sub.payloads[offset] = payload;
+      auto [it, fresh] = sub.held.try_emplace(offset);
+      if (!fresh) natsMsg_Destroy(it->second.msg);
+      it->second = Held{op.member, msg.release()};
+      out.push_back(
+          model::Received{offset, std::move(payload), attempt, now_ + sub.options.ack_timeout});
+    }
+    const int count = list.list.Count;
+    // Fewer than asked: the server had no more. All matched: done.
+    if (count < want || filtered == 0) break;
+  }
+  return out;
+}
+
+oplang::Value JetStreamTarget::ack(const oplang::Ack& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  drain_advisories(op.topic, op.sub, sub, 0);
+  auto it = sub.held.find(op.offset);
+  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
+  MsgPtr msg(it->second.msg);
+  sub.held.erase(it);
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(natsMsg_AckSync(msg.get(), nullptr, &jerr), "natsMsg_AckSync", jerr);
+  sub.payloads.erase(op.offset);
+  return oplang::BoolResult{true};
+}
+
+oplang::Value JetStreamTarget::nack(const oplang::Nack& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  drain_advisories(op.topic, op.sub, sub, 0);
+  auto it = sub.held.find(op.offset);
+  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
+  MsgPtr msg(it->second.msg);
+  sub.held.erase(it);
+  // A nak sent as a request: the server answers an ack message that has a reply subject
+  // once the consumer has processed it (as for AckSync), so the next poll sees it returned.
+  const char* reply_to = natsMsg_GetReply(msg.get());
+  if (reply_to == nullptr) throw TargetFailure("nack: the message has no reply subject");
+  natsMsg* answer = nullptr;
+  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, "-NAK", kApiWaitMs);
+  natsMsg_Destroy(answer);
+  check(s, "nak request");
+  return oplang::BoolResult{true};
+}
+
+oplang::Value JetStreamTarget::advance(const oplang::Advance& op) {
+  if (op.ms < 0) throw Error(ErrorCode::kInvalidArgument);
+  // Sleep to the model's time on one schedule from the start: the calls in between took
+  // real time too, and that must not add up across a script.
+  now_ += op.ms;
+  std::this_thread::sleep_until(start_ + std::chrono::nanoseconds(to_nanos(now_, unit_ms_)));
+  return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::dead_letters(const oplang::GetDeadLetters& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  // The server sends an advisory on its own schedule: a round trip first, then a short wait.
+  check(natsConnection_Flush(nc_), "natsConnection_Flush");
+  drain_advisories(op.topic, op.name, sub, 10);
+  return sub.dead;
+}
+
+model::Millis JetStreamTarget::lag() const {
+  const auto real = std::chrono::steady_clock::now() - start_;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(real).count() / unit_ms_ - now_;
+}
+
+}  // namespace conformance

@@ -1,0 +1,115 @@
+#include "conformance/profile.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <variant>
+
+namespace conformance {
+
+const char* rule_of(Switch s) {
+  switch (s) {
+    case Switch::kLateAckAccepted:
+      return "R11";
+    case Switch::kRedeliveryInReturnOrder:
+      return "R5";
+    case Switch::kDeadLetterWhenOfferedAgain:
+      return "R7";
+    case Switch::kEngineExpires:
+      return "R11";
+    case Switch::kDeadLetterReasonUnknown:
+      return "R7";
+  }
+  return "?";
+}
+
+const char* name_of(Switch s) {
+  switch (s) {
+    case Switch::kLateAckAccepted:
+      return "late_ack_accepted";
+    case Switch::kRedeliveryInReturnOrder:
+      return "redelivery_in_return_order";
+    case Switch::kDeadLetterWhenOfferedAgain:
+      return "dead_letter_when_offered_again";
+    case Switch::kEngineExpires:
+      return "engine_expires";
+    case Switch::kDeadLetterReasonUnknown:
+      return "dead_letter_reason_unknown";
+  }
+  return "?";
+}
+
+const char* sentence_of(Switch s) {
+  switch (s) {
+    case Switch::kLateAckAccepted:
+      return "an ack or nack from the member a message was last given to still settles it "
+             "after its deadline, until the message is offered again";
+    case Switch::kRedeliveryInReturnOrder:
+      return "returned messages are offered in the order they came back (a nack at once, an "
+             "expiry when its deadline passed), not lowest offset first";
+    case Switch::kDeadLetterWhenOfferedAgain:
+      return "a message whose last delivery failed comes back like any other and is "
+             "dead-lettered when it would be offered again, not when it failed";
+    case Switch::kEngineExpires:
+      return "the engine expires held messages on its own clock; `expire` reports nothing";
+    case Switch::kDeadLetterReasonUnknown:
+      return "a dead letter reports its message and attempts, not why or when it died";
+  }
+  return "?";
+}
+
+bool Profile::has(Switch s) const {
+  return std::find(switches.begin(), switches.end(), s) != switches.end();
+}
+
+Profile Profile::without(Switch s) const {
+  Profile p = *this;
+  std::erase(p.switches, s);
+  return p;
+}
+
+Profile strict_profile() { return Profile{"strict", {}}; }
+
+Profile jetstream_profile() {
+  return Profile{"jetstream",
+                 {Switch::kLateAckAccepted, Switch::kRedeliveryInReturnOrder,
+                  Switch::kDeadLetterWhenOfferedAgain, Switch::kEngineExpires,
+                  Switch::kDeadLetterReasonUnknown}};
+}
+
+Profile profile_named(const std::string& name) {
+  if (name == "strict" || name == "inproc") return strict_profile();
+  if (name == "jetstream") return jetstream_profile();
+  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream)");
+}
+
+model::Profile model_switches(const Profile& p) {
+  model::Profile m;
+  m.late_ack_accepted = p.has(Switch::kLateAckAccepted);
+  m.redelivery_in_return_order = p.has(Switch::kRedeliveryInReturnOrder);
+  m.dead_letter_when_offered_again = p.has(Switch::kDeadLetterWhenOfferedAgain);
+  return m;
+}
+
+bool agree(const oplang::Op& op, const oplang::Outcome& model, const oplang::Outcome& engine,
+           const Profile& p) {
+  if (model == engine) return true;
+  if (model.error != engine.error) return false;
+  if (std::holds_alternative<oplang::Expire>(op) && p.has(Switch::kEngineExpires)) return true;
+  if (std::holds_alternative<oplang::GetDeadLetters>(op) &&
+      p.has(Switch::kDeadLetterReasonUnknown)) {
+    const auto* a = std::get_if<std::vector<model::DeadLetter>>(&model.value);
+    const auto* b = std::get_if<std::vector<model::DeadLetter>>(&engine.value);
+    if (a == nullptr || b == nullptr || a->size() != b->size()) return false;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      model::DeadLetter x = (*a)[i];
+      model::DeadLetter y = (*b)[i];
+      x.reason = y.reason;
+      x.died_at = y.died_at;
+      if (!(x == y)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace conformance

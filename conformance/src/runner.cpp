@@ -1,0 +1,167 @@
+#include "conformance/runner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "conformance/generator.h"
+#include "oplang/model_runner.h"
+#include "oplang/text.h"
+
+namespace conformance {
+
+namespace {
+
+std::vector<model::Offset> offsets_of(const oplang::Outcome& o) {
+  std::vector<model::Offset> out;
+  if (const auto* r = std::get_if<std::vector<model::Received>>(&o.value)) {
+    for (const model::Received& m : *r) out.push_back(m.offset);
+  }
+  return out;
+}
+
+/// The rule a step of op is checked against when it agrees (for the table's counts).
+std::string home_rule(const oplang::Op& op) {
+  return std::visit(
+      [](const auto& o) -> std::string {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, oplang::CreateTopic> ||
+                      std::is_same_v<T, oplang::DeleteTopic>) {
+          return "R1";
+        } else if constexpr (std::is_same_v<T, oplang::Publish>) {
+          return "R2";
+        } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
+          return "R4";
+        } else if constexpr (std::is_same_v<T, oplang::Poll>) {
+          return "R5";
+        } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
+          return "R7";
+        } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
+          return "R9";
+        } else {
+          return "R11";  // ack, nack, advance, expire
+        }
+      },
+      op);
+}
+
+}  // namespace
+
+std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
+                     const oplang::Outcome& engine) {
+  if (model.error != engine.error) return "R14";
+  if (std::holds_alternative<oplang::Poll>(op)) {
+    if (offsets_of(model) == offsets_of(engine)) return "R6";  // same messages, other attempts
+    std::vector<model::Offset> a = offsets_of(model);
+    std::vector<model::Offset> b = offsets_of(engine);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    return a == b ? "R5" : "R11";  // order alone, or which messages were free to offer
+  }
+  return home_rule(op);
+}
+
+Verdict check(Target& target, const oplang::Script& script, const Profile& p,
+              model::Millis lag_limit) {
+  Verdict v;
+  oplang::ModelRunner model(model_switches(p));
+  // One model per switch turned off: where it disagrees and `model` does not, the switch
+  // explains the engine.
+  std::vector<std::pair<Switch, oplang::ModelRunner>> without;
+  for (Switch s : p.switches)
+    without.emplace_back(s, oplang::ModelRunner(model_switches(p.without(s))));
+  std::set<Switch> needed;
+  std::map<std::string, std::size_t> checked;
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    const oplang::Op& op = script[i];
+    const oplang::Outcome want = model.step(op);
+    const oplang::Outcome got = target.step(op);
+    if (target.lag() > lag_limit) {
+      v.void_run = true;
+      break;
+    }
+    if (!agree(op, want, got, p)) {
+      v.violation = Violation{i, rule_for(op, want, got), want, got};
+      break;
+    }
+    ++checked[home_rule(op)];
+    if (want.error) ++checked["R14"];
+    if (const auto* r = std::get_if<std::vector<model::Received>>(&want.value); r && !r->empty()) {
+      ++checked["R6"];
+    }
+    for (auto& [s, m] : without) {
+      const oplang::Outcome strict = m.step(op);
+      if (!agree(op, strict, got, p.without(s))) needed.insert(s);
+    }
+  }
+  v.needed.assign(needed.begin(), needed.end());
+  v.checked.assign(checked.begin(), checked.end());
+  return v;
+}
+
+oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const Profile& p,
+                      model::Millis margin, int confirmations, int trials) {
+  std::string rule;
+  {
+    std::unique_ptr<Target> t = factory();
+    const Verdict v = check(*t, script, p, margin / 2);
+    if (!v.violation) return script;
+    rule = v.violation->rule;
+    script.resize(v.violation->step + 1);  // nothing after the first violation matters
+  }
+  auto fails = [&](const oplang::Script& candidate) {
+    if (!keeps_margin(candidate, p, margin)) return false;
+    for (int k = 0; k < confirmations; ++k) {
+      if (trials-- <= 0) return false;
+      std::unique_ptr<Target> t = factory();
+      const Verdict v = check(*t, candidate, p, margin / 2);
+      if (!v.violation || v.violation->rule != rule) return false;
+    }
+    return true;
+  };
+  // Delta debugging, greedy: drop chunks of halving size, keep any drop that still fails.
+  for (std::size_t chunk = std::max<std::size_t>(1, script.size() / 2); chunk >= 1; chunk /= 2) {
+    for (std::size_t start = 0; start + chunk <= script.size() && trials > 0;) {
+      oplang::Script candidate = script;
+      candidate.erase(candidate.begin() + static_cast<long>(start),
+                      candidate.begin() + static_cast<long>(start + chunk));
+      if (!candidate.empty() && fails(candidate)) {
+        script = std::move(candidate);
+      } else {
+        start += chunk;
+      }
+    }
+    if (chunk == 1) break;
+  }
+  return script;
+}
+
+std::string replay_text(const std::string& target, const Profile& p, std::uint64_t seed,
+                        const oplang::Script& script) {
+  return "# conformance target=" + target + " profile=" + p.name + " seed=" + std::to_string(seed) +
+         "\n" + oplang::print(script);
+}
+
+std::string trace(Target& target, const oplang::Script& script, const Profile& p) {
+  std::ostringstream out;
+  oplang::ModelRunner model(model_switches(p));
+  bool marked = false;
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    const oplang::Op& op = script[i];
+    const oplang::Outcome want = model.step(op);
+    const oplang::Outcome got = target.step(op);
+    const bool ok = agree(op, want, got, p);
+    out << (ok ? "   " : (marked ? " ! " : ">> ")) << i + 1 << ". " << oplang::print(op) << "\n";
+    out << "      model:  " << oplang::print(want) << "\n";
+    if (!(want == got)) out << "      " << target.name() << ": " << oplang::print(got) << "\n";
+    if (!ok && !marked) {
+      out << "      ^ violates " << rule_for(op, want, got) << " under profile " << p.name << "\n";
+      marked = true;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace conformance

@@ -1,0 +1,31 @@
+// The common subset every conformance target serves (conformance/target.h).
+#include "conformance/target.h"
+
+#include <type_traits>
+#include <variant>
+
+namespace conformance {
+
+bool in_subset(const oplang::Op& op) {
+  return std::visit(
+      [](const auto& o) -> bool {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
+          return o.retention_messages == 0 && o.retention_bytes == 0;
+        } else if constexpr (std::is_same_v<T, oplang::Publish>) {
+          return o.key.empty();
+        } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
+          return o.start.kind == model::Start::Kind::kBeginning ||
+                 o.start.kind == model::Start::Kind::kEnd;
+        } else if constexpr (std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack>) {
+          return o.which == oplang::Which::kOffset;
+        } else {
+          return std::is_same_v<T, oplang::DeleteTopic> || std::is_same_v<T, oplang::Unsubscribe> ||
+                 std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::Advance> ||
+                 std::is_same_v<T, oplang::Expire> || std::is_same_v<T, oplang::GetDeadLetters>;
+        }
+      },
+      op);
+}
+
+}  // namespace conformance

@@ -1,0 +1,356 @@
+// The JetStream target against a real nats-server, one model rule per test (SPEC R1, R5,
+// R7, R11, R14). One server serves the suite; every test has its own target and prefix.
+// One model ms is 20 real ms: an ack timeout of 10 is 200 ms of the server's AckWait, and
+// every wait past a deadline leaves at least 200 ms of margin.
+#include "conformance/jetstream_target.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "conformance/nats_server.h"
+#include "conformance/target.h"
+#include "model/errors.h"
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace conformance {
+namespace {
+
+using model::ErrorCode;
+using model::Received;
+
+constexpr model::Millis kUnitMs = 20;
+constexpr model::Millis kAckTimeout = 10;
+
+class JetStreamTargetTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new NatsServer(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    const std::string prefix = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    target_ = std::make_unique<JetStreamTarget>(server_->url(), prefix, kUnitMs);
+  }
+  void TearDown() override {
+    target_.reset();
+    ASSERT_TRUE(server_->alive()) << server_->log_tail(20);
+  }
+
+  oplang::Outcome Step(const oplang::Op& op) { return target_->step(op); }
+
+  // The op's value, failing the test if it was refused.
+  template <typename T>
+  T Value(const oplang::Op& op) {
+    const oplang::Outcome out = Step(op);
+    EXPECT_FALSE(out.error.has_value()) << oplang::print(out);
+    const T* v = std::get_if<T>(&out.value);
+    EXPECT_NE(v, nullptr) << oplang::print(out);
+    return v == nullptr ? T{} : *v;
+  }
+  std::optional<ErrorCode> ErrorOf(const oplang::Op& op) { return Step(op).error; }
+
+  void Create(const std::string& topic) { Value<oplang::Done>(oplang::CreateTopic{topic}); }
+  model::Offset Publish(const std::string& topic, const std::string& payload,
+                        model::Headers headers = {}) {
+    return Value<oplang::OffsetResult>(oplang::Publish{topic, payload, std::move(headers), ""})
+        .offset;
+  }
+  void Subscribe(const std::string& topic, const std::string& name, int max_deliveries = 0,
+                 model::Headers filter = {}) {
+    oplang::SubscribePull op;
+    op.topic = topic;
+    op.name = name;
+    op.filter = std::move(filter);
+    op.ack_timeout = kAckTimeout;
+    op.max_deliveries = max_deliveries;
+    op.start.kind = model::Start::Kind::kBeginning;
+    Value<oplang::Done>(op);
+  }
+  std::vector<Received> Poll(const std::string& topic, const std::string& sub, std::size_t max = 10,
+                             const std::string& member = "m") {
+    return Value<std::vector<Received>>(oplang::Poll{topic, sub, member, max});
+  }
+  bool Ack(const std::string& topic, const std::string& sub, model::Offset offset,
+           const std::string& member = "m") {
+    return Value<oplang::BoolResult>(oplang::Ack{topic, sub, offset, member}).value;
+  }
+  bool Nack(const std::string& topic, const std::string& sub, model::Offset offset,
+            const std::string& member = "m") {
+    return Value<oplang::BoolResult>(oplang::Nack{topic, sub, offset, member}).value;
+  }
+  void Advance(model::Millis ms) { Value<oplang::Done>(oplang::Advance{ms}); }
+  std::vector<model::DeadLetter> DeadLetters(const std::string& topic, const std::string& sub) {
+    return Value<std::vector<model::DeadLetter>>(oplang::GetDeadLetters{topic, sub});
+  }
+
+  static NatsServer* server_;
+  std::unique_ptr<JetStreamTarget> target_;
+};
+
+NatsServer* JetStreamTargetTest::server_ = nullptr;
+
+// R2, R11: offsets from 0 in publish order, first attempt, deadline = now + ack_timeout.
+TEST_F(JetStreamTargetTest, PollReturnsPublishedMessagesWithOffsetsAttemptAndDeadline) {
+  Create("t");
+  Subscribe("t", "s");
+  EXPECT_EQ(Publish("t", "a"), 0u);
+  EXPECT_EQ(Publish("t", "b", {{"k", "v"}}), 1u);
+  EXPECT_EQ(Publish("t", ""), 2u);
+  Advance(3);
+  const std::vector<Received> got = Poll("t", "s");
+  const std::vector<Received> want = {
+      {0, "a", 1, 3 + kAckTimeout}, {1, "b", 1, 3 + kAckTimeout}, {2, "", 1, 3 + kAckTimeout}};
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(Poll("t", "s").empty());  // all held
+}
+
+// R11: max bounds a poll; the rest comes with the next one.
+TEST_F(JetStreamTargetTest, PollReturnsAtMostMax) {
+  Create("t");
+  Subscribe("t", "s");
+  for (const char* p : {"a", "b", "c"}) Publish("t", p);
+  const std::vector<Received> first = Poll("t", "s", 2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].offset, 0u);
+  EXPECT_EQ(first[1].offset, 1u);
+  const std::vector<Received> second = Poll("t", "s", 2);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].offset, 2u);
+}
+
+// R7, R11: an acked message is done: not offered again once its ack timeout has passed.
+TEST_F(JetStreamTargetTest, AckedMessageIsNotOfferedAgainAfterAckTimeout) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  EXPECT_TRUE(Ack("t", "s", 0));
+  EXPECT_FALSE(Ack("t", "s", 0));  // no longer held
+  Advance(kAckTimeout + 10);
+  EXPECT_TRUE(Poll("t", "s").empty());
+}
+
+// R11: an unanswered message is offered again after its ack timeout, attempt 2.
+TEST_F(JetStreamTargetTest, UnackedMessageIsOfferedAgainAfterAckTimeout) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  Advance(kAckTimeout + 10);
+  const std::vector<Received> want = {{0, "a", 2, target_->now() + kAckTimeout}};
+  EXPECT_EQ(Poll("t", "s", 10, "other"), want);
+  // The redelivery belongs to the member that polled it last.
+  EXPECT_FALSE(Ack("t", "s", 0, "m"));
+  EXPECT_TRUE(Ack("t", "s", 0, "other"));
+}
+
+// R7, R11: a nacked message is offered again at once, attempt 2.
+TEST_F(JetStreamTargetTest, NackedMessageIsOfferedAgainAtOnce) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  EXPECT_FALSE(Nack("t", "s", 0, "someone-else"));
+  EXPECT_TRUE(Nack("t", "s", 0));
+  const std::vector<Received> want = {{0, "a", 2, kAckTimeout}};
+  EXPECT_EQ(Poll("t", "s"), want);
+}
+
+// R5: only messages with every filter header equal are offered, also after expiry.
+TEST_F(JetStreamTargetTest, HeaderFilterNeverReturnsNonMatchingMessages) {
+  Create("t");
+  Subscribe("t", "s", 0, {{"color", "red"}});
+  Publish("t", "r0", {{"color", "red"}});
+  Publish("t", "b1", {{"color", "blue"}});
+  Publish("t", "n2");
+  Publish("t", "r3", {{"color", "red"}, {"size", "xl"}});
+  Publish("t", "c4", {{"Color", "red"}});
+  const std::vector<Received> got = Poll("t", "s", 2);  // refetches past the filtered ones
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].offset, 0u);
+  EXPECT_EQ(got[1].offset, 3u);
+  EXPECT_TRUE(Poll("t", "s").empty());
+  Advance(kAckTimeout + 10);
+  const std::vector<Received> again = Poll("t", "s");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 0u);
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_EQ(again[1].offset, 3u);
+}
+
+// R7: with max_deliveries 2, the second failed attempt (nacks) dead-letters the message.
+TEST_F(JetStreamTargetTest, MaxDeliveriesDeadLettersAfterTwoNacks) {
+  Create("t");
+  Subscribe("t", "s", 2);
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  EXPECT_TRUE(Nack("t", "s", 0));
+  const std::vector<Received> second = Poll("t", "s");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].attempt, 2);
+  EXPECT_TRUE(Nack("t", "s", 0));
+  EXPECT_TRUE(Poll("t", "s").empty());
+  const std::vector<model::DeadLetter> dead = DeadLetters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].topic, "t");
+  EXPECT_EQ(dead[0].subscription, "s");
+  EXPECT_EQ(dead[0].offset, 0u);
+  EXPECT_EQ(dead[0].payload, "a");
+  EXPECT_EQ(dead[0].attempts, 2);
+  EXPECT_EQ(dead[0].reason, "max deliveries");
+}
+
+// R7, R11: the same with two expired ack timeouts.
+TEST_F(JetStreamTargetTest, MaxDeliveriesDeadLettersAfterTwoExpiries) {
+  Create("t");
+  Subscribe("t", "s", 2);
+  Publish("t", "a");
+  Publish("t", "b");
+  ASSERT_EQ(Poll("t", "s", 1).size(), 1u);
+  Advance(kAckTimeout + 10);
+  const std::vector<Received> second = Poll("t", "s", 1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].offset, 0u);
+  EXPECT_EQ(second[0].attempt, 2);
+  Advance(kAckTimeout + 10);
+  // Offset 0 is dead: the next poll offers offset 1.
+  const std::vector<Received> third = Poll("t", "s");
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].offset, 1u);
+  EXPECT_EQ(third[0].attempt, 1);
+  EXPECT_FALSE(Ack("t", "s", 0));  // dead, no longer held
+  const std::vector<model::DeadLetter> dead = DeadLetters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 0u);
+  EXPECT_EQ(dead[0].payload, "a");
+  EXPECT_EQ(dead[0].attempts, 2);
+  EXPECT_EQ(dead[0].died_at, target_->now());
+  EXPECT_TRUE(Ack("t", "s", 1));
+}
+
+// R1, R14: topics.
+TEST_F(JetStreamTargetTest, TopicErrors) {
+  EXPECT_EQ(ErrorOf(oplang::CreateTopic{""}), ErrorCode::kInvalidArgument);
+  Create("t");
+  EXPECT_EQ(ErrorOf(oplang::CreateTopic{"t"}), ErrorCode::kDuplicateTopic);
+  EXPECT_EQ(ErrorOf(oplang::DeleteTopic{"nope"}), ErrorCode::kUnknownTopic);
+  EXPECT_EQ(ErrorOf(oplang::Publish{"nope", "a", {}, ""}), ErrorCode::kUnknownTopic);
+  Subscribe("t", "s");
+  EXPECT_EQ(ErrorOf(oplang::DeleteTopic{"t"}), ErrorCode::kTopicInUse);
+  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Unsubscribe{"t", "s"}).value);
+  Value<oplang::Done>(oplang::DeleteTopic{"t"});
+  EXPECT_EQ(ErrorOf(oplang::Publish{"t", "a", {}, ""}), ErrorCode::kUnknownTopic);
+  // A topic made again starts empty, at offset 0; names outside [A-Za-z0-9-] work too.
+  Create("t");
+  EXPECT_EQ(Publish("t", "x"), 0u);
+  Create("a.b c_d*>");
+  Create("a_b c.d*>");
+  EXPECT_EQ(Publish("a.b c_d*>", "x"), 0u);
+  EXPECT_EQ(Publish("a_b c.d*>", "y"), 0u);
+}
+
+// R11, R14: subscriptions and their options.
+TEST_F(JetStreamTargetTest, SubscriptionErrors) {
+  Create("t");
+  oplang::SubscribePull op;
+  op.topic = "t";
+  op.name = "s";
+  op.ack_timeout = kAckTimeout;
+  op.max_deliveries = 3;
+  op.start.kind = model::Start::Kind::kEnd;
+  oplang::SubscribePull unknown_topic = op;
+  unknown_topic.topic = "nope";
+  EXPECT_EQ(ErrorOf(unknown_topic), ErrorCode::kUnknownTopic);
+  oplang::SubscribePull bad = op;
+  bad.ack_timeout = 0;
+  EXPECT_EQ(ErrorOf(bad), ErrorCode::kInvalidArgument);
+  bad = op;
+  bad.name = "";
+  EXPECT_EQ(ErrorOf(bad), ErrorCode::kInvalidArgument);
+  bad = op;
+  bad.max_deliveries = -1;
+  EXPECT_EQ(ErrorOf(bad), ErrorCode::kInvalidArgument);
+
+  Publish("t", "before");
+  Value<oplang::Done>(op);
+  Value<oplang::Done>(op);  // same options: a no-op
+  oplang::SubscribePull other = op;
+  other.ack_timeout = kAckTimeout + 1;
+  EXPECT_EQ(ErrorOf(other), ErrorCode::kOptionsMismatch);
+  other = op;
+  other.filter = {{"k", "v"}};
+  EXPECT_EQ(ErrorOf(other), ErrorCode::kOptionsMismatch);
+  other = op;
+  other.start.kind = model::Start::Kind::kBeginning;
+  EXPECT_EQ(ErrorOf(other), ErrorCode::kOptionsMismatch);
+
+  // Start at the end: only what is published after the subscribe.
+  EXPECT_EQ(Publish("t", "after"), 1u);
+  const std::vector<Received> got = Poll("t", "s");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].offset, 1u);
+
+  EXPECT_EQ(ErrorOf(oplang::Poll{"nope", "s", "m", 1}), ErrorCode::kUnknownTopic);
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "nope", "m", 1}), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "s", "m", 0}), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "s", "", 1}), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf(oplang::Ack{"t", "nope", 1, "m"}), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(ErrorOf(oplang::Nack{"nope", "s", 1, "m"}), ErrorCode::kUnknownTopic);
+  EXPECT_EQ(ErrorOf(oplang::GetDeadLetters{"t", "nope"}), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(ErrorOf(oplang::Advance{-1}), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(Ack("t", "s", 7));  // never polled
+
+  EXPECT_FALSE(Value<oplang::BoolResult>(oplang::Unsubscribe{"t", "nope"}).value);
+  EXPECT_EQ(ErrorOf(oplang::Unsubscribe{"nope", "s"}), ErrorCode::kUnknownTopic);
+  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Unsubscribe{"t", "s"}).value);
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "s", "m", 1}), ErrorCode::kUnknownSubscription);
+  EXPECT_TRUE(Value<std::vector<model::Expired>>(oplang::Expire{}).empty());
+}
+
+TEST_F(JetStreamTargetTest, OpsOutsideTheSubsetAreRefused) {
+  EXPECT_THROW(Step(oplang::CreateTopic{"t", 5, 0}), std::invalid_argument);
+  EXPECT_THROW(Step(oplang::Drain{}), std::invalid_argument);
+  EXPECT_EQ(target_->name(), "jetstream");
+}
+
+TEST(InSubsetTest, CommonSubset) {
+  EXPECT_TRUE(in_subset(oplang::CreateTopic{"t"}));
+  EXPECT_FALSE(in_subset(oplang::CreateTopic{"t", 10, 0}));
+  EXPECT_FALSE(in_subset(oplang::CreateTopic{"t", 0, 100}));
+  EXPECT_TRUE(in_subset(oplang::DeleteTopic{"t"}));
+  EXPECT_TRUE(in_subset(oplang::Publish{"t", "p", {{"k", "v"}}, ""}));
+  EXPECT_FALSE(in_subset(oplang::Publish{"t", "p", {}, "key"}));
+  oplang::SubscribePull pull;
+  pull.start.kind = model::Start::Kind::kBeginning;
+  EXPECT_TRUE(in_subset(pull));
+  pull.start.kind = model::Start::Kind::kEnd;
+  EXPECT_TRUE(in_subset(pull));
+  pull.start = model::Start{model::Start::Kind::kOffset, 3};
+  EXPECT_FALSE(in_subset(pull));
+  EXPECT_TRUE(in_subset(oplang::Unsubscribe{"t", "s"}));
+  EXPECT_TRUE(in_subset(oplang::Poll{"t", "s", "m", 1}));
+  EXPECT_TRUE(in_subset(oplang::Ack{"t", "s", 0, "m"}));
+  EXPECT_FALSE(in_subset(oplang::Ack{"t", "s", 0, "m", oplang::Which::kAll}));
+  EXPECT_TRUE(in_subset(oplang::Nack{"t", "s", 0, "m"}));
+  EXPECT_FALSE(in_subset(oplang::Nack{"t", "s", 0, "m", oplang::Which::kOldest}));
+  EXPECT_TRUE(in_subset(oplang::Advance{5}));
+  EXPECT_TRUE(in_subset(oplang::Expire{}));
+  EXPECT_TRUE(in_subset(oplang::GetDeadLetters{"t", "s"}));
+  EXPECT_FALSE(in_subset(oplang::Subscribe{}));
+  EXPECT_FALSE(in_subset(oplang::Seek{}));
+  EXPECT_FALSE(in_subset(oplang::Extend{}));
+  EXPECT_FALSE(in_subset(oplang::GetStats{}));
+  EXPECT_FALSE(in_subset(oplang::PollWait{}));
+  EXPECT_FALSE(in_subset(oplang::Restart{}));
+}
+
+}  // namespace
+}  // namespace conformance

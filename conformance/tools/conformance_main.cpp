@@ -1,0 +1,296 @@
+// conformance: the model-based suite against an engine (SPEC "Conformance").
+//   conformance --target inproc|jetstream [--url nats://HOST:PORT] [--seconds N] [--seed S]
+//               [--unit MS] [--report FILE] [--out DIR]
+//   conformance --target T --replay FILE
+// Generates scripts of the common subset, runs each on a fresh target next to the model
+// under the target's profile, and ends with a table: each rule, and whether it holds,
+// diverges as the profile says, or is violated (with the shrunk script and the command
+// that replays it). Exit 0: no violation; 1: a violation; 2: bad usage; 3: the engine
+// failed (a server that died is reported as such, never as a violation).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "conformance/generator.h"
+#include "conformance/inproc_target.h"
+#include "conformance/jetstream_target.h"
+#include "conformance/nats_server.h"
+#include "conformance/profile.h"
+#include "conformance/runner.h"
+#include "oplang/text.h"
+
+namespace {
+
+using conformance::Profile;
+
+struct Args {
+  std::string target = "inproc";
+  std::string url;
+  double seconds = 20;
+  std::uint64_t seed = 1;
+  long unit_ms = 20;
+  std::string report;
+  std::string out = "build/conformance";
+  std::string replay;
+};
+
+int usage(const std::string& why) {
+  std::cerr << "conformance: " << why
+            << "\nusage: conformance --target inproc|jetstream [--url nats://HOST:PORT] "
+               "[--seconds N] [--seed S] [--unit MS] [--report FILE] [--out DIR]\n"
+               "       conformance --target inproc|jetstream [--url URL] --replay FILE\n";
+  return 2;
+}
+
+std::optional<Args> parse(int argc, char** argv, std::string& error) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      error = "help";
+      return std::nullopt;
+    }
+    if (i + 1 >= argc) {
+      error = flag + " needs a value";
+      return std::nullopt;
+    }
+    const std::string value = argv[++i];
+    try {
+      if (flag == "--target") {
+        a.target = value;
+      } else if (flag == "--url") {
+        a.url = value;
+      } else if (flag == "--seconds") {
+        a.seconds = std::stod(value);
+      } else if (flag == "--seed") {
+        a.seed = std::stoull(value);
+      } else if (flag == "--unit") {
+        a.unit_ms = std::stol(value);
+      } else if (flag == "--report") {
+        a.report = value;
+      } else if (flag == "--out") {
+        a.out = value;
+      } else if (flag == "--replay") {
+        a.replay = value;
+      } else {
+        error = "unknown option " + flag;
+        return std::nullopt;
+      }
+    } catch (const std::exception&) {
+      error = "bad value for " + flag + ": " + value;
+      return std::nullopt;
+    }
+  }
+  if (a.target != "inproc" && a.target != "jetstream") {
+    error = "unknown target '" + a.target + "' (inproc, jetstream)";
+    return std::nullopt;
+  }
+  if (a.seconds <= 0 || a.unit_ms <= 0) {
+    error = "--seconds and --unit must be positive";
+    return std::nullopt;
+  }
+  return a;
+}
+
+/// One rule's line in the table.
+struct Row {
+  std::size_t checked = 0;
+  std::map<std::string, std::size_t> diverged;  // switch name -> scripts that needed it
+  std::size_t violated = 0;
+  std::string example;  // the first violation's replay command
+};
+
+/// Rule names sort by number ("R2" before "R11").
+struct ByNumber {
+  bool operator()(const std::string& a, const std::string& b) const {
+    return std::stoi(a.substr(1)) < std::stoi(b.substr(1));
+  }
+};
+
+const std::map<std::string, std::string, ByNumber> kRuleNames = {
+    {"R1", "topics: create, delete"},
+    {"R2", "publish: absolute offsets"},
+    {"R4", "start of a subscription"},
+    {"R5", "next message: order, header filter"},
+    {"R6", "offers: attempt counts"},
+    {"R7", "failure: max deliveries, dead letters"},
+    {"R9", "unsubscribe"},
+    {"R11", "pull: poll, ack, nack, deadlines, expiry"},
+    {"R14", "errors: bad input changes nothing"},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string error;
+  const std::optional<Args> parsed = parse(argc, argv, error);
+  if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
+  const Args& args = *parsed;
+  const Profile profile = conformance::profile_named(args.target);
+  conformance::GenOptions gen;
+  // The margin: every call stays at least this far from every ack deadline. On JetStream a
+  // model millisecond is `unit` real ones; 5 units (100 ms at the default 20) is far more
+  // than a call's round trip on loopback (about 1 ms) plus the server's expiry timer
+  // granularity, so timing noise cannot turn into a false alarm.
+  gen.margin = 5;
+
+  std::unique_ptr<conformance::NatsServer> server;
+  std::string url = args.url;
+  std::uint64_t prefix_counter = 0;
+  const std::string prefix_base =
+      "aloc" + std::to_string(static_cast<unsigned long long>(::getpid()));
+  try {
+    if (args.target == "jetstream" && url.empty()) {
+      server = std::make_unique<conformance::NatsServer>();
+      url = server->url();
+      std::cerr << "conformance: nats-server started at " << url << "\n";
+    }
+  } catch (const conformance::TargetFailure& e) {
+    std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
+    return 3;
+  }
+  const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
+    if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
+    return std::make_unique<conformance::JetStreamTarget>(
+        url, prefix_base + "_" + std::to_string(++prefix_counter), args.unit_ms);
+  };
+  auto engine_failed = [&](const std::exception& e) {
+    std::cerr << "conformance: the engine failed (not a contract violation): " << e.what() << "\n";
+    if (server) {
+      std::cerr << (server->alive() ? "server still running" : "the server died") << "; its log:\n"
+                << server->log_tail(20) << "\n";
+    }
+    return 3;
+  };
+
+  if (!args.replay.empty()) {
+    std::ifstream in(args.replay);
+    if (!in) return usage("cannot read " + args.replay);
+    std::stringstream text;
+    text << in.rdbuf();
+    oplang::Script script;
+    try {
+      script = oplang::parse(text.str());
+    } catch (const std::exception& e) {
+      return usage(args.replay + ": " + e.what());
+    }
+    try {
+      std::unique_ptr<conformance::Target> t = factory();
+      std::cout << conformance::trace(*t, script, profile);
+      std::unique_ptr<conformance::Target> again = factory();
+      const conformance::Verdict v = conformance::check(*again, script, profile, gen.margin / 2);
+      std::cout << (v.violation ? "violated: " + v.violation->rule : std::string("holds")) << "\n";
+      return v.violation ? 1 : 0;
+    } catch (const conformance::TargetFailure& e) {
+      return engine_failed(e);
+    }
+  }
+
+  std::map<std::string, Row, ByNumber> rows;
+  for (const auto& [rule, name] : kRuleNames) rows[rule];
+  std::size_t scripts = 0;
+  std::size_t void_runs = 0;  // the engine fell behind the model's clock: not judged
+  std::size_t steps = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double next_progress = 5;  // seconds: a progress line every 5 s
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::filesystem::create_directories(args.out);
+  int status = 0;
+  try {
+    for (std::uint64_t seed = args.seed; elapsed() < args.seconds; ++seed) {
+      const oplang::Script script = conformance::generate(seed, gen, profile);
+      std::unique_ptr<conformance::Target> t = factory();
+      const conformance::Verdict v = conformance::check(*t, script, profile, gen.margin / 2);
+      t.reset();
+      if (v.void_run) {
+        ++void_runs;
+        continue;
+      }
+      ++scripts;
+      for (const auto& [rule, n] : v.checked) {
+        rows[rule].checked += n;
+        steps += n;
+      }
+      for (conformance::Switch s : v.needed) {
+        ++rows[conformance::rule_of(s)].diverged[conformance::name_of(s)];
+      }
+      if (elapsed() >= next_progress) {
+        next_progress += 5;
+        std::cerr << "conformance: " << scripts << " scripts, " << steps << " steps, "
+                  << static_cast<int>(elapsed()) << " s\n";
+      }
+      if (!v.violation) continue;
+      Row& row = rows[v.violation->rule];
+      ++row.violated;
+      status = 1;
+      if (!row.example.empty()) continue;
+      std::cerr << "conformance: seed " << seed << " violates " << v.violation->rule
+                << "; shrinking\n";
+      const oplang::Script small = conformance::shrink(factory, script, profile, gen.margin,
+                                                       args.target == "inproc" ? 1 : 2, 80);
+      const std::string file =
+          args.out + "/" + args.target + "-" + std::to_string(seed) + ".script";
+      std::ofstream(file) << conformance::replay_text(args.target, profile, seed, small);
+      std::unique_ptr<conformance::Target> replay = factory();
+      std::cout << "\nViolation of " << v.violation->rule << " (seed " << seed << "), shrunk to "
+                << small.size() << " steps:\n"
+                << conformance::trace(*replay, small, profile) << "replay: scripts/conformance "
+                << args.target << " --replay " << file << "\n";
+      row.example = "scripts/conformance " + args.target + " --replay " + file;
+    }
+  } catch (const conformance::TargetFailure& e) {
+    return engine_failed(e);
+  }
+
+  std::ostringstream table;
+  table << "Conformance of '" << args.target << "' under profile '" << profile.name
+        << "': " << scripts << " scripts, " << steps << " steps, seeds " << args.seed << ".."
+        << args.seed + scripts + void_runs - 1 << ", " << static_cast<int>(elapsed()) << " s"
+        << (void_runs > 0 ? ", " + std::to_string(void_runs) +
+                                " runs void (the engine fell more "
+                                "than half the margin behind the model's clock)"
+                          : std::string())
+        << "\n\n";
+  table << "| rule | what | steps checked | result |\n|---|---|---:|---|\n";
+  for (const auto& [rule, row] : rows) {
+    std::string result = "holds";
+    if (row.violated > 0) {
+      result =
+          "**violated** in " + std::to_string(row.violated) + " scripts: `" + row.example + "`";
+    } else if (!row.diverged.empty()) {
+      result = "diverges as the profile says:";
+      for (const auto& [name, n] : row.diverged) {
+        result += " `" + name + "` (" + std::to_string(n) + " scripts)";
+      }
+    } else if (row.checked == 0) {
+      result = "not reached";
+    }
+    table << "| " << rule << " | " << kRuleNames.at(rule) << " | " << row.checked << " | " << result
+          << " |\n";
+  }
+  if (!profile.switches.empty()) {
+    table << "\nProfile '" << profile.name << "':\n";
+    for (conformance::Switch s : profile.switches) {
+      table << "- `" << conformance::name_of(s) << "` (" << conformance::rule_of(s)
+            << "): " << conformance::sentence_of(s) << "\n";
+    }
+  }
+  std::cout << "\n" << table.str();
+  if (!args.report.empty()) std::ofstream(args.report) << table.str();
+  return status;
+}

@@ -1,0 +1,94 @@
+// The model under engine profiles (conformance kit, SPEC "Conformance"): each switch
+// changes exactly its rule, and all off is SPEC.md.
+#include <gtest/gtest.h>
+
+#include "model/model.h"
+
+namespace model {
+namespace {
+
+Model with(Profile p) {
+  Model m(p);
+  m.create_topic("t");
+  m.subscribe_pull("t", "p",
+                   {.ack_timeout = 10, .max_deliveries = 0, .start = {Start::Kind::kBeginning, 0}});
+  for (const char* payload : {"a", "b", "c"}) m.publish("t", payload);
+  return m;
+}
+
+TEST(ModelProfile, StrictRefusesALateAckAndRedeliversLowestOffsetFirst) {
+  Model m = with({});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+  EXPECT_TRUE(m.nack("t", "p", 1, "w", 0));
+  m.expire(20);
+  EXPECT_FALSE(m.ack("t", "p", 0, "w", 20));
+  const std::vector<Received> again = m.poll("t", "p", "w", 20, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].offset, 0u);
+  EXPECT_EQ(again[1].offset, 1u);
+  EXPECT_EQ(again[2].offset, 2u);
+}
+
+TEST(ModelProfile, LateAckAcceptedSettlesAReturnedMessageOfItsLastHolderOnly) {
+  Model m = with({.late_ack_accepted = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+  m.expire(20);
+  EXPECT_FALSE(m.ack("t", "p", 0, "other", 20));  // not its holder
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 20));       // late, not offered since: settled
+  EXPECT_TRUE(m.nack("t", "p", 1, "w", 20));      // late nack: stays returned
+  const std::vector<Received> again = m.poll("t", "p", "v", 20, 3);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 1u);
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_FALSE(m.ack("t", "p", 1, "w", 20));  // offered again to v: w's delivery is gone
+  EXPECT_EQ(m.stats("t", "p").confirmed, 1u);
+  EXPECT_TRUE(m.nack("t", "p", 1, "v", 20));
+  EXPECT_FALSE(m.ack("t", "p", 1, "v", 20));  // v gave it back: a nack is not a late answer
+}
+
+TEST(ModelProfile, RedeliveryInReturnOrderOffersWhatCameBackFirstFirst) {
+  Model m = with({.redelivery_in_return_order = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 3).size(), 3u);
+  EXPECT_TRUE(m.nack("t", "p", 2, "w", 0));
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  m.expire(20);  // offset 1 comes back last
+  const std::vector<Received> again = m.poll("t", "p", "w", 20, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].offset, 2u);
+  EXPECT_EQ(again[1].offset, 0u);
+  EXPECT_EQ(again[2].offset, 1u);
+}
+
+TEST(ModelProfile, RedeliveryInReturnOrderExpiresInDeadlineOrder) {
+  Model m = with({.redelivery_in_return_order = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);  // offsets 0, 1, deadline 10
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  m.advance(5);
+  ASSERT_EQ(m.poll("t", "p", "w", 5, 1)[0].offset, 0u);  // deadline 15
+  m.expire(20);                                          // 1 passed its deadline first
+  const std::vector<Received> again = m.poll("t", "p", "w", 20, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].offset, 1u);
+  EXPECT_EQ(again[1].offset, 0u);
+  EXPECT_EQ(again[2].offset, 2u);
+}
+
+TEST(ModelProfile, DeadLetterWhenOfferedAgainWaitsForThePoll) {
+  Model m(Profile{.dead_letter_when_offered_again = true});
+  m.create_topic("t");
+  m.subscribe_pull("t", "p",
+                   {.ack_timeout = 10, .max_deliveries = 1, .start = {Start::Kind::kBeginning, 0}});
+  m.publish("t", "a");
+  m.publish("t", "b");
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.dead_letters("t", "p").empty());  // not yet: it has not come round again
+  const std::vector<Received> next = m.poll("t", "p", "w", 0, 2);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].offset, 1u);
+  ASSERT_EQ(m.dead_letters("t", "p").size(), 1u);
+  EXPECT_EQ(m.dead_letters("t", "p")[0].attempts, 1);
+}
+
+}  // namespace
+}  // namespace model
