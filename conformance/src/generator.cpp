@@ -85,8 +85,8 @@ class Maker {
     s.topic = t;
     s.name = chance(70) ? "p" : "q";
     s.ack_timeout = options_.ack_timeouts[pick(options_.ack_timeouts.size())];
-    const int max[] = {0, 2, 3};
-    s.max_deliveries = max[pick(3)];
+    const int max[] = {0, 1, 2, 3};
+    s.max_deliveries = max[pick(4)];
     if (chance(25)) s.filter = {{"color", "red"}};
     s.start.kind = chance(50) ? model::Start::Kind::kBeginning : model::Start::Kind::kEnd;
     return s;
@@ -103,7 +103,7 @@ class Maker {
     } else if (roll < 50) {
       add(oplang::Poll{topic(), sub(), member(), 1 + pick(3)});
     } else if (roll < 66) {
-      settle(chance(70));
+      settle(chance(55));
     } else if (roll < 78) {
       advance();
     } else if (roll < 83) {

@@ -1,6 +1,6 @@
 // conformance: the model-based suite against an engine (SPEC "Conformance").
 //   conformance --target inproc|jetstream [--url nats://HOST:PORT] [--seconds N] [--seed S]
-//               [--unit MS] [--report FILE] [--out DIR]
+//               [--unit MS] [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
@@ -45,12 +45,13 @@ struct Args {
   std::string report;
   std::string out = "build/conformance";
   std::string replay;
+  bool first = false;  // stop after the first violation (and its shrink)
 };
 
 int usage(const std::string& why) {
   std::cerr << "conformance: " << why
             << "\nusage: conformance --target inproc|jetstream [--url nats://HOST:PORT] "
-               "[--seconds N] [--seed S] [--unit MS] [--report FILE] [--out DIR]\n"
+               "[--seconds N] [--seed S] [--unit MS] [--report FILE] [--out DIR] [--first]\n"
                "       conformance --target inproc|jetstream [--url URL] --replay FILE\n";
   return 2;
 }
@@ -62,6 +63,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     if (flag == "--help" || flag == "-h") {
       error = "help";
       return std::nullopt;
+    }
+    if (flag == "--first") {
+      a.first = true;
+      continue;
     }
     if (i + 1 >= argc) {
       error = flag + " needs a value";
@@ -252,6 +257,7 @@ int main(int argc, char** argv) {
                 << conformance::trace(*replay, small, profile) << "replay: scripts/conformance "
                 << args.target << " --replay " << file << "\n";
       row.example = "scripts/conformance " + args.target + " --replay " + file;
+      if (args.first) break;
     }
   } catch (const conformance::TargetFailure& e) {
     return engine_failed(e);
