@@ -56,7 +56,10 @@ namespace {
 class Maker {
  public:
   Maker(std::uint64_t seed, const GenOptions& options, const Profile& profile)
-      : rng_(seed), options_(options), tracker_(profile, options.margin) {}
+      : rng_(seed),
+        options_(options),
+        tracker_(profile, options.margin),
+        expire_with_advance_(profile.has(Switch::kEngineExpires)) {}
 
   oplang::Script make() {
     add(oplang::CreateTopic{"t", 0, 0});
@@ -116,6 +119,8 @@ class Maker {
       add(oplang::Unsubscribe{topic(), sub()});
     } else if (roll < 95) {
       add(oplang::DeleteTopic{topic()});
+    } else if (!expire_with_advance_ && chance(50)) {
+      add(oplang::Expire{});
     } else {
       settle(!chance(50));
     }
@@ -148,7 +153,9 @@ class Maker {
       const model::Millis ms = 1 + static_cast<model::Millis>(pick(40));
       if (!tracker_.advance_ok(ms)) continue;
       add(oplang::Advance{ms});
-      add(oplang::Expire{});
+      // An engine on its own clock expires during the advance; on the model's clock expire
+      // is a call of its own, so calls also land between a deadline and its expiry.
+      if (expire_with_advance_ || chance(50)) add(oplang::Expire{});
       return;
     }
   }
@@ -156,6 +163,7 @@ class Maker {
   std::mt19937_64 rng_;
   GenOptions options_;
   Tracker tracker_;
+  const bool expire_with_advance_;
   oplang::Script script_;
   std::size_t published_ = 0;
 };

@@ -113,6 +113,17 @@ oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const
   }
   auto fails = [&](const oplang::Script& candidate) {
     if (!keeps_margin(candidate, p, margin)) return false;
+    // An engine that expires on its own clock did so during the advance: the model's
+    // expire stays right after it, or the trace would read as if nothing expired.
+    if (p.has(Switch::kEngineExpires)) {
+      for (std::size_t i = 0; i < candidate.size(); ++i) {
+        if (std::holds_alternative<oplang::Advance>(candidate[i]) &&
+            (i + 1 == candidate.size() ||
+             !std::holds_alternative<oplang::Expire>(candidate[i + 1]))) {
+          return false;
+        }
+      }
+    }
     for (int k = 0; k < confirmations; ++k) {
       if (trials-- <= 0) return false;
       std::unique_ptr<Target> t = factory();
@@ -134,6 +145,20 @@ oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const
       }
     }
     if (chunk == 1) break;
+  }
+  // An advance and the expire after it go together.
+  for (std::size_t i = 0; i + 1 < script.size() && trials > 0;) {
+    if (std::holds_alternative<oplang::Advance>(script[i]) &&
+        std::holds_alternative<oplang::Expire>(script[i + 1])) {
+      oplang::Script candidate = script;
+      candidate.erase(candidate.begin() + static_cast<long>(i),
+                      candidate.begin() + static_cast<long>(i + 2));
+      if (!candidate.empty() && fails(candidate)) {
+        script = std::move(candidate);
+        continue;
+      }
+    }
+    ++i;
   }
   return script;
 }
