@@ -245,6 +245,15 @@ bool NatsServer::alive() {
   return !reaped_;
 }
 
+void NatsServer::kill() {
+  if (pid_ <= 0 || reaped_) return;
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+}
+
 void NatsServer::stop() {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGTERM);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -319,6 +320,30 @@ TEST_F(JetStreamTargetTest, OpsOutsideTheSubsetAreRefused) {
   EXPECT_THROW(Step(oplang::CreateTopic{"t", 5, 0}), std::invalid_argument);
   EXPECT_THROW(Step(oplang::Drain{}), std::invalid_argument);
   EXPECT_EQ(target_->name(), "jetstream");
+}
+
+// Faults: a server that dies under a run is an engine failure (TargetFailure), never an
+// outcome the kit would judge; a missing binary is one line naming the package.
+TEST(JetStreamFaults, AServerThatDiesIsAnEngineFailureNotAnOutcome) {
+  NatsServer server;
+  JetStreamTarget target(server.url(), "faults", 20);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  server.kill();
+  EXPECT_FALSE(server.alive());
+  EXPECT_THROW(target.step(oplang::Publish{"t", "lost", {}, ""}), TargetFailure);
+}
+
+TEST(JetStreamFaults, AMissingServerIsOneLineNamingThePackage) {
+  ::setenv("NATS_SERVER_BIN", "/nonexistent/nats-server", 1);
+  try {
+    NatsServer server;
+    ::unsetenv("NATS_SERVER_BIN");
+    FAIL() << "a server started from a binary that does not exist";
+  } catch (const TargetFailure& e) {
+    ::unsetenv("NATS_SERVER_BIN");
+    EXPECT_NE(std::string(e.what()).find("apt-get install -y nats-server"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(InSubsetTest, CommonSubset) {

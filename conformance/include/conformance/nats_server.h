@@ -31,6 +31,8 @@ class NatsServer {
   [[nodiscard]] std::string log_tail(std::size_t n = 20) const;
   /// Whether the server process is still running.
   [[nodiscard]] bool alive();
+  /// Kills the server at once (SIGKILL, reaped): a server that dies under a run.
+  void kill();
 
  private:
   void stop();
