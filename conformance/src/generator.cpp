@@ -1,5 +1,6 @@
 #include "conformance/generator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <variant>
@@ -79,8 +80,8 @@ class Maker {
     tracker_.step(op);
   }
 
-  std::string topic() { return chance(85) ? "t" : (chance(50) ? "u" : "nope"); }
-  std::string sub() { return chance(80) ? "p" : (chance(70) ? "q" : "nope"); }
+  std::string topic() { return chance(92) ? "t" : (chance(50) ? "u" : "nope"); }
+  std::string sub() { return chance(88) ? "p" : (chance(70) ? "q" : "nope"); }
   std::string member() { return chance(70) ? "w1" : "w2"; }
 
   oplang::SubscribePull subscribe(const std::string& t) {
@@ -104,9 +105,11 @@ class Maker {
       if (chance(40)) p.headers = {{"color", chance(50) ? "red" : "blue"}};
       add(p);
     } else if (roll < 50) {
-      add(oplang::Poll{topic(), sub(), member(), 1 + pick(3)});
-    } else if (roll < 66) {
+      add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
+    } else if (roll < 60) {
       settle(chance(55));
+    } else if (roll < 66) {
+      settle_all();
     } else if (roll < 78) {
       advance();
     } else if (roll < 83) {
@@ -144,6 +147,22 @@ class Maker {
       add(oplang::Ack{t, s, offset, m, oplang::Which::kOffset});
     } else {
       add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
+    }
+  }
+
+  /// Every held message answered by its holder, in a random order, each an ack or a nack:
+  /// messages come back in an order that is not the offsets'.
+  void settle_all() {
+    std::vector<std::pair<Tracker::Key, std::string>> held;
+    for (const auto& [key, hold] : tracker_.held()) held.emplace_back(key, hold.member);
+    std::shuffle(held.begin(), held.end(), rng_);
+    for (const auto& [key, member] : held) {
+      const auto& [t, s, offset] = key;
+      if (chance(35)) {
+        add(oplang::Ack{t, s, offset, member, oplang::Which::kOffset});
+      } else {
+        add(oplang::Nack{t, s, offset, member, oplang::Which::kOffset});
+      }
     }
   }
 

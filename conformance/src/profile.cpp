@@ -42,7 +42,8 @@ const char* sentence_of(Switch s) {
   switch (s) {
     case Switch::kLateAckAccepted:
       return "an ack or nack from the member a message was last given to still settles it "
-             "after its deadline, until the message is offered again";
+             "after its deadline passed, until the message is offered again (a member that "
+             "nacked has given it back)";
     case Switch::kRedeliveryInReturnOrder:
       return "returned messages are offered in the order they came back (a nack at once, an "
              "expiry when its deadline passed), not lowest offset first";

@@ -18,7 +18,7 @@ namespace conformance {
 /// them as `unit_ms` real milliseconds (JetStreamTarget), so `margin` x unit_ms is how far
 /// (in real time) every call stays from every ack deadline.
 struct GenOptions {
-  std::size_t ops = 24;
+  std::size_t ops = 30;
   model::Millis margin = 5;
   std::vector<model::Millis> ack_timeouts = {15, 25};
 };
