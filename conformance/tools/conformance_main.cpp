@@ -30,6 +30,7 @@
 #include "conformance/nats_server.h"
 #include "conformance/profile.h"
 #include "conformance/runner.h"
+#include "conformance/timeline.h"
 #include "oplang/text.h"
 
 namespace {
@@ -259,6 +260,14 @@ int main(int argc, char** argv) {
                 << conformance::trace(*replay, small, profile) << "replay: scripts/conformance "
                 << args.target << " --replay " << file << "\n";
       row.example = "scripts/conformance " + args.target + " --replay " + file;
+      const std::string page =
+          file.substr(0, file.size() - std::string(".script").size()) + ".html";
+      std::unique_ptr<conformance::Target> timed = factory();
+      std::ofstream(page) << conformance::timeline_html(
+          "Violation of " + v.violation->rule + " on " + args.target + " (seed " +
+              std::to_string(seed) + ")",
+          conformance::timed_run(*timed, small, profile));
+      std::cout << "timeline: " << page << "\n";
       if (args.first) break;
     }
   } catch (const conformance::TargetFailure& e) {
