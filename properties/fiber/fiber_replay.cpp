@@ -1,5 +1,5 @@
-// fiber-replay [--schedule SCHEDULE] FILE|-: runs a concurrent operation-language program
-// (oplang/program.h) on the real broker (broker_fiber) under one fiber schedule, prints the
+// fiber-replay [--schedule SCHEDULE] [--html PAGE] FILE|-: runs a concurrent operation-language
+// program (oplang/program.h) on the real broker (broker_fiber) under one fiber schedule, prints the
 // recorded history and the verdict of the fiber properties' checkers. Every fiber property
 // failure and schedule_fuzzer finding prints the fiber-replay command that reproduces it.
 // Exit status: 0 the checks pass, 1 they fail, 2 bad usage or a program that does not parse.
@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "conformance/timeline_page.h"
 #include "fiber/schedule.h"
 #include "oplang/text.h"
 #include "program_runner.h"
@@ -23,7 +24,7 @@ constexpr int kPass = 0;
 constexpr int kFail = 1;
 constexpr int kBadInput = 2;
 
-constexpr std::string_view kUsage = R"(usage: fiber-replay [--schedule SCHEDULE] FILE
+constexpr std::string_view kUsage = R"(usage: fiber-replay [--schedule SCHEDULE] [--html PAGE] FILE
        fiber-replay --help
 
 Runs a concurrent program of the operation language on the real broker (the
@@ -52,6 +53,9 @@ Options:
   --schedule SCHEDULE   the fiber schedule, as failures print it:
                         walk:seed=S:choices=C,C,...  or  pct:d=D:k=K:seed=S
                         (default walk:seed=0:choices= , no preemption at all)
+  --html PAGE           also write the run as a self-contained HTML page: an SVG
+                        timeline, one row per fiber, each call a bar from invocation
+                        to return, the calls the first anomaly names in red
   -h, --help            print this help and exit
 
 Exit status:
@@ -86,6 +90,7 @@ int usage_error(const std::string& message) {
 int main(int argc, char** argv) {
   std::optional<std::string> path;
   fiber::Schedule schedule = fiber::Schedule::walk({});
+  std::string html;  // --html FILE: the run as a timeline page
   bool options_done = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -107,6 +112,9 @@ int main(int argc, char** argv) {
                            "' (walk:seed=S:choices=C,C,... or pct:d=D:k=K:seed=S)");
       }
       schedule = *s;
+    } else if (!options_done && arg == "--html") {
+      if (i + 1 >= argc) return usage_error("--html needs a FILE");
+      html = argv[++i];
     } else if (!options_done && arg == "--") {
       options_done = true;
     } else if (!options_done && arg.size() > 1 && arg[0] == '-') {
@@ -131,6 +139,17 @@ int main(int argc, char** argv) {
   }
 
   const fiberprop::ProgramRun run = fiberprop::run_programs(programs, schedule);
+  if (!html.empty()) {
+    const std::string first = run.failures.substr(0, run.failures.find('\n'));
+    std::ofstream page(html);
+    page << conformance::timeline_html(
+        name + (run.ok() ? ": ok" : ": " + first), run.timeline,
+        "One row per fiber; each call a bar from invocation to return, in logical ticks "
+        "(hover for its result); red: the calls that name the offset the first anomaly names"
+        " (or, in a run that did not complete, the calls that never returned). Schedule " +
+            fiber::to_string(schedule) + ".");
+    if (!page) return usage_error("cannot write " + html);
+  }
   std::cout << "schedule: " << fiber::to_string(schedule) << "\n"
             << "history (invoke..return tick, who, call -> result):\n"
             << run.history << "run: " << fiber::to_string(run.run.outcome) << " after "

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -1195,6 +1196,29 @@ std::string history_text(const Recorder& h) {
   return out;
 }
 
+/// The calls of one broker as timeline bars, in invocation order, rows prefixed (several
+/// brokers); `offset` (if any) marks the calls that name it.
+void add_timeline(const Recorder& h, const std::string& prefix, const std::string& offset,
+                  bool unfinished, std::vector<conformance::TimedStep>& out) {
+  std::vector<const Line*> sorted;
+  for (const Line& l : h.lines) sorted.push_back(&l);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Line* a, const Line* b) { return a->invoke < b->invoke; });
+  // An offset in a call's text: "ack t s 3 w", "-> 3", "[3#1@...", "t/s:3".
+  const std::regex names(offset.empty() ? std::string("$^")
+                                        : "(^|[ \\[:])" + offset + "([#\\] ]|$)");
+  for (const Line* l : sorted) {
+    conformance::TimedStep s;
+    s.row = prefix + l->who;
+    s.call = l->text;
+    s.engine = l->ret == 0 ? "never returned" : "";
+    s.start_ms = static_cast<double>(l->invoke);
+    s.end_ms = static_cast<double>(l->ret == 0 ? h.clock + 1 : l->ret);
+    s.anomaly = unfinished ? l->ret == 0 : std::regex_search(l->text, names);
+    out.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 ProgramRun run_program(const oplang::Program& program, const fiber::Schedule& schedule) {
@@ -1227,6 +1251,9 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     for (std::size_t i = 0; i < programs.size(); ++i)
       out.failures += several ? tagged(ctxs[i]->rec->errors, label(i)) : ctxs[i]->rec->errors;
     out.checked = "checked: completion";
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      add_timeline(*ctxs[i]->rec, several ? label(i) : "", "", true, out.timeline);
+    }
     return out;
   }
   for (std::size_t i = 0; i < programs.size(); ++i) {
@@ -1246,6 +1273,14 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     const std::string failures = judge(rec, timing, checked);
     out.failures += several ? tagged(failures, label(i)) : failures;
     out.checked += (several ? (i ? "\n" : "") + label(i) : "") + checked;
+  }
+  // The first failure line's offset, for the timeline's highlight.
+  std::smatch m;
+  const std::string first = out.failures.substr(0, out.failures.find('\n'));
+  const std::string offset =
+      std::regex_search(first, m, std::regex("offset ([0-9]+)")) ? m[1].str() : std::string();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    add_timeline(*ctxs[i]->rec, several ? label(i) : "", offset, false, out.timeline);
   }
   return out;
 }

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/timeline_page.h"
 #include "fiber/run.h"
 #include "fiber/schedule.h"
 #include "oplang/program.h"
@@ -42,7 +43,11 @@ struct ProgramRun {
   fiber::RunResult run;
   std::string failures;  // "" when every check passed; else "<anomaly>: details" lines
   std::string history;   // every call and handler call by logical tick, one per line
-  std::string checked;   // one line: which checks applied to which topics and subscriptions
+  /// The same calls as bars for timeline_html (row: the fiber; times: logical ticks); the
+  /// anomaly is every call that names the offset the first failure line names (or, in a
+  /// run that did not complete, every call that never returned).
+  std::vector<conformance::TimedStep> timeline;
+  std::string checked;  // one line: which checks applied to which topics and subscriptions
   [[nodiscard]] bool ok() const { return failures.empty(); }
 };
 
