@@ -6,6 +6,23 @@
 
 namespace conformance {
 
+namespace {
+
+// Another caller of the target's broker: the broker is the thread-safe part.
+class InProcWorker final : public Target {
+ public:
+  explicit InProcWorker(harness::BrokerRunner& runner) : runner_(runner) {}
+  [[nodiscard]] std::string name() const override { return "inproc worker"; }
+  oplang::Outcome step(const oplang::Op& op) override { return runner_.step_pull(op); }
+
+ private:
+  harness::BrokerRunner& runner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Target> InProcTarget::worker() { return std::make_unique<InProcWorker>(runner_); }
+
 oplang::Outcome InProcTarget::step(const oplang::Op& op) {
   if (!in_subset(op)) throw std::invalid_argument("not in the subset: " + oplang::print(op));
   return runner_.step(op);

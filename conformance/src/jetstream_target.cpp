@@ -145,6 +145,41 @@ std::string payload_of(natsMsg* msg) {
 JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms)
     : url_(std::move(url)), prefix_(encode(prefix)), unit_ms_(unit_ms) {
   if (unit_ms_ <= 0) throw std::invalid_argument("JetStreamTarget: unit_ms must be positive");
+  connect();
+}
+
+JetStreamTarget::JetStreamTarget(WorkerOf of)
+    : url_(of.parent.url_),
+      prefix_(of.parent.prefix_),
+      unit_ms_(of.parent.unit_ms_),
+      now_(of.parent.now_),
+      start_(of.parent.start_),
+      owner_(false) {
+  connect();
+  try {
+    for (const auto& [name, parent_topic] : of.parent.topics_) {
+      Topic& topic = topics_[name];
+      topic.stream = parent_topic.stream;
+      topic.subject = parent_topic.subject;
+      for (const auto& [sub_name, parent_sub] : parent_topic.subs) {
+        auto sub = std::make_unique<Sub>();
+        sub->consumer = parent_sub->consumer;
+        sub->options = parent_sub->options;
+        bind_pull(topic, *sub);
+        topic.subs.emplace(sub_name, std::move(sub));
+      }
+    }
+  } catch (...) {
+    close();  // the constructor did not finish: no destructor runs
+    throw;
+  }
+}
+
+std::unique_ptr<Target> JetStreamTarget::worker() {
+  return std::unique_ptr<Target>(new JetStreamTarget(WorkerOf{*this}));
+}
+
+void JetStreamTarget::connect() {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
   if (s == NATS_OK) s = natsOptions_SetURL(opts, url_.c_str());
@@ -165,23 +200,31 @@ JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Mil
   }
 }
 
-JetStreamTarget::~JetStreamTarget() {
+JetStreamTarget::~JetStreamTarget() { close(); }
+
+void JetStreamTarget::close() {
   const bool connected = nc_ != nullptr && !natsConnection_IsClosed(nc_);
   for (auto& [name, topic] : topics_) {
     for (auto& [sub_name, sub] : topic.subs) destroy_sub(topic, *sub, false);
     topic.subs.clear();
-    if (connected) js_DeleteStream(js_, topic.stream.c_str(), nullptr, nullptr);
+    if (connected && owner_) js_DeleteStream(js_, topic.stream.c_str(), nullptr, nullptr);
   }
   topics_.clear();
   jsCtx_Destroy(js_);
+  js_ = nullptr;
   if (nc_ != nullptr) {
     natsConnection_Close(nc_);
     natsConnection_Destroy(nc_);
+    nc_ = nullptr;
   }
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
   if (!in_subset(op)) throw std::invalid_argument("jetstream: op outside the common subset");
+  if (!owner_ && !std::holds_alternative<oplang::Poll>(op) &&
+      !std::holds_alternative<oplang::Ack>(op) && !std::holds_alternative<oplang::Nack>(op)) {
+    throw std::invalid_argument("jetstream: a worker serves poll, ack and nack only");
+  }
   oplang::Outcome outcome;
   try {
     outcome.value = std::visit(
@@ -337,20 +380,26 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
     throw TargetFailure(text);
   }
 
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = topic.stream.c_str();
-  so.Consumer = sub->consumer.c_str();
-  s = js_PullSubscribe(&sub->pull, js_, topic.subject.c_str(), sub->consumer.c_str(), nullptr, &so,
-                       &jerr);
-  if (s == NATS_OK) s = natsConnection_Flush(nc_);
-  if (s != NATS_OK) {
-    const std::string text = status_text("js_PullSubscribe", s, jerr);
+  try {
+    bind_pull(topic, *sub);
+  } catch (const TargetFailure&) {
     destroy_sub(topic, *sub, true);
-    throw TargetFailure(text);
+    throw;
   }
   topic.subs.emplace(op.name, std::move(sub));
   return oplang::Done{};
+}
+
+void JetStreamTarget::bind_pull(const Topic& topic, Sub& sub) {
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = topic.stream.c_str();
+  so.Consumer = sub.consumer.c_str();
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_PullSubscribe(&sub.pull, js_, topic.subject.c_str(), sub.consumer.c_str(),
+                                  nullptr, &so, &jerr);
+  if (s == NATS_OK) s = natsConnection_Flush(nc_);
+  check(s, "js_PullSubscribe", jerr);
 }
 
 void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) {
@@ -385,6 +434,7 @@ oplang::Value JetStreamTarget::unsubscribe(const oplang::Unsubscribe& op) {
 
 void JetStreamTarget::drain_advisories(const std::string& topic_name, const std::string& name,
                                        Sub& sub, std::int64_t wait_ms) {
+  if (sub.advisories == nullptr) return;  // a worker: the target reads them
   for (int i = 0; i < kMaxAdvisories; ++i) {
     natsMsg* msg = nullptr;
     // A sync subscription's NextMsg with timeout 0 only looks at what has arrived.

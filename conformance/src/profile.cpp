@@ -18,6 +18,8 @@ const char* rule_of(Switch s) {
       return "R11";
     case Switch::kDeadLetterReasonUnknown:
       return "R7";
+    case Switch::kConcurrentPollsInterleave:
+      return "R11";
   }
   return "?";
 }
@@ -34,6 +36,8 @@ const char* name_of(Switch s) {
       return "engine_expires";
     case Switch::kDeadLetterReasonUnknown:
       return "dead_letter_reason_unknown";
+    case Switch::kConcurrentPollsInterleave:
+      return "concurrent_polls_interleave";
   }
   return "?";
 }
@@ -54,6 +58,10 @@ const char* sentence_of(Switch s) {
       return "the engine expires held messages on its own clock; `expire` reports nothing";
     case Switch::kDeadLetterReasonUnknown:
       return "a dead letter reports its message and attempts, not why or when it died";
+    case Switch::kConcurrentPollsInterleave:
+      return "polls that wait at the same time share the messages one by one: one poll's batch "
+             "need not be consecutive, and a poll may come back short while another takes the "
+             "rest (a batch is not one step)";
   }
   return "?";
 }
@@ -74,7 +82,7 @@ Profile jetstream_profile() {
   return Profile{"jetstream",
                  {Switch::kLateAckAccepted, Switch::kRedeliveryInReturnOrder,
                   Switch::kDeadLetterWhenOfferedAgain, Switch::kEngineExpires,
-                  Switch::kDeadLetterReasonUnknown}};
+                  Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave}};
 }
 
 Profile profile_named(const std::string& name) {

@@ -1,12 +1,14 @@
 // conformance: the model-based suite against an engine (SPEC "Conformance").
 //   conformance --target inproc|jetstream [--url nats://HOST:PORT] [--seconds N] [--seed S]
-//               [--unit MS] [--report FILE] [--out DIR] [--first]
-//   conformance --target T --replay FILE
+//               [--unit MS] [--parallel N] [--report FILE] [--out DIR] [--first]
+//   conformance --target T --replay FILE.script|FILE.program
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
 // diverges as the profile says, or is violated (with the shrunk script and the command
-// that replays it). Exit 0: no violation; 1: a violation; 2: bad usage; 3: the engine
-// failed (a server that died is reported as such, never as a violation).
+// that replays it). Every Nth script (--parallel, default 3; 0: none) is a parallel program
+// instead: concurrent workers on the engine, the history judged by the linearizability
+// checker (conformance/parallel.h), the table's row L. Exit 0: no violation; 1: a violation; 2: bad
+// usage; 3: the engine failed (a server that died is reported as such, never as a violation).
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
 #include "conformance/nats_server.h"
+#include "conformance/parallel.h"
 #include "conformance/profile.h"
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
@@ -43,6 +46,7 @@ struct Args {
   double seconds = 20;
   std::uint64_t seed = 1;
   long unit_ms = 20;
+  long parallel = 3;  // every Nth seed runs a parallel program (0: none)
   std::string report;
   std::string out = "build/conformance";
   std::string replay;
@@ -52,8 +56,10 @@ struct Args {
 int usage(const std::string& why) {
   std::cerr << "conformance: " << why
             << "\nusage: conformance --target inproc|jetstream [--url nats://HOST:PORT] "
-               "[--seconds N] [--seed S] [--unit MS] [--report FILE] [--out DIR] [--first]\n"
-               "       conformance --target inproc|jetstream [--url URL] --replay FILE\n";
+               "[--seconds N] [--seed S] [--unit MS] [--parallel N] [--report FILE] [--out DIR] "
+               "[--first]\n"
+               "       conformance --target inproc|jetstream [--url URL] --replay "
+               "FILE.script|FILE.program\n";
   return 2;
 }
 
@@ -85,6 +91,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.seed = std::stoull(value);
       } else if (flag == "--unit") {
         a.unit_ms = std::stol(value);
+      } else if (flag == "--parallel") {
+        a.parallel = std::stol(value);
       } else if (flag == "--report") {
         a.report = value;
       } else if (flag == "--out") {
@@ -104,8 +112,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     error = "unknown target '" + a.target + "' (inproc, jetstream)";
     return std::nullopt;
   }
-  if (a.seconds <= 0 || a.unit_ms <= 0) {
-    error = "--seconds and --unit must be positive";
+  if (a.seconds <= 0 || a.unit_ms <= 0 || a.parallel < 0) {
+    error = "--seconds and --unit must be positive, --parallel not negative";
     return std::nullopt;
   }
   return a;
@@ -155,6 +163,9 @@ int main(int argc, char** argv) {
   // deadlines too.
   gen.margin = args.target == "inproc" ? 0 : 5;
 
+  conformance::ParallelOptions popts;
+  popts.margin = gen.margin;
+
   std::unique_ptr<conformance::NatsServer> server;
   std::string url = args.url;
   std::uint64_t prefix_counter = 0;
@@ -189,6 +200,27 @@ int main(int argc, char** argv) {
     if (!in) return usage("cannot read " + args.replay);
     std::stringstream text;
     text << in.rdbuf();
+    if (args.replay.ends_with(".program")) {
+      oplang::Program program;
+      try {
+        program = oplang::parse_program(text.str());
+      } catch (const std::exception& e) {
+        return usage(args.replay + ": " + e.what());
+      }
+      try {
+        std::unique_ptr<conformance::Target> t = factory();
+        const conformance::ParallelVerdict v =
+            conformance::check_parallel(*t, program, profile, popts);
+        std::cout << v.report;
+        if (v.void_run) std::cout << "void: the workers took too long to judge the run\n";
+        std::cout << (v.linearizable ? "holds" : "violated: L") << "\n";
+        return v.linearizable ? 0 : 1;
+      } catch (const conformance::TargetFailure& e) {
+        return engine_failed(e);
+      } catch (const std::invalid_argument& e) {
+        return usage(args.replay + ": " + e.what());
+      }
+    }
     oplang::Script script;
     try {
       script = oplang::parse(text.str());
@@ -219,8 +251,56 @@ int main(int argc, char** argv) {
   };
   std::filesystem::create_directories(args.out);
   int status = 0;
+  // Row L: parallel programs. Returns true to stop (--first after a violation).
+  Row parallel_row;
+  std::size_t parallel_runs = 0;
+  auto run_parallel = [&](std::uint64_t seed) {
+    const oplang::Program program = conformance::generate_parallel(seed, popts);
+    std::unique_ptr<conformance::Target> t = factory();
+    const conformance::ParallelVerdict v = conformance::check_parallel(*t, program, profile, popts);
+    t.reset();
+    if (v.void_run) {
+      ++void_runs;
+      return false;
+    }
+    ++parallel_runs;
+    parallel_row.checked += v.calls;
+    for (conformance::Switch s : v.needed) ++parallel_row.diverged[conformance::name_of(s)];
+    if (v.linearizable) return false;
+    ++parallel_row.violated;
+    status = 1;
+    if (!parallel_row.example.empty()) return false;
+    std::cerr << "conformance: parallel seed " << seed << " is not linearizable; shrinking\n";
+    const oplang::Program small = conformance::shrink_parallel(factory, program, profile, popts,
+                                                               args.target == "inproc" ? 1 : 3, 60);
+    const std::string stem = args.out + "/" + args.target + "-parallel-" + std::to_string(seed);
+    std::ofstream(stem + ".program") << "# conformance --target " << args.target << " (profile "
+                                     << profile.name << "), parallel seed " << seed << "\n"
+                                     << oplang::print(small);
+    std::unique_ptr<conformance::Target> again = factory();
+    const conformance::ParallelVerdict shown =
+        conformance::check_parallel(*again, small, profile, popts);
+    std::cout << "\nViolation of L (parallel seed " << seed << "), shrunk to "
+              << small.fibers.size() << " workers:\n"
+              << oplang::print(small) << (shown.linearizable ? v.report : shown.report)
+              << "replay: scripts/conformance " << args.target << " --replay " << stem
+              << ".program\n";
+    parallel_row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
+    std::ofstream(stem + ".html") << conformance::timeline_html(
+        "Parallel workers on " + args.target + " not linearizable (seed " + std::to_string(seed) +
+            ")",
+        shown.linearizable ? v.timeline : shown.timeline,
+        "Rows are workers; ticks are a logical clock; red: the calls no order could place.");
+    std::cout << "timeline: " << stem << ".html\n";
+    return args.first;
+  };
   try {
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds; ++seed) {
+      if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
+                                   static_cast<std::uint64_t>(args.parallel) - 1) {
+        if (run_parallel(seed)) break;
+        continue;
+      }
       const oplang::Script script = conformance::generate(seed, gen, profile);
       std::unique_ptr<conformance::Target> t = factory();
       const conformance::Verdict v = conformance::check(*t, script, profile, gen.margin / 2);
@@ -276,8 +356,10 @@ int main(int argc, char** argv) {
 
   std::ostringstream table;
   table << "Conformance of '" << args.target << "' under profile '" << profile.name
-        << "': " << scripts << " scripts, " << steps << " steps, seeds " << args.seed << ".."
-        << args.seed + scripts + void_runs - 1 << ", " << static_cast<int>(elapsed()) << " s"
+        << "': " << scripts << " scripts, " << steps << " steps, " << parallel_runs
+        << " parallel programs, seeds " << args.seed << ".."
+        << args.seed + scripts + parallel_runs + void_runs - 1 << ", "
+        << static_cast<int>(elapsed()) << " s"
         << (void_runs > 0 ? ", " + std::to_string(void_runs) +
                                 " runs void (the engine fell more "
                                 "than half the margin behind the model's clock)"
@@ -299,6 +381,21 @@ int main(int argc, char** argv) {
     }
     table << "| " << rule << " | " << kRuleNames.at(rule) << " | " << row.checked << " | " << result
           << " |\n";
+  }
+  if (args.parallel > 0) {
+    std::string result = parallel_row.checked == 0 ? "not reached" : "holds";
+    if (parallel_row.violated > 0) {
+      result = "**violated** in " + std::to_string(parallel_row.violated) + " programs: `" +
+               parallel_row.example + "`";
+    } else if (!parallel_row.diverged.empty()) {
+      result = "diverges as the profile says:";
+      for (const auto& [name, n] : parallel_row.diverged) {
+        result += " `" + name + "` (" + std::to_string(n) + " programs)";
+      }
+    }
+    table << "| L | parallel pull workers (" << parallel_runs
+          << " programs): every history linearizes | " << parallel_row.checked << " calls | "
+          << result << " |\n";
   }
   if (!profile.switches.empty()) {
     table << "\nProfile '" << profile.name << "':\n";

@@ -282,6 +282,22 @@ oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
   return out;
 }
 
+oplang::Outcome BrokerRunner::step_pull(const oplang::Op& op) {
+  if (!std::holds_alternative<oplang::Poll>(op) && !std::holds_alternative<oplang::Ack>(op) &&
+      !std::holds_alternative<oplang::Nack>(op)) {
+    throw std::invalid_argument("step_pull runs poll, ack and nack only");
+  }
+  if (!broker_) throw std::logic_error("the durable broker could not be opened again");
+  oplang::Outcome out;
+  try {
+    out.value = std::visit(Apply{*this, *broker_}, op);
+  } catch (const broker::Error& e) {
+    out.error = to_model(e.code());
+    out.value = oplang::Done{};
+  }
+  return out;
+}
+
 // Script: record the call, run the step's side effect, then end with its verdict.
 bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
   calls_.push_back({*delivery.topic, handler.name, delivery.message->offset,

@@ -97,6 +97,10 @@ std::string fingerprint(model::Model m) {
   return out.str();
 }
 
+bool agrees(const Agrees& agrees, const Call& c, const std::string& model) {
+  return c.result == model || (agrees && agrees(c.op, c.result, model));
+}
+
 // States a plain search may visit before the checker switches to a memoized one.
 constexpr std::size_t kPlainBudget = 200;
 
@@ -104,8 +108,8 @@ constexpr std::size_t kPlainBudget = 200;
 class Search {
  public:
   // budget: give up (exhausted()) after this many states; 0 = no limit.
-  Search(const std::vector<Call>& calls, bool memoize, std::size_t budget)
-      : calls_(calls), memoize_(memoize), budget_(budget) {
+  Search(const std::vector<Call>& calls, const Agrees& agrees, bool memoize, std::size_t budget)
+      : calls_(calls), agrees_(agrees), memoize_(memoize), budget_(budget) {
     const std::size_t n = calls.size();
     all_ = n == 64 ? ~0ULL : (1ULL << n) - 1;
     before_.assign(n, 0);
@@ -131,7 +135,7 @@ class Search {
       const std::uint64_t bit = 1ULL << i;
       if ((done & bit) != 0 || (before_[i] & ~done) != 0) continue;
       model::Model next = m;
-      if (apply(next, calls_[i].op) != calls_[i].result) continue;
+      if (!agrees(agrees_, calls_[i], apply(next, calls_[i].op))) continue;
       path_.push_back(i);
       if (path_.size() > best_.size()) best_ = path_;
       if (dfs(done | bit, next)) return true;
@@ -141,6 +145,7 @@ class Search {
   }
 
   const std::vector<Call>& calls_;
+  const Agrees& agrees_;
   bool memoize_;
   std::size_t budget_;
   bool exhausted_ = false;
@@ -231,11 +236,18 @@ std::string apply(model::Model& m, const PullOp& op) {
 }
 
 LinearizabilityResult check_linearizable(const ParallelHistory& h, bool memoize) {
+  CheckOptions options;
+  options.memoize = memoize;
+  return check_linearizable(h, options);
+}
+
+LinearizabilityResult check_linearizable(const ParallelHistory& h, const CheckOptions& options) {
   LinearizabilityResult r;
-  model::Model m;
+  const bool memoize = options.memoize;
+  model::Model m(options.profile);
   for (const Call& c : h.prefix) {
     const std::string got = apply(m, c.op);
-    if (got != c.result) {
+    if (!agrees(options.agrees, c, got)) {
       r.prefix_mismatch = to_string(c.op) + ": recorded " + c.result + ", the model says " + got;
       return r;
     }
@@ -246,19 +258,20 @@ LinearizabilityResult check_linearizable(const ParallelHistory& h, bool memoize)
   }
   // Most histories linearize along the first orders tried, where fingerprinting states
   // costs more than it saves: search plainly first, memoized once that takes long.
-  Search plain(h.calls, false, memoize ? kPlainBudget : 0);
+  Search plain(h.calls, options.agrees, false, memoize ? kPlainBudget : 0);
   r.ok = plain.run(m);
   r.order = r.ok ? plain.path() : plain.best();
   r.states = plain.states();
   if (r.ok || !plain.exhausted()) return r;
-  Search memoized(h.calls, true, 0);
+  Search memoized(h.calls, options.agrees, true, 0);
   r.ok = memoized.run(m);
   r.order = r.ok ? memoized.path() : memoized.best();
   r.states += memoized.states();
   return r;
 }
 
-std::string describe(const ParallelHistory& h, const LinearizabilityResult& r) {
+std::string describe(const ParallelHistory& h, const LinearizabilityResult& r,
+                     const CheckOptions& options) {
   std::ostringstream out;
   const std::map<std::size_t, std::string> label = labels(h.calls);
   out << "prefix:\n";
@@ -287,7 +300,7 @@ std::string describe(const ParallelHistory& h, const LinearizabilityResult& r) {
   out << "\n";
   if (r.ok) return out.str();
   // Replay that order, then say what the model answers for each call that could go next.
-  model::Model m;
+  model::Model m(options.profile);
   for (const Call& c : h.prefix) apply(m, c.op);
   std::uint64_t done = 0;
   for (std::size_t i : r.order) {

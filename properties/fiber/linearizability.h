@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -87,14 +88,30 @@ struct LinearizabilityResult {
   std::size_t states = 0;  // search nodes visited
 };
 
+/// Whether a recorded result stands for the model's (the results of op as text).
+using Agrees =
+    std::function<bool(const PullOp& op, const std::string& recorded, const std::string& model)>;
+
+/// How a history is judged: the model's switches (an engine profile, see model::Profile) and
+/// which recorded results stand for the model's (null: equal text only; an engine that
+/// cannot show part of a result says so here, e.g. expiry it runs on its own clock).
+struct CheckOptions {
+  model::Profile profile;
+  Agrees agrees;
+  bool memoize = true;
+};
+
 /// Wing-Gong search with real-time order. memoize: once a plain search has visited a few
 /// hundred states, restart skipping (calls done, model state) pairs already explored. At most 64
 /// branch calls. The model state key is complete for pull-only histories without filters, retention
 /// or seek (what the generators make).
+LinearizabilityResult check_linearizable(const ParallelHistory& h, const CheckOptions& options);
+/// The strict model, equal results.
 LinearizabilityResult check_linearizable(const ParallelHistory& h, bool memoize = true);
 
 /// A readable account of a history: the prefix, each branch's calls with ticks and results,
 /// and (when not linearizable) the longest matching order and what the model expected next.
-std::string describe(const ParallelHistory& h, const LinearizabilityResult& r);
+std::string describe(const ParallelHistory& h, const LinearizabilityResult& r,
+                     const CheckOptions& options = {});
 
 }  // namespace fiberprop

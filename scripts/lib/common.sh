@@ -11,6 +11,17 @@ PACKAGES=(cmake make g++ clang-14 llvm-14 libclang-rt-14-dev libgtest-dev libgmo
   libfuzzer-14-dev libzmq3-dev python3 pkg-config rsync ccache patch nats-server libnats-dev
   chromium)
 
+# ccache, when present, for every build: paths under the project are rewritten relative to
+# each compile's directory and the directory is left out of the hash, so the planted-bug
+# scratch tree (build/mutants-work/src, built after build/default) reuses default's objects.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+  CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+else
+  CCACHE_LAUNCHER=()
+fi
+
 stage() { printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 2; }
 
@@ -50,7 +61,7 @@ build_preset() {
   stage "configure + build '$p' (build/$p)${1:+, targets: $*}"
   local log="$ROOT/build/$p.build.log"
   mkdir -p "$ROOT/build"
-  if ! (cd "$ROOT" && cmake --preset "$p" >"$log" 2>&1 &&
+  if ! (cd "$ROOT" && cmake --preset "$p" "${CCACHE_LAUNCHER[@]}" >"$log" 2>&1 &&
     cmake --build --preset "$p" -j "$JOBS" "${targets[@]}" >>"$log" 2>&1); then
     tail -50 "$log"
     die "build of preset '$p' failed (full log: $log)"

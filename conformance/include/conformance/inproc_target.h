@@ -16,6 +16,8 @@ class InProcTarget final : public Target {
   [[nodiscard]] std::string name() const override { return "inproc"; }
   /// Throws std::invalid_argument outside the subset.
   oplang::Outcome step(const oplang::Op& op) override;
+  /// Calls the same broker (thread-safe) for poll, ack and nack.
+  std::unique_ptr<Target> worker() override;
 
  private:
   harness::BrokerRunner runner_;

@@ -47,8 +47,19 @@ class JetStreamTarget : public Target {
   [[nodiscard]] model::Millis now() const { return now_; }
   /// Model ms the real clock has run ahead of now() since the target was made.
   [[nodiscard]] model::Millis lag() const override;
+  /// Its own connection, with its own pull subscription bound to each durable consumer
+  /// (as several processes share one durable): the server decides which worker gets what.
+  /// It reads no advisories and deletes nothing.
+  std::unique_ptr<Target> worker() override;
 
  private:
+  struct WorkerOf {
+    const JetStreamTarget& parent;
+  };
+  explicit JetStreamTarget(WorkerOf of);
+  void connect();
+  // Everything the destructor does (also for a worker whose constructor failed).
+  void close();
   struct Options {
     model::Headers filter;
     model::Millis ack_timeout = 0;
@@ -92,6 +103,8 @@ class JetStreamTarget : public Target {
   void drain_advisories(const std::string& topic, const std::string& name, Sub& sub,
                         std::int64_t wait_ms);
   void destroy_sub(Topic& topic, Sub& sub, bool delete_consumer);
+  // Binds sub.pull to its durable consumer on this connection; throws TargetFailure.
+  void bind_pull(const Topic& topic, Sub& sub);
 
   std::string url_;
   std::string prefix_;
@@ -101,6 +114,7 @@ class JetStreamTarget : public Target {
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::map<std::string, Topic> topics_;
+  bool owner_ = true;  // false for a worker: it serves poll, ack and nack only
 };
 
 }  // namespace conformance

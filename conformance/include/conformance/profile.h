@@ -20,6 +20,7 @@ enum class Switch {
   kDeadLetterWhenOfferedAgain,  // model: a message that used its deliveries dies at the next poll
   kEngineExpires,               // observation: expiry runs in the engine; expire returns nothing
   kDeadLetterReasonUnknown,     // observation: a dead letter's reason and time are not reported
+  kConcurrentPollsInterleave,   // parallel runs: concurrent polls share messages one by one
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

@@ -3,6 +3,7 @@
 // broker can (SPEC "Conformance"), and answers in the model's terms (oplang::Outcome).
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +22,8 @@ class TargetFailure : public std::runtime_error {
 /// One engine under test. Ops in the common subset: create_topic (no retention),
 /// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
 /// max deliveries, start at the beginning or the end), unsubscribe, poll, ack, nack (by
-/// offset), advance, expire, dead_letters. Not thread-safe: one step at a time.
+/// offset), advance, expire, dead_letters. Not thread-safe: one step at a time (workers()
+/// are the way to run calls at once).
 class Target {
  public:
   virtual ~Target() = default;
@@ -34,6 +36,12 @@ class Target {
   /// (calls take time; `advance` catches up). A run whose lag passes half the margin is
   /// void: it no longer says which side of a deadline a call was. 0 on the model's clock.
   [[nodiscard]] virtual model::Millis lag() const { return 0; }
+  /// A second client of the same engine, for parallel runs (conformance/parallel.h): it
+  /// serves poll, ack and nack on the subscriptions that exist when it is made, at the
+  /// target's clock as it is then, and several workers may step on their own threads at
+  /// once while the target itself is idle. Destroy workers before the target. nullptr: the
+  /// engine has no such client. Throws TargetFailure.
+  virtual std::unique_ptr<Target> worker() { return nullptr; }
 };
 
 /// Whether op is in the common subset every target serves.

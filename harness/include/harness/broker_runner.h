@@ -50,6 +50,10 @@ class BrokerRunner {
   /// Runs one op; the Outcome carries its result or error and the handler calls it made.
   /// Exceptions other than broker::Error escape (they are findings, not outcomes).
   oplang::Outcome step(const oplang::Op& op);
+  /// Runs a poll, ack or nack as step does, touching only the broker (thread-safe) and the
+  /// clock (atomic): several threads may call it at once, never alongside step. Throws
+  /// std::invalid_argument for any other op.
+  oplang::Outcome step_pull(const oplang::Op& op);
   /// The broker under test.
   [[nodiscard]] broker::Broker& broker() { return *broker_; }
   /// The simulated disk of a durable runner (null otherwise).
