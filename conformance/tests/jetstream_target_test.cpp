@@ -5,8 +5,14 @@
 #include "conformance/jetstream_target.h"
 
 #include <gtest/gtest.h>
+#include <nats/nats.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -344,6 +350,46 @@ TEST(JetStreamFaults, AMissingServerIsOneLineNamingThePackage) {
     EXPECT_NE(std::string(e.what()).find("apt-get install -y nats-server"), std::string::npos)
         << e.what();
   }
+}
+
+// A deployment of the user's own (--url): the tool starts no server, judges what it finds,
+// and leaves no stream behind (its prefix's streams go after each script).
+TEST(ConformanceUrl, PointedAtADeploymentItStartsNoServerAndLeavesNoStream) {
+  NatsServer server;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("aloc-url-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out.txt").string();
+  const std::string report = (dir / "report.md").string();
+  const std::string command = std::string(CONFORMANCE_TOOL) + " --target jetstream --url " +
+                              server.url() + " --seconds 3 --parallel 2 --out " + dir.string() +
+                              " --report " + report + " >" + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream out_file(out);
+  const std::string output((std::istreambuf_iterator<char>(out_file)),
+                           std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << output;
+  EXPECT_EQ(output.find("nats-server started"), std::string::npos) << output;
+  std::ifstream report_file(report);
+  const std::string table((std::istreambuf_iterator<char>(report_file)),
+                          std::istreambuf_iterator<char>());
+  EXPECT_NE(table.find("under profile 'jetstream'"), std::string::npos) << table;
+  EXPECT_NE(table.find("| L | parallel pull workers"), std::string::npos) << table;
+
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&nc, server.url().c_str()), NATS_OK);
+  jsCtx* js = nullptr;
+  ASSERT_EQ(natsConnection_JetStream(&js, nc, nullptr), NATS_OK);
+  jsStreamNamesList* names = nullptr;
+  const natsStatus listed = js_StreamNames(&names, js, nullptr, nullptr);
+  // NATS_NOT_FOUND: no stream at all.
+  EXPECT_TRUE(listed == NATS_NOT_FOUND || (listed == NATS_OK && names->Count == 0))
+      << "streams left behind: " << (listed == NATS_OK ? names->Count : -1);
+  jsStreamNamesList_Destroy(names);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(server.alive()) << server.log_tail(20);
 }
 
 TEST(InSubsetTest, CommonSubset) {

@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
     if (!parallel_row.example.empty()) return false;
     std::cerr << "conformance: parallel seed " << seed << " is not linearizable; shrinking\n";
     const oplang::Program small = conformance::shrink_parallel(factory, program, profile, popts,
-                                                               args.target == "inproc" ? 1 : 3, 60);
+                                                               args.target == "inproc" ? 1 : 2, 40);
     const std::string stem = args.out + "/" + args.target + "-parallel-" + std::to_string(seed);
     std::ofstream(stem + ".program") << "# conformance --target " << args.target << " (profile "
                                      << profile.name << "), parallel seed " << seed << "\n"
@@ -280,8 +280,10 @@ int main(int argc, char** argv) {
     std::unique_ptr<conformance::Target> again = factory();
     const conformance::ParallelVerdict shown =
         conformance::check_parallel(*again, small, profile, popts);
-    std::cout << "\nViolation of L (parallel seed " << seed << "), shrunk to "
-              << small.fibers.size() << " workers:\n"
+    std::size_t ops = small.setup.size();
+    for (const oplang::Fiber& f : small.fibers) ops += f.ops.size();
+    std::cout << "\nViolation of L (parallel seed " << seed << "), shrunk to " << ops << " steps ("
+              << small.fibers.size() << " workers):\n"
               << oplang::print(small) << (shown.linearizable ? v.report : shown.report)
               << "replay: scripts/conformance " << args.target << " --replay " << stem
               << ".program\n";

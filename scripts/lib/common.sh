@@ -51,17 +51,19 @@ check_preset() {
 }
 
 # Configures and builds one preset (only the given targets, if any), quietly unless it
-# fails. Usage: build_preset PRESET [TARGET...]
+# fails; CONFIGURE_ARGS (an array, may be unset) go to the configure step.
+# Usage: build_preset PRESET [TARGET...]
 build_preset() {
   local p="$1"
   shift
   check_preset "$p"
   local targets=()
   (($#)) && targets=(--target "$@")
+  [[ -v CONFIGURE_ARGS ]] || local CONFIGURE_ARGS=()
   stage "configure + build '$p' (build/$p)${1:+, targets: $*}"
   local log="$ROOT/build/$p.build.log"
   mkdir -p "$ROOT/build"
-  if ! (cd "$ROOT" && cmake --preset "$p" "${CCACHE_LAUNCHER[@]}" >"$log" 2>&1 &&
+  if ! (cd "$ROOT" && cmake --preset "$p" "${CCACHE_LAUNCHER[@]}" "${CONFIGURE_ARGS[@]}" >"$log" 2>&1 &&
     cmake --build --preset "$p" -j "$JOBS" "${targets[@]}" >>"$log" 2>&1); then
     tail -50 "$log"
     die "build of preset '$p' failed (full log: $log)"
