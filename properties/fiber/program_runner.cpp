@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -1295,6 +1298,28 @@ std::string replay_command(const oplang::Program& program, const fiber::Schedule
   return replay_command(std::vector<oplang::Program>{program}, schedule);
 }
 
+// Writes the run's timeline page next to fiber-replay (or into $FIBER_TIMELINE_DIR), named
+// by a hash of the replay command so each counterexample, shrunk or not, has its own page;
+// "" if it cannot be written (a report never fails for want of a picture).
+static std::string write_timeline(const ProgramRun& run, const std::string& replay) {
+  const char* env = std::getenv("FIBER_TIMELINE_DIR");
+  const std::filesystem::path dir =
+      env != nullptr && *env != '\0'
+          ? std::filesystem::path(env)
+          : std::filesystem::path(FIBER_REPLAY_PATH).parent_path() / "timelines";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "";
+  char name[40];
+  std::snprintf(name, sizeof name, "timeline-%016zx.html", std::hash<std::string>{}(replay));
+  const std::filesystem::path page = dir / name;
+  std::ofstream file(page);
+  file << conformance::timeline_html(
+      "A concurrent run that broke the contract", run.timeline,
+      run.failures.substr(0, run.failures.find('\n')) + " (rows: fibers; ticks: logical clock)");
+  return file ? page.string() : "";
+}
+
 std::string failure_report(const ProgramRun& run, const std::vector<oplang::Program>& programs) {
   std::string out = run.failures;
   out += (programs.size() > 1 ? "programs (one broker each):\n" : "program:\n") +
@@ -1305,7 +1330,11 @@ std::string failure_report(const ProgramRun& run, const std::vector<oplang::Prog
   out += run.run.report;
   out += "schedule: " + fiber::to_string(run.run.schedule) + "\n";
   out += "  same run as a walk: " + fiber::to_string(fiber::Schedule::walk(run.run.choices)) + "\n";
-  out += replay_command(programs, run.run.schedule);
+  const std::string replay = replay_command(programs, run.run.schedule);
+  out += replay;
+  if (const std::string page = write_timeline(run, replay); !page.empty()) {
+    out += "timeline: " + page + "\n";
+  }
   return out;
 }
 

@@ -68,7 +68,9 @@ std::string replay_command(const std::vector<oplang::Program>& programs,
                            const fiber::Schedule& schedule);
 
 /// A failure report: the anomaly lines, the program (under a line `program:`, indented two
-/// spaces), the run's outcome and schedule, and the replay command.
+/// spaces), the run's outcome and schedule, the replay command, and `timeline: PAGE`, the
+/// run drawn as an HTML page (conformance/timeline_page.h) written next to fiber-replay, in
+/// `timelines/`, or into $FIBER_TIMELINE_DIR (left out if it cannot be written).
 std::string failure_report(const ProgramRun& run, const oplang::Program& program);
 std::string failure_report(const ProgramRun& run, const std::vector<oplang::Program>& programs);
 
