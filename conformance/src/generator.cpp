@@ -12,31 +12,25 @@ Tracker::Tracker(const Profile& profile, model::Millis margin)
 
 bool Tracker::advance_ok(model::Millis ms) const {
   const model::Millis then = now() + ms;
-  for (const auto& [key, hold] : held_) {
+  for (const auto& [key, hold] : held()) {
     if (std::llabs(then - hold.deadline) < margin_) return false;
   }
   return true;
 }
 
-oplang::Outcome Tracker::step(const oplang::Op& op) {
-  const oplang::Outcome out = runner_.step(op);
-  if (out.error) return out;
-  if (const auto* p = std::get_if<oplang::Poll>(&op)) {
-    for (const model::Received& r : std::get<std::vector<model::Received>>(out.value)) {
-      held_[{p->topic, p->sub, r.offset}] = Hold{p->member, r.deadline};
+oplang::Outcome Tracker::step(const oplang::Op& op) { return runner_.step(op); }
+
+std::map<Tracker::Key, Tracker::Hold> Tracker::held() const {
+  // Read from the model rather than rebuilt from outcomes, so it cannot drift from what the
+  // model holds; the map orders it by key, as the generator's random picks expect.
+  const model::Model& m = runner_.model();
+  std::map<Key, Hold> out;
+  for (const std::string& t : m.topics()) {
+    for (const std::string& s : m.pull_names(t)) {
+      for (const model::Model::HeldView& h : m.held(t, s)) {
+        out[{t, s, h.offset}] = Hold{h.member, h.deadline};
+      }
     }
-  } else if (const auto* a = std::get_if<oplang::Ack>(&op)) {
-    if (std::get<oplang::BoolResult>(out.value).value) held_.erase({a->topic, a->sub, a->offset});
-  } else if (const auto* n = std::get_if<oplang::Nack>(&op)) {
-    if (std::get<oplang::BoolResult>(out.value).value) held_.erase({n->topic, n->sub, n->offset});
-  } else if (std::holds_alternative<oplang::Expire>(op)) {
-    for (const model::Expired& e : std::get<std::vector<model::Expired>>(out.value)) {
-      held_.erase({e.topic, e.subscription, e.offset});
-    }
-  } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
-    std::erase_if(held_, [&](const auto& kv) {
-      return std::get<0>(kv.first) == u->topic && std::get<1>(kv.first) == u->name;
-    });
   }
   return out;
 }

@@ -6,64 +6,60 @@
 
 namespace conformance {
 
-const char* rule_of(Switch s) {
-  switch (s) {
-    case Switch::kLateAckAccepted:
-      return "R11";
-    case Switch::kRedeliveryInReturnOrder:
-      return "R5";
-    case Switch::kDeadLetterWhenOfferedAgain:
-      return "R7";
-    case Switch::kEngineExpires:
-      return "R11";
-    case Switch::kDeadLetterReasonUnknown:
-      return "R7";
-    case Switch::kConcurrentPollsInterleave:
-      return "R11";
+namespace {
+
+// Everything the kit says about a switch, one row each, so a new switch is one row here.
+struct SwitchInfo {
+  Switch key;
+  const char* name;
+  const char* rule;
+  const char* sentence;
+};
+
+constexpr SwitchInfo kSwitches[] = {
+    {Switch::kLateAckAccepted, "late_ack_accepted", "R11",
+     "an ack or nack from the member a message was last given to still settles it after its "
+     "deadline passed, until the message is offered again (a member that nacked has given it "
+     "back)"},
+    {Switch::kRedeliveryInReturnOrder, "redelivery_in_return_order", "R5",
+     "returned messages are offered in the order they came back (a nack at once, an expiry "
+     "when its deadline passed), not lowest offset first"},
+    {Switch::kDeadLetterWhenOfferedAgain, "dead_letter_when_offered_again", "R7",
+     "a message whose last delivery failed comes back like any other and is dead-lettered "
+     "when it would be offered again, not when it failed"},
+    {Switch::kEngineExpires, "engine_expires", "R11",
+     "the engine expires held messages on its own clock; `expire` reports nothing"},
+    {Switch::kDeadLetterReasonUnknown, "dead_letter_reason_unknown", "R7",
+     "a dead letter reports its message and attempts, not why or when it died"},
+    {Switch::kConcurrentPollsInterleave, "concurrent_polls_interleave", "R11",
+     "polls that wait at the same time share the messages one by one: one poll's batch need "
+     "not be consecutive, and a poll may come back short while another takes the rest (a "
+     "batch is not one step)"},
+};
+
+// The row of s; nullptr for a value outside the enum (its texts then read "?").
+const SwitchInfo* info_of(Switch s) {
+  for (const SwitchInfo& i : kSwitches) {
+    if (i.key == s) return &i;
   }
-  return "?";
+  return nullptr;
+}
+
+}  // namespace
+
+const char* rule_of(Switch s) {
+  const SwitchInfo* i = info_of(s);
+  return i != nullptr ? i->rule : "?";
 }
 
 const char* name_of(Switch s) {
-  switch (s) {
-    case Switch::kLateAckAccepted:
-      return "late_ack_accepted";
-    case Switch::kRedeliveryInReturnOrder:
-      return "redelivery_in_return_order";
-    case Switch::kDeadLetterWhenOfferedAgain:
-      return "dead_letter_when_offered_again";
-    case Switch::kEngineExpires:
-      return "engine_expires";
-    case Switch::kDeadLetterReasonUnknown:
-      return "dead_letter_reason_unknown";
-    case Switch::kConcurrentPollsInterleave:
-      return "concurrent_polls_interleave";
-  }
-  return "?";
+  const SwitchInfo* i = info_of(s);
+  return i != nullptr ? i->name : "?";
 }
 
 const char* sentence_of(Switch s) {
-  switch (s) {
-    case Switch::kLateAckAccepted:
-      return "an ack or nack from the member a message was last given to still settles it "
-             "after its deadline passed, until the message is offered again (a member that "
-             "nacked has given it back)";
-    case Switch::kRedeliveryInReturnOrder:
-      return "returned messages are offered in the order they came back (a nack at once, an "
-             "expiry when its deadline passed), not lowest offset first";
-    case Switch::kDeadLetterWhenOfferedAgain:
-      return "a message whose last delivery failed comes back like any other and is "
-             "dead-lettered when it would be offered again, not when it failed";
-    case Switch::kEngineExpires:
-      return "the engine expires held messages on its own clock; `expire` reports nothing";
-    case Switch::kDeadLetterReasonUnknown:
-      return "a dead letter reports its message and attempts, not why or when it died";
-    case Switch::kConcurrentPollsInterleave:
-      return "polls that wait at the same time share the messages one by one: one poll's batch "
-             "need not be consecutive, and a poll may come back short while another takes the "
-             "rest (a batch is not one step)";
-  }
-  return "?";
+  const SwitchInfo* i = info_of(s);
+  return i != nullptr ? i->sentence : "?";
 }
 
 bool Profile::has(Switch s) const {

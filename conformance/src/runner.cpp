@@ -1,6 +1,7 @@
 #include "conformance/runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
@@ -169,23 +170,44 @@ std::string replay_text(const std::string& target, const Profile& p, std::uint64
          "\n" + oplang::print(script);
 }
 
-std::string trace(Target& target, const oplang::Script& script, const Profile& p) {
-  std::ostringstream out;
+void side_by_side(Target& target, const oplang::Script& script, const Profile& p,
+                  const std::function<void(const oplang::Op&, const SideStep&)>& each) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  auto ms = [&](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(t - t0).count();
+  };
   oplang::ModelRunner model(model_switches(p));
-  bool marked = false;
   for (std::size_t i = 0; i < script.size(); ++i) {
     const oplang::Op& op = script[i];
-    const oplang::Outcome want = model.step(op);
-    const oplang::Outcome got = target.step(op);
-    const bool ok = agree(op, want, got, p);
-    out << (ok ? "   " : (marked ? " ! " : ">> ")) << i + 1 << ". " << oplang::print(op) << "\n";
-    out << "      model:  " << oplang::print(want) << "\n";
-    if (!(want == got)) out << "      " << target.name() << ": " << oplang::print(got) << "\n";
-    if (!ok && !marked) {
-      out << "      ^ violates " << rule_for(op, want, got) << " under profile " << p.name << "\n";
+    SideStep s;
+    s.index = i;
+    // The model first: only the engine's call is timed.
+    s.model = model.step(op);
+    s.start_ms = ms(Clock::now());
+    s.engine = target.step(op);
+    s.end_ms = ms(Clock::now());
+    s.agreed = agree(op, s.model, s.engine, p);
+    each(op, s);
+  }
+}
+
+std::string trace(Target& target, const oplang::Script& script, const Profile& p) {
+  std::ostringstream out;
+  bool marked = false;
+  side_by_side(target, script, p, [&](const oplang::Op& op, const SideStep& s) {
+    out << (s.agreed ? "   " : (marked ? " ! " : ">> ")) << s.index + 1 << ". " << oplang::print(op)
+        << "\n";
+    out << "      model:  " << oplang::print(s.model) << "\n";
+    if (!(s.model == s.engine)) {
+      out << "      " << target.name() << ": " << oplang::print(s.engine) << "\n";
+    }
+    if (!s.agreed && !marked) {
+      out << "      ^ violates " << rule_for(op, s.model, s.engine) << " under profile " << p.name
+          << "\n";
       marked = true;
     }
-  }
+  });
   return out.str();
 }
 

@@ -1,10 +1,9 @@
 #include "conformance/timeline.h"
 
 #include <algorithm>
-#include <chrono>
 #include <variant>
 
-#include "oplang/model_runner.h"
+#include "conformance/runner.h"
 #include "oplang/text.h"
 
 namespace conformance {
@@ -31,27 +30,19 @@ std::string one_line(std::string s) {
 }  // namespace
 
 std::vector<TimedStep> timed_run(Target& target, const oplang::Script& script, const Profile& p) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point t0 = Clock::now();
-  auto ms = [&](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(t - t0).count();
-  };
-  oplang::ModelRunner model(model_switches(p));
   std::vector<TimedStep> out;
   bool marked = false;
-  for (const oplang::Op& op : script) {
-    const oplang::Outcome want = model.step(op);
+  side_by_side(target, script, p, [&](const oplang::Op& op, const SideStep& step) {
     TimedStep s;
     s.row = row_of(op);
     s.call = oplang::print(op);
-    s.start_ms = ms(Clock::now());
-    const oplang::Outcome got = target.step(op);
-    s.end_ms = ms(Clock::now());
-    s.model = one_line(oplang::print(want));
-    s.engine = one_line(oplang::print(got));
-    if (!marked && !agree(op, want, got, p)) s.anomaly = marked = true;
+    s.start_ms = step.start_ms;
+    s.end_ms = step.end_ms;
+    s.model = one_line(oplang::print(step.model));
+    s.engine = one_line(oplang::print(step.engine));
+    if (!marked && !step.agreed) s.anomaly = marked = true;
     out.push_back(std::move(s));
-  }
+  });
   return out;
 }
 

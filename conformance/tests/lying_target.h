@@ -1,11 +1,18 @@
 // Test engines for the kit's own tests: the model under switches, and this broker lying
-// about one answer.
+// about one answer (with the search for a script that catches it).
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
+#include "conformance/generator.h"
 #include "conformance/inproc_target.h"
+#include "conformance/profile.h"
+#include "conformance/runner.h"
 #include "conformance/target.h"
 #include "oplang/model_runner.h"
 
@@ -38,5 +45,29 @@ class LyingTarget final : public Target {
  private:
   InProcTarget inner_;
 };
+
+/// A script on which LyingTarget breaks the contract, and that script shrunk.
+struct LyingViolation {
+  oplang::Script script;  // the first generated one that catches the lie
+  Verdict verdict;        // LyingTarget's run of script
+  oplang::Script small;   // script shrunk on fresh LyingTargets
+};
+
+/// The first script of seeds 1 to 500 (strict, margin 0) that LyingTarget gets wrong, and
+/// its shrink; nullopt if none of them acks offset 2.
+inline std::optional<LyingViolation> find_lying_violation() {
+  GenOptions options;
+  options.margin = 0;
+  const TargetFactory liar = [] { return std::make_unique<LyingTarget>(); };
+  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
+    oplang::Script script = generate(seed, options, strict_profile());
+    LyingTarget target;
+    Verdict v = check(target, script, strict_profile());
+    if (!v.violation) continue;
+    oplang::Script small = shrink(liar, script, strict_profile(), 0, 1, 500);
+    return LyingViolation{std::move(script), std::move(v), std::move(small)};
+  }
+  return std::nullopt;
+}
 
 }  // namespace conformance

@@ -11,11 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 
-#include "conformance/generator.h"
-#include "conformance/runner.h"
 #include "lying_target.h"
 #include "oplang/text.h"
 
@@ -30,18 +29,10 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 /// A shrunk violation of the lying engine and its timed run.
 std::vector<TimedStep> violation_steps() {
-  GenOptions options;
-  options.margin = 0;
-  const TargetFactory liar = [] { return std::make_unique<LyingTarget>(); };
-  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
-    const oplang::Script script = generate(seed, options, strict_profile());
-    LyingTarget target;
-    if (!check(target, script, strict_profile()).violation) continue;
-    const oplang::Script small = shrink(liar, script, strict_profile(), 0, 1, 500);
-    LyingTarget timed;
-    return timed_run(timed, small, strict_profile());
-  }
-  return {};
+  const std::optional<LyingViolation> found = find_lying_violation();
+  if (!found) return {};
+  LyingTarget timed;
+  return timed_run(timed, found->small, strict_profile());
 }
 
 TEST(Timeline, HasARowPerWorkerABarPerCallAndMarksTheFirstWrongCall) {

@@ -32,20 +32,21 @@ class Tracker {
   [[nodiscard]] bool advance_ok(model::Millis ms) const;
   /// Runs op on the model; returns its outcome.
   oplang::Outcome step(const oplang::Op& op);
-  /// The messages held now: (topic, subscription, offset) -> (member, deadline).
   using Key = std::tuple<std::string, std::string, model::Offset>;
   struct Hold {
     std::string member;
     model::Millis deadline = 0;
   };
-  [[nodiscard]] const std::map<Key, Hold>& held() const { return held_; }
+  /// The messages the model holds now: (topic, subscription, offset) -> (member, deadline).
+  [[nodiscard]] std::map<Key, Hold> held() const;
+  /// The model's clock.
   [[nodiscard]] model::Millis now() const { return runner_.model().now(); }
+  /// The model the script runs on.
   [[nodiscard]] const oplang::ModelRunner& runner() const { return runner_; }
 
  private:
   oplang::ModelRunner runner_;
   model::Millis margin_;
-  std::map<Key, Hold> held_;
 };
 
 /// Whether every advance of script keeps the margin (a shrunk script must, too).

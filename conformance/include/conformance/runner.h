@@ -58,6 +58,22 @@ oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const
 std::string replay_text(const std::string& target, const Profile& p, std::uint64_t seed,
                         const oplang::Script& script);
 
+/// One step of a run beside the model: what each side answered, whether they agree under
+/// the profile, and when the engine's call began and ended (real ms since the run began).
+struct SideStep {
+  std::size_t index = 0;
+  oplang::Outcome model;
+  oplang::Outcome engine;
+  bool agreed = false;
+  double start_ms = 0;
+  double end_ms = 0;
+};
+
+/// Runs every op of script on target and on a fresh model under p, handing each step to
+/// `each` in order. Throws TargetFailure.
+void side_by_side(Target& target, const oplang::Script& script, const Profile& p,
+                  const std::function<void(const oplang::Op&, const SideStep&)>& each);
+
 /// Step by step, model against engine, for a replay (the first violation marked).
 std::string trace(Target& target, const oplang::Script& script, const Profile& p);
 
