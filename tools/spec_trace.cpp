@@ -1,8 +1,8 @@
 // spec-trace [--diff] [--durable] SCRIPT|-: runs a text script on the model and on the broker,
 // prints what each step returned and delivered, and marks the first difference. --diff prints only
-// the steps that differ, then a summary line. `spec-trace --help` for the whole usage.
+// the steps that differ, then a summary line; --model-only prints the model's trace alone (the
+// spec site's playground shows the same, oplang/trace.h). `spec-trace --help` for the usage.
 // Exit status: 0 identical, 1 a difference, 2 bad usage or an unreadable/malformed script.
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +15,7 @@
 #include "harness/broker_runner.h"
 #include "oplang/model_runner.h"
 #include "oplang/text.h"
+#include "oplang/trace.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ constexpr int kDifferent = 1;
 constexpr int kBadInput = 2;
 
 constexpr std::string_view kUsage = R"(usage: spec-trace [--diff] [--durable] SCRIPT
+       spec-trace --model-only SCRIPT
        spec-trace --help
 
 Runs a script of the operation language (one op per line, `#` comments; see
@@ -38,6 +40,9 @@ Options:
               not just the first), then one summary line
   --durable   run the broker with storage on a simulated disk (FsyncPolicy always);
               implied when the script has a `restart` or `crash` step
+  --model-only
+              run the model alone and print its trace, each step as below, then
+              `model: N steps` (what the spec site's playground shows)
   -h, --help  print this help and exit
   --          end of options (a SCRIPT named like an option follows)
 
@@ -46,7 +51,7 @@ difference both outcomes (model, broker) are printed and the run stops. The last
 line is `identical: N steps` when nothing differed.
 
 Exit status:
-  0  model and broker agree on every step
+  0  model and broker agree on every step (--model-only: the model ran it)
   1  they differ (or the broker let a non-broker exception escape)
   2  bad usage, or the script cannot be read or does not parse
 
@@ -56,40 +61,9 @@ Examples:
   printf 'create_topic t\npublish t m\n' | spec-trace -
 )";
 
-// Indents every line after the first so multi-line outcomes stay under their step.
-std::string indent(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += "    ";
-  }
-  return out;
-}
-
 int usage_error(const std::string& message) {
   std::cerr << "spec-trace: " << message << " (try spec-trace --help)\n";
   return kBadInput;
-}
-
-// One side's outcome of a step, or the text of the exception that escaped it.
-struct Side {
-  std::optional<oplang::Outcome> outcome;
-  std::string escaped;
-};
-
-template <typename Runner>
-Side run_step(Runner& runner, const oplang::Op& op) {
-  try {
-    return {runner.step(op), {}};
-  } catch (const std::exception& e) {
-    return {std::nullopt, std::string("exception escaped: ") + e.what()};
-  } catch (...) {
-    return {std::nullopt, "exception escaped (not a std::exception)"};
-  }
-}
-
-std::string show(const Side& side) {
-  return side.outcome ? indent(oplang::print(*side.outcome)) : side.escaped;
 }
 
 }  // namespace
@@ -97,6 +71,7 @@ std::string show(const Side& side) {
 int main(int argc, char** argv) {
   bool diff_only = false;
   bool durable = false;
+  bool model_only = false;
   std::optional<std::string> path;
   bool options_done = false;
   for (int i = 1; i < argc; ++i) {
@@ -109,6 +84,8 @@ int main(int argc, char** argv) {
       diff_only = true;
     } else if (!options_done && arg == "--durable") {
       durable = true;
+    } else if (!options_done && arg == "--model-only") {
+      model_only = true;
     } else if (!options_done && arg == "--") {
       options_done = true;
     } else if (!options_done && arg.size() > 1 && arg[0] == '-') {
@@ -120,6 +97,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!path) return usage_error("missing SCRIPT (a file, or - for standard input)");
+  if (model_only && (diff_only || durable)) {
+    return usage_error("--model-only runs no broker: it takes neither --diff nor --durable");
+  }
 
   const std::string name = *path == "-" ? "<stdin>" : *path;
   const std::optional<std::string> text = oplang::read_source(*path, std::cerr);
@@ -132,6 +112,11 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
 
+  if (model_only) {
+    std::cout << oplang::model_trace(script);
+    return kSame;
+  }
+
   oplang::ModelRunner model;
   std::unique_ptr<harness::BrokerRunner> runner =
       durable ? std::make_unique<harness::BrokerRunner>(harness::DurableSetup{})
@@ -141,26 +126,26 @@ int main(int argc, char** argv) {
   std::size_t first = 0;
   std::size_t ran = 0;
   for (std::size_t i = 0; i < script.size(); ++i) {
-    const Side m = run_step(model, script[i]);
-    const Side b = run_step(broker, script[i]);
+    const oplang::StepResult m = oplang::run_step(model, script[i]);
+    const oplang::StepResult b = oplang::run_step(broker, script[i]);
     ++ran;
     const bool same = m.outcome && b.outcome && *m.outcome == *b.outcome;
     if (!diff_only) {
-      std::cout << "[" << i + 1 << "] " << oplang::print(script[i]) << "\n";
+      std::cout << oplang::step_heading(i + 1, script[i]) << "\n";
       if (same) {
-        std::cout << "    " << show(m) << "\n";
+        std::cout << "    " << oplang::show(m) << "\n";
         continue;
       }
       std::cout << "*** FIRST DIFFERENCE at step " << i + 1 << "\n"
-                << "    model:  " << show(m) << "\n"
-                << "    broker: " << show(b) << "\n";
+                << "    model:  " << oplang::show(m) << "\n"
+                << "    broker: " << oplang::show(b) << "\n";
       return kDifferent;
     }
     if (same) continue;
     if (differing++ == 0) first = i + 1;
-    std::cout << "[" << i + 1 << "] " << oplang::print(script[i]) << "\n"
-              << "    model:  " << show(m) << "\n"
-              << "    broker: " << show(b) << "\n";
+    std::cout << oplang::step_heading(i + 1, script[i]) << "\n"
+              << "    model:  " << oplang::show(m) << "\n"
+              << "    broker: " << oplang::show(b) << "\n";
     // A side whose step threw is in an unknown state: comparing further steps means nothing.
     if (!m.outcome || !b.outcome) break;
   }
