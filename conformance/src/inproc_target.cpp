@@ -1,7 +1,9 @@
 #include "conformance/inproc_target.h"
 
 #include <stdexcept>
+#include <variant>
 
+#include "model/errors.h"
 #include "oplang/text.h"
 
 namespace conformance {
@@ -22,6 +24,16 @@ class InProcWorker final : public Target {
 }  // namespace
 
 std::unique_ptr<Target> InProcTarget::worker() { return std::make_unique<InProcWorker>(runner_); }
+
+std::optional<model::Stats> InProcTarget::stats(const std::string& topic,
+                                                const std::string& subscription) {
+  const oplang::Outcome out = runner_.step(oplang::GetStats{topic, subscription});
+  if (out.error) {
+    throw TargetFailure("stats(" + topic + ", " + subscription +
+                        ") failed: " + model::to_string(*out.error));
+  }
+  return std::get<model::Stats>(out.value);
+}
 
 oplang::Outcome InProcTarget::step(const oplang::Op& op) {
   if (!in_subset(op)) throw std::invalid_argument("not in the subset: " + oplang::print(op));

@@ -398,7 +398,14 @@ void JetStreamTarget::bind_pull(const Topic& topic, Sub& sub) {
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_PullSubscribe(&sub.pull, js_, topic.subject.c_str(), sub.consumer.c_str(),
                                   nullptr, &so, &jerr);
-  if (s == NATS_OK) s = natsConnection_Flush(nc_);
+  if (s == NATS_OK) {
+    s = natsConnection_Flush(nc_);
+    // A subscription whose flush failed is in no topic yet: no destroy_sub would reach it.
+    if (s != NATS_OK) {
+      natsSubscription_Destroy(sub.pull);
+      sub.pull = nullptr;
+    }
+  }
   check(s, "js_PullSubscribe", jerr);
 }
 

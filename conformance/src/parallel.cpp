@@ -7,12 +7,14 @@
 #include <latch>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
 #include <variant>
 
+#include "history.h"
 #include "model/errors.h"
 #include "oplang/text.h"
 
@@ -125,12 +127,96 @@ std::string sorted_items(const std::string& text) {
   return out + "]";
 }
 
+// A call as the linearizability checker reads it, and what the engine answered, whole (the
+// queue checkers read the polled items from it).
+struct Recorded {
+  Call call;
+  oplang::Outcome outcome;
+};
+
 // One worker's calls and what it holds (to resolve "the oldest in hand").
 struct FiberRun {
-  std::vector<Call> calls;
+  std::vector<Recorded> calls;
   std::vector<model::Offset> hand;
   std::exception_ptr failure;
 };
+
+// The run as the fiber suite's queue checkers read it (properties/fiber/history.h): publishes
+// from the setup, every worker call as a PullCall (worker = branch). An engine that expires
+// on its own clock answers `expire` with nothing; the settle waited past every deadline
+// before its expire, so there every hold still open has ended: its expire lists them all.
+fiberprop::History queue_history(const std::vector<Recorded>& prefix,
+                                 const std::vector<Recorded>& calls, bool engine_expires) {
+  fiberprop::History h;
+  for (const Recorded& r : prefix) {
+    const auto* offset = std::get_if<oplang::OffsetResult>(&r.outcome.value);
+    if (r.call.op.kind != PullOp::Kind::kPublish || r.outcome.error || offset == nullptr) continue;
+    h.published.push_back(offset->offset);
+    h.published_at[offset->offset] = {r.call.ret, r.call.op.now};
+  }
+  std::set<model::Offset> polled;
+  for (const Recorded& r : calls) {
+    const PullOp& op = r.call.op;
+    fiberprop::PullCall c(fiberprop::PullCall::Kind::kPoll, r.call.branch, r.call.invoke);
+    c.ret = r.call.ret;
+    c.invoke_ms = c.ret_ms = op.now;
+    if (op.kind == PullOp::Kind::kPoll) {
+      c.max = static_cast<std::size_t>(op.arg);
+      if (const auto* got = std::get_if<std::vector<model::Received>>(&r.outcome.value)) {
+        for (const model::Received& m : *got) {
+          c.got.push_back({m.offset, m.attempt});
+          polled.insert(m.offset);
+        }
+      }
+    } else if (op.kind == PullOp::Kind::kAck || op.kind == PullOp::Kind::kNack) {
+      c.kind = op.kind == PullOp::Kind::kAck ? fiberprop::PullCall::Kind::kAck
+                                             : fiberprop::PullCall::Kind::kNack;
+      c.offset = op.offset;
+      const auto* accepted = std::get_if<oplang::BoolResult>(&r.outcome.value);
+      c.accepted = !r.outcome.error && accepted != nullptr && accepted->value;
+    } else if (op.kind == PullOp::Kind::kExpire) {
+      c.kind = fiberprop::PullCall::Kind::kExpire;
+      if (engine_expires) {
+        c.expired.assign(polled.begin(), polled.end());
+      } else if (const auto* gone = std::get_if<std::vector<model::Expired>>(&r.outcome.value)) {
+        for (const model::Expired& e : *gone) c.expired.push_back(e.offset);
+      }
+    } else {
+      continue;
+    }
+    h.pull.push_back(std::move(c));
+  }
+  return h;
+}
+
+// What the engine says of subscription p0 once the run went quiet: its dead letters, and
+// its counters where it keeps R13's.
+fiberprop::FinalState final_state(Target& target) {
+  fiberprop::FinalState end;
+  const oplang::Outcome letters =
+      target.step(oplang::GetDeadLetters{std::string(fiberprop::kLinTopic), "p0"});
+  if (const auto* dead = std::get_if<std::vector<model::DeadLetter>>(&letters.value)) {
+    for (const model::DeadLetter& d : *dead) {
+      end.dead.insert(d.offset);
+      end.reasons[d.offset] = d.reason;
+    }
+  }
+  const std::optional<model::Stats> s = target.stats(fiberprop::kLinTopic, "p0");
+  end.stats_known = s.has_value();
+  if (s) {
+    end.stats = {.committed = s->committed,
+                 .cursor = s->cursor,
+                 .backlog = s->backlog,
+                 .in_flight = s->in_flight,
+                 .delivered = s->delivered,
+                 .redelivered = s->redelivered,
+                 .confirmed = s->confirmed,
+                 .dead_lettered = s->dead_lettered,
+                 .skipped = s->skipped,
+                 .filtered = s->filtered};
+  }
+  return end;
+}
 
 void run_fiber(Target& worker, const oplang::Fiber& fiber, int branch, model::Millis now,
                std::atomic<std::uint64_t>& clock, FiberRun& out) {
@@ -146,20 +232,20 @@ void run_fiber(Target& worker, const oplang::Fiber& fiber, int branch, model::Mi
     };
     if (auto* a = std::get_if<oplang::Ack>(&op); a != nullptr && !resolve(*a)) continue;
     if (auto* n = std::get_if<oplang::Nack>(&op); n != nullptr && !resolve(*n)) continue;
-    Call call;
-    call.op = to_pull_op(op, now);
-    call.branch = branch;
-    call.invoke = ++clock;
-    const oplang::Outcome outcome = worker.step(op);
-    call.ret = ++clock;
-    call.result = result_text(outcome);
-    if (const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value)) {
-      for (const model::Received& r : *got) out.hand.push_back(r.offset);
+    Recorded r;
+    r.call.op = to_pull_op(op, now);
+    r.call.branch = branch;
+    r.call.invoke = ++clock;
+    r.outcome = worker.step(op);
+    r.call.ret = ++clock;
+    r.call.result = result_text(r.outcome);
+    if (const auto* got = std::get_if<std::vector<model::Received>>(&r.outcome.value)) {
+      for (const model::Received& m : *got) out.hand.push_back(m.offset);
     }
-    if (call.op.kind == PullOp::Kind::kAck || call.op.kind == PullOp::Kind::kNack) {
-      std::erase(out.hand, call.op.offset);
+    if (r.call.op.kind == PullOp::Kind::kAck || r.call.op.kind == PullOp::Kind::kNack) {
+      std::erase(out.hand, r.call.op.offset);
     }
-    out.calls.push_back(std::move(call));
+    out.calls.push_back(std::move(r));
   }
 }
 
@@ -244,15 +330,16 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   std::atomic<std::uint64_t> clock{0};
   model::Millis now = 0;
   std::size_t published = 0;
-  std::vector<std::string> rows;  // per branch
+  std::vector<Recorded> prefix, calls;  // as history's, with the engine's whole answers
   auto client_call = [&](const oplang::Op& op, int branch) {
-    Call call;
-    call.op = to_pull_op(op, now);
-    call.branch = branch;
-    call.invoke = ++clock;
-    call.result = result_text(target.step(op));
-    call.ret = ++clock;
-    return call;
+    Recorded r;
+    r.call.op = to_pull_op(op, now);
+    r.call.branch = branch;
+    r.call.invoke = ++clock;
+    r.outcome = target.step(op);
+    r.call.ret = ++clock;
+    r.call.result = result_text(r.outcome);
+    return r;
   };
 
   for (const oplang::Op& op : program.setup) {
@@ -262,7 +349,7 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
       continue;
     }
     if (std::holds_alternative<oplang::Publish>(op)) ++published;
-    history.prefix.push_back(client_call(op, -1));
+    prefix.push_back(client_call(op, -1));
   }
 
   // The fibers: every worker connected first, then all released at once.
@@ -291,7 +378,7 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   workers.clear();
   for (FiberRun& run : runs) {
     if (run.failure) std::rethrow_exception(run.failure);
-    for (Call& c : run.calls) history.calls.push_back(std::move(c));
+    for (Recorded& r : run.calls) calls.push_back(std::move(r));
   }
   // An engine on real time set each deadline when its poll ran: every ack and nack of the
   // fibers must come long before any of them, as the model's do.
@@ -316,11 +403,19 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
     suffix.push_back(oplang::Ack{topic, "p0", o, member, oplang::Which::kOffset});
   }
   suffix.push_back(oplang::Poll{topic, "p0", member, 1});
-  for (const oplang::Op& op : suffix) history.calls.push_back(client_call(op, settle));
+  for (const oplang::Op& op : suffix) calls.push_back(client_call(op, settle));
+  for (const Recorded& r : prefix) history.prefix.push_back(r.call);
+  for (const Recorded& r : calls) history.calls.push_back(r.call);
+  const bool engine_expires = p.has(Switch::kEngineExpires);
+
+  // The queue checkers (Jepsen's names): what the history and the engine's final state say
+  // of lost, duplicated, unexpected, double-held or skipped messages, whatever order the
+  // calls linearize in.
+  const fiberprop::History queue = queue_history(prefix, calls, engine_expires);
+  verdict.anomalies = fiberprop::check_offsets(queue) + fiberprop::check_pull(queue, final_state(target));
 
   fiberprop::CheckOptions check;
   check.profile = model_switches(p);
-  const bool engine_expires = p.has(Switch::kEngineExpires);
   check.agrees = [settle_at, engine_expires](const PullOp& op, const std::string& recorded,
                                              const std::string& model) {
     // An engine on its own clock reports no expiry; which of its sweeps returned a message
@@ -344,6 +439,7 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   }
   verdict.linearizable = r.ok && r.prefix_mismatch.empty();
   verdict.report = fiberprop::describe(history, r, check);
+  if (!verdict.anomalies.empty()) verdict.report += "queue anomalies:\n" + verdict.anomalies;
 
   // The picture: calls the longest order placed are plain, the rest red.
   std::vector<bool> placed(history.calls.size(), r.ok);
@@ -370,8 +466,7 @@ oplang::Program shrink_parallel(const TargetFactory& factory, oplang::Program pr
   auto fails = [&](const oplang::Program& candidate) {
     for (int t = 0; t < tries; ++t) {
       std::unique_ptr<Target> target = factory();
-      const ParallelVerdict v = check_parallel(*target, candidate, p, options);
-      if (!v.void_run && !v.linearizable) return true;
+      if (check_parallel(*target, candidate, p, options).failed()) return true;
     }
     return false;
   };

@@ -1,14 +1,17 @@
 // Parallel runs of the kit (conformance/parallel.h): concurrent workers on a target, the
-// history judged by the linearizability checker against the profiled model. The in-process
-// broker holds; a worker that hands out a message another worker holds (what a second
-// consumer per worker does) is caught and shrunk; JetStream workers sharing one durable hold.
+// history judged by the linearizability checker against the profiled model and by the queue
+// checkers. The in-process broker holds; a worker that hands out a message another worker
+// holds (what a second consumer per worker does) is caught and shrunk; an ack answered but
+// not applied and counters off by one are named; JetStream workers sharing one durable hold.
 #include "conformance/parallel.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,7 +27,7 @@ namespace {
 // Seeds per test: parallel programs are small, the in-process ones cost microseconds.
 constexpr std::uint64_t kInProcSeeds = 300;
 
-TEST(ConformanceParallel, InProcWorkersHistoriesLinearize) {
+TEST(ConformanceParallel, InProcWorkersHistoriesLinearizeAndShowNoQueueAnomaly) {
   const ParallelOptions options;
   std::size_t calls = 0;
   for (std::uint64_t seed = 1; seed <= kInProcSeeds; ++seed) {
@@ -33,6 +36,8 @@ TEST(ConformanceParallel, InProcWorkersHistoriesLinearize) {
     const ParallelVerdict v = check_parallel(target, program, strict_profile(), options);
     ASSERT_FALSE(v.void_run) << "seed " << seed;
     ASSERT_TRUE(v.linearizable) << "seed " << seed << "\n" << oplang::print(program) << v.report;
+    ASSERT_EQ(v.anomalies, "") << "seed " << seed << "\n" << oplang::print(program);
+    ASSERT_FALSE(v.failed());
     calls += v.calls;
   }
   EXPECT_GT(calls, kInProcSeeds * 8);  // setup, fiber calls and settle were all recorded
@@ -171,6 +176,90 @@ TEST(ConformanceParallel, InterleavedBatchesLinearizeOnlyAsOneMessagePolls) {
   EXPECT_FALSE(fiberprop::check_linearizable(split_polls(h, -2)).ok);
 }
 
+// An engine whose first accepted ack of a worker is answered but never applied: the
+// message comes back to the settle. The queue checkers name it (acked-came-back), and the
+// history does not linearize either.
+class ForgetfulAckTarget final : public Target {
+ public:
+  [[nodiscard]] std::string name() const override { return "forgetful-ack"; }
+  oplang::Outcome step(const oplang::Op& op) override { return inner_.step(op); }
+  std::optional<model::Stats> stats(const std::string& t, const std::string& s) override {
+    return inner_.stats(t, s);
+  }
+  std::unique_ptr<Target> worker() override {
+    class Worker final : public Target {
+     public:
+      Worker(std::unique_ptr<Target> inner, std::shared_ptr<std::atomic<bool>> forgot)
+          : inner_(std::move(inner)), forgot_(std::move(forgot)) {}
+      [[nodiscard]] std::string name() const override { return "forgetful-ack worker"; }
+      oplang::Outcome step(const oplang::Op& op) override {
+        if (const auto* ack = std::get_if<oplang::Ack>(&op);
+            ack != nullptr && held_.erase(ack->offset) > 0 && !forgot_->exchange(true)) {
+          return oplang::Outcome{std::nullopt, oplang::BoolResult{true}, {}};  // not applied
+        }
+        if (const auto* nack = std::get_if<oplang::Nack>(&op)) held_.erase(nack->offset);
+        oplang::Outcome out = inner_->step(op);
+        if (const auto* got = std::get_if<std::vector<model::Received>>(&out.value)) {
+          for (const model::Received& r : *got) held_.insert(r.offset);
+        }
+        return out;
+      }
+
+     private:
+      std::unique_ptr<Target> inner_;
+      std::shared_ptr<std::atomic<bool>> forgot_;
+      std::set<model::Offset> held_;  // what this worker's polls handed it
+    };
+    return std::make_unique<Worker>(inner_.worker(), forgot_);
+  }
+
+ private:
+  InProcTarget inner_;
+  std::shared_ptr<std::atomic<bool>> forgot_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+TEST(ConformanceParallel, AnAckedMessageThatComesBackIsNamedByTheQueueCheckers) {
+  const ParallelOptions options;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const oplang::Program program = generate_parallel(seed, options);
+    ForgetfulAckTarget target;
+    const ParallelVerdict v = check_parallel(target, program, strict_profile(), options);
+    if (!v.failed()) continue;  // no worker acked a message it held
+    EXPECT_NE(v.anomalies.find("acked-came-back: "), std::string::npos)
+        << oplang::print(program) << v.report;
+    EXPECT_FALSE(v.linearizable) << v.report;
+    EXPECT_NE(v.report.find("queue anomalies:"), std::string::npos) << v.report;
+    return;
+  }
+  FAIL() << "no generated program had a worker ack a message it held";
+}
+
+// The engine's counters are judged against the calls where it keeps them (R13): an
+// engine that counts one offer too many still linearizes, and only the queue checkers see it.
+TEST(ConformanceParallel, CountersThatDoNotMatchTheHistoryAreAnAnomaly) {
+  class Overcounting final : public Target {
+   public:
+    [[nodiscard]] std::string name() const override { return "overcounting"; }
+    oplang::Outcome step(const oplang::Op& op) override { return inner_.step(op); }
+    std::unique_ptr<Target> worker() override { return inner_.worker(); }
+    std::optional<model::Stats> stats(const std::string& t, const std::string& s) override {
+      std::optional<model::Stats> st = inner_.stats(t, s);
+      if (st) ++st->delivered;
+      return st;
+    }
+
+   private:
+    InProcTarget inner_;
+  };
+  const ParallelOptions options;
+  Overcounting target;
+  const ParallelVerdict v = check_parallel(target, generate_parallel(1, options), strict_profile(),
+                                           options);
+  EXPECT_TRUE(v.linearizable) << v.report;
+  EXPECT_NE(v.anomalies.find("counters: "), std::string::npos) << v.report;
+  EXPECT_TRUE(v.failed());
+}
+
 TEST(ConformanceParallel, ATargetWithoutWorkersIsRefusedByName) {
   class Solo final : public Target {
    public:
@@ -201,6 +290,9 @@ TEST(ConformanceParallel, JetStreamWorkersSharingOneDurableLinearize) {
     if (v.void_run) continue;
     ++judged;
     EXPECT_TRUE(v.linearizable) << "seed " << seed << "\n" << oplang::print(program) << v.report;
+    // JetStream keeps no R13 counters and expires on its own clock: the queue checkers
+    // still judge what it handed out, acked and dead-lettered.
+    EXPECT_EQ(v.anomalies, "") << "seed " << seed << "\n" << oplang::print(program) << v.report;
   }
   EXPECT_GE(judged, 4u) << "loopback runs are fast enough to judge";
   EXPECT_TRUE(server.alive()) << server.log_tail(20);

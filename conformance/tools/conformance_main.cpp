@@ -7,7 +7,7 @@
 // diverges as the profile says, or is violated (with the shrunk script and the command
 // that replays it). Every Nth script (--parallel, default 3; 0: none) is a parallel program
 // instead: concurrent workers on the engine, the history judged by the linearizability
-// checker (conformance/parallel.h), the table's row L. Exit 0: no violation; 1: a violation; 2: bad
+// checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no violation; 1: a violation; 2: bad
 // usage; 3: the engine failed (a server that died is reported as such, never as a violation).
 #include <unistd.h>
 
@@ -24,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "conformance/generator.h"
@@ -125,6 +126,7 @@ struct Row {
   std::map<std::string, std::size_t> diverged;  // switch name -> scripts that needed it
   std::size_t violated = 0;
   std::string example;  // the first violation's replay command
+  std::map<std::string, std::size_t> anomalies;  // row H: anomaly name -> programs showing it
 };
 
 /// Rule names sort by number ("R2" before "R11").
@@ -200,35 +202,30 @@ int main(int argc, char** argv) {
     if (!in) return usage("cannot read " + args.replay);
     std::stringstream text;
     text << in.rdbuf();
-    if (args.replay.ends_with(".program")) {
-      oplang::Program program;
-      try {
-        program = oplang::parse_program(text.str());
-      } catch (const std::exception& e) {
-        return usage(args.replay + ": " + e.what());
-      }
-      try {
-        std::unique_ptr<conformance::Target> t = factory();
-        const conformance::ParallelVerdict v =
-            conformance::check_parallel(*t, program, profile, popts);
-        std::cout << v.report;
-        if (v.void_run) std::cout << "void: the workers took too long to judge the run\n";
-        std::cout << (v.linearizable ? "holds" : "violated: L") << "\n";
-        return v.linearizable ? 0 : 1;
-      } catch (const conformance::TargetFailure& e) {
-        return engine_failed(e);
-      } catch (const std::invalid_argument& e) {
-        return usage(args.replay + ": " + e.what());
-      }
-    }
-    oplang::Script script;
+    // A .program is a parallel run (rows L and H), anything else a script.
+    const bool parallel = args.replay.ends_with(".program");
+    std::variant<oplang::Program, oplang::Script> parsed;
     try {
-      script = oplang::parse(text.str());
+      if (parallel) {
+        parsed = oplang::parse_program(text.str());
+      } else {
+        parsed = oplang::parse(text.str());
+      }
     } catch (const std::exception& e) {
       return usage(args.replay + ": " + e.what());
     }
     try {
       std::unique_ptr<conformance::Target> t = factory();
+      if (parallel) {
+        const conformance::ParallelVerdict v =
+            conformance::check_parallel(*t, std::get<oplang::Program>(parsed), profile, popts);
+        std::cout << v.report;
+        if (v.void_run) std::cout << "void: the workers took too long to judge the run\n";
+        std::cout << (!v.failed() ? "holds" : v.linearizable ? "violated: H" : "violated: L")
+                  << "\n";
+        return v.failed() ? 1 : 0;
+      }
+      const oplang::Script& script = std::get<oplang::Script>(parsed);
       std::cout << conformance::trace(*t, script, profile);
       std::unique_ptr<conformance::Target> again = factory();
       const conformance::Verdict v = conformance::check(*again, script, profile, gen.margin / 2);
@@ -236,6 +233,8 @@ int main(int argc, char** argv) {
       return v.violation ? 1 : 0;
     } catch (const conformance::TargetFailure& e) {
       return engine_failed(e);
+    } catch (const std::invalid_argument& e) {
+      return usage(args.replay + ": " + e.what());
     }
   }
 
@@ -251,8 +250,9 @@ int main(int argc, char** argv) {
   };
   std::filesystem::create_directories(args.out);
   int status = 0;
-  // Row L: parallel programs. Returns true to stop (--first after a violation).
-  Row parallel_row;
+  // Row L: parallel programs; row H: the queue checkers on the same histories. Returns true
+  // to stop (--first after a violation).
+  Row parallel_row, queue_row;
   std::size_t parallel_runs = 0;
   auto run_parallel = [&](std::uint64_t seed) {
     const oplang::Program program = conformance::generate_parallel(seed, popts);
@@ -265,12 +265,22 @@ int main(int argc, char** argv) {
     }
     ++parallel_runs;
     parallel_row.checked += v.calls;
+    queue_row.checked += v.calls;
     for (conformance::Switch s : v.needed) ++parallel_row.diverged[conformance::name_of(s)];
-    if (v.linearizable) return false;
-    ++parallel_row.violated;
+    if (!v.failed()) return false;
+    // Which row: each anomaly by name in H (once per program), L when it does not linearize.
+    Row& row = v.linearizable ? queue_row : parallel_row;
+    std::istringstream lines(v.anomalies);
+    std::set<std::string> names;
+    for (std::string line; std::getline(lines, line);) names.insert(line.substr(0, line.find(':')));
+    for (const std::string& name : names) ++queue_row.anomalies[name];
+    if (!v.anomalies.empty()) ++queue_row.violated;
+    if (!v.linearizable) ++parallel_row.violated;
     status = 1;
-    if (!parallel_row.example.empty()) return false;
-    std::cerr << "conformance: parallel seed " << seed << " is not linearizable; shrinking\n";
+    if (!row.example.empty()) return false;
+    std::cerr << "conformance: parallel seed " << seed
+              << (v.linearizable ? " shows queue anomalies" : " is not linearizable")
+              << "; shrinking\n";
     const oplang::Program small = conformance::shrink_parallel(factory, program, profile, popts,
                                                                args.target == "inproc" ? 1 : 2, 40);
     const std::string stem = args.out + "/" + args.target + "-parallel-" + std::to_string(seed);
@@ -282,16 +292,17 @@ int main(int argc, char** argv) {
         conformance::check_parallel(*again, small, profile, popts);
     std::size_t ops = small.setup.size();
     for (const oplang::Fiber& f : small.fibers) ops += f.ops.size();
-    std::cout << "\nViolation of L (parallel seed " << seed << "), shrunk to " << ops << " steps ("
-              << small.fibers.size() << " workers):\n"
-              << oplang::print(small) << (shown.linearizable ? v.report : shown.report)
+    const char* which = v.linearizable ? "H" : "L";
+    std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
+              << " steps (" << small.fibers.size() << " workers):\n"
+              << oplang::print(small) << (shown.failed() ? shown.report : v.report)
               << "replay: scripts/conformance " << args.target << " --replay " << stem
               << ".program\n";
-    parallel_row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
+    row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
     std::ofstream(stem + ".html") << conformance::timeline_html(
-        "Parallel workers on " + args.target + " not linearizable (seed " + std::to_string(seed) +
+        "Parallel workers on " + args.target + (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " + std::to_string(seed) +
             ")",
-        shown.linearizable ? v.timeline : shown.timeline,
+        shown.failed() ? shown.timeline : v.timeline,
         "Rows are workers; ticks are a logical clock; red: the calls no order could place.");
     std::cout << "timeline: " << stem << ".html\n";
     return args.first;
@@ -398,6 +409,18 @@ int main(int argc, char** argv) {
     table << "| L | parallel pull workers (" << parallel_runs
           << " programs): every history linearizes | " << parallel_row.checked << " calls | "
           << result << " |\n";
+    std::string queue = queue_row.checked == 0 ? "not reached" : "holds";
+    if (queue_row.violated > 0) {
+      queue = "**violated** in " + std::to_string(queue_row.violated) + " programs:";
+      for (const auto& [name, n] : queue_row.anomalies) {
+        queue += " " + name + " (" + std::to_string(n) + ")";
+      }
+      if (!queue_row.example.empty()) queue += ", `" + queue_row.example + "`";
+    }
+    table << "| H | the same histories, queue checkers: nothing lost, unexpected, "
+             "double-held, duplicated beyond redelivery, skipped or back after its ack"
+          << "; counters add up where the engine keeps R13's | "
+          << queue_row.checked << " calls | " << queue << " |\n";
   }
   if (!profile.switches.empty()) {
     table << "\nProfile '" << profile.name << "':\n";

@@ -131,7 +131,8 @@ std::string check_pull(const History& h, const FinalState& end) {
   // Releases: accepted ack/nack by the holder, or an expire that moved the offset.
   for (Hold& hold : holds) {
     for (const PullCall& c : h.pull) {
-      const bool own = (c.kind == PullCall::Kind::kAck || c.kind == PullCall::Kind::kNack) &&
+      const bool own = (c.kind == PullCall::Kind::kAck || c.kind == PullCall::Kind::kNack ||
+                        c.kind == PullCall::Kind::kTerm) &&
                        c.accepted && c.worker == hold.worker && c.offset == hold.offset &&
                        c.invoke > hold.ret;
       const bool expired = c.kind == PullCall::Kind::kExpire && c.ret > hold.invoke &&
@@ -217,6 +218,7 @@ std::string check_pull(const History& h, const FinalState& end) {
       }
     }
   }
+  if (!end.stats_known) return f.str();
   const broker::SubscriptionStats& s = end.stats;
   const bool adds_up =
       h.retention ? s.delivered <= s.confirmed + s.dead_lettered + s.redelivered + s.skipped

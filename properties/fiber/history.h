@@ -14,7 +14,7 @@ namespace fiberprop {
 
 /// One call of a pull worker: invoked and returned at logical ticks.
 struct PullCall {
-  enum class Kind { kPoll, kAck, kNack, kExpire };
+  enum class Kind { kPoll, kAck, kNack, kExpire, kTerm };
   PullCall(Kind k, int w, std::uint64_t at) : kind(k), worker(w), invoke(at) {}
   Kind kind = Kind::kPoll;
   int worker = 0;
@@ -59,6 +59,9 @@ struct History {
 /// Final broker-side facts of one subscription, read after the run went quiet.
 struct FinalState {
   broker::SubscriptionStats stats;
+  /// The engine keeps R13's counters: false for an outside engine that has none (the
+  /// conformance kit's targets), and the counters check is skipped.
+  bool stats_known = true;
   std::set<broker::Offset> dead;
   std::map<broker::Offset, std::string> reasons;  // dead letters' reasons
 };

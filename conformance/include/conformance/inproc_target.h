@@ -18,6 +18,9 @@ class InProcTarget final : public Target {
   oplang::Outcome step(const oplang::Op& op) override;
   /// Calls the same broker (thread-safe) for poll, ack and nack.
   std::unique_ptr<Target> worker() override;
+  /// The broker's own stats(): the history checkers compare its counters with the calls.
+  std::optional<model::Stats> stats(const std::string& topic,
+                                    const std::string& subscription) override;
 
  private:
   harness::BrokerRunner runner_;

@@ -51,9 +51,16 @@ struct ParallelVerdict {
   /// The history and, when not linearizable, the longest matching order and what the
   /// model expected next (fiberprop::describe).
   std::string report;
+  /// The queue checkers' findings on the same history (fiberprop::check_offsets and
+  /// check_pull, properties/fiber/history.h): "" or "<anomaly>: details" lines, Jepsen's
+  /// names (lost, unexpected, duplicated-beyond-redelivery, nonmonotonic, double-held,
+  /// acked-came-back, poll-skip; counters where the engine keeps R13's).
+  std::string anomalies;
   /// The run as bars (a row per worker, "client" for setup and settle), the calls the
   /// checker could not place in red.
   std::vector<TimedStep> timeline;
+  /// A judged run that does not linearize or shows an anomaly.
+  [[nodiscard]] bool failed() const { return !void_run && (!linearizable || !anomalies.empty()); }
 };
 
 /// The history as an engine whose concurrent polls share messages one by one
@@ -64,14 +71,15 @@ fiberprop::ParallelHistory split_polls(const fiberprop::ParallelHistory& h, int 
 
 /// Runs program on target: setup on the target, each fiber on its own worker thread (a
 /// fresh Target::worker), then the settle suffix on the target (advance past every
-/// deadline, expire, poll everything back as member m99, ack it all, poll once more);
-/// judges the whole history. Throws TargetFailure (the engine failed) and
+/// deadline, expire, poll everything back as member m99, ack it all, poll once more), then
+/// reads p0's dead letters (and stats, where the target keeps them); judges the whole
+/// history for linearizability and with the queue checkers. Throws TargetFailure (the engine failed) and
 /// std::invalid_argument (the target has no workers, or an op outside the pull subset).
 ParallelVerdict check_parallel(Target& target, const oplang::Program& program, const Profile& p,
                                const ParallelOptions& options);
 
 /// Removes fiber ops, fibers and publishes while the program still fails on fresh targets
-/// (a candidate counts if one of `tries` runs is not linearizable), for at most `trials`
+/// (a candidate counts if one of `tries` runs failed()), for at most `trials`
 /// candidates. Returns the smallest failing program found.
 oplang::Program shrink_parallel(const TargetFactory& factory, oplang::Program program,
                                 const Profile& p, const ParallelOptions& options, int tries,

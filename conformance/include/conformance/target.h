@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,13 @@ class Target {
   /// once while the target itself is idle. Destroy workers before the target. nullptr: the
   /// engine has no such client. Throws TargetFailure.
   virtual std::unique_ptr<Target> worker() { return nullptr; }
+  /// R13's counters of a subscription as the engine keeps them, read while the target is
+  /// idle. nullopt: the engine keeps none (JetStream counts differently), and the history
+  /// checkers skip their counters check. Throws TargetFailure.
+  virtual std::optional<model::Stats> stats(const std::string& /*topic*/,
+                                            const std::string& /*subscription*/) {
+    return std::nullopt;
+  }
 };
 
 /// Whether op is in the common subset every target serves.
