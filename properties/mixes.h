@@ -10,12 +10,12 @@ namespace props {
 using namespace oplang;  // NOLINT: op kinds read as lists below
 
 /// Every operation, the observations (subscriptions, topics, end_offset, oldest_offset)
-/// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/25 of
+/// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/26 of
 /// the steps (4%).
 inline void every_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
                              SubscribePull, Unsubscribe, Seek, Drain, Poll, PollWait, Ack, Nack,
-                             Extend, Expire, Advance, GetStats, GetDeadLetters, WaitIdle,
+                             Term, Extend, Expire, Advance, GetStats, GetDeadLetters, WaitIdle,
                              WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset>(swarm);
 }
 
@@ -27,12 +27,12 @@ inline void push_delivery(Swarm swarm = Swarm::kHalf) {
                              WaitIdle, WaitDelivered>(swarm);
 }
 
-/// Pull delivery: workers polling (also with poll_wait), acking, nacking and extending around
-/// exact deadlines.
+/// Pull delivery: workers polling (also with poll_wait), acking, nacking, terminating and
+/// extending around exact deadlines, some subscriptions bounded by max_in_flight.
 inline void pull_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, SubscribePull, SubscribePull,
-                             Poll, Poll, PollWait, Ack, Ack, Nack, Extend, Expire, Expire, Advance,
-                             Advance, Seek, GetStats, GetDeadLetters>(swarm);
+                             Poll, Poll, PollWait, Ack, Ack, Nack, Term, Extend, Expire, Expire,
+                             Advance, Advance, Seek, GetStats, GetDeadLetters>(swarm);
 }
 
 /// Retention and seek: small logs, subscriptions behind the oldest kept offset, and the
@@ -49,8 +49,8 @@ inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
 /// letters as last saved), and push subscriptions resumed with their saved options.
 inline void durable_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
-                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Expire,
-                             Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
+                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Term,
+                             Expire, Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
                              OldestOffset, Restart, Crash, Crash>(swarm, true);
 }
 

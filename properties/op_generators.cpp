@@ -123,6 +123,7 @@ model::Script gen_script(const Hints& h) {
         {2, g::just(model::Verdict::kReject)},
         {1, g::just(model::Verdict::kThrowStd)},
         {1, g::just(model::Verdict::kThrowOther)},
+        {1, g::just(model::Verdict::kTerminate)},
     });
     switch (*g::inRange(0, 12)) {
       case 0:
@@ -231,6 +232,23 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   op.ack_timeout = gen_timeout();
   op.max_deliveries = gen_max_deliveries();
   op.start = gen_start(h, op.topic);
+  // R22: mostly unbounded; else a bound of 1-2 that polls of up to 3 run into, and now and
+  // then one past kMaxInFlight (InvalidArgument).
+  switch (*g::inRange(0, 10)) {
+    case 0:
+    case 1:
+      op.max_in_flight = 1;
+      break;
+    case 2:
+      op.max_in_flight = 2;
+      break;
+    case 3:
+      op.max_in_flight = *g::elementOf(std::vector<std::size_t>{model::kMaxInFlight,
+                                                                model::kMaxInFlight + 1});
+      break;
+    default:
+      break;
+  }
   return op;
 }
 
@@ -341,6 +359,11 @@ oplang::Op gen_op<oplang::Ack>(const Hints& h) {
 template <>
 oplang::Op gen_op<oplang::Nack>(const Hints& h) {
   return gen_ack_like<oplang::Nack>(h);
+}
+
+template <>
+oplang::Op gen_op<oplang::Term>(const Hints& h) {
+  return gen_ack_like<oplang::Term>(h);
 }
 
 template <>

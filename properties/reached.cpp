@@ -27,6 +27,42 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (call.effect == "unsubscribe -> unknown_topic") states.insert("unsubscribe unknown topic");
   }
   if (std::holds_alternative<oplang::Seek>(op) && !outcome.error) states.insert("seek");
+  // R22: a poll on a bounded subscription that got less than it asked for while the
+  // subscription held its bound (as counted here, a lower bound: so it surely did).
+  if (const auto* o = std::get_if<oplang::SubscribePull>(&op);
+      o != nullptr && !outcome.error && o->max_in_flight > 0) {
+    bounded.emplace(std::pair(o->topic, o->name), std::pair(o->max_in_flight, std::size_t{0}));
+  }
+  if (const auto* o = std::get_if<oplang::Poll>(&op)) {
+    auto it = bounded.find({o->topic, o->sub});
+    const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value);
+    if (it != bounded.end() && got != nullptr) {
+      it->second.second += got->size();
+      if (got->size() < o->max && it->second.second >= it->second.first) {
+        states.insert("poll held back by max_in_flight");
+      }
+    }
+  }
+  if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) bounded.erase({o->topic, o->name});
+  if (std::holds_alternative<oplang::Expire>(op) || std::holds_alternative<oplang::Seek>(op) ||
+      std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+    for (auto& [key, bound] : bounded) bound.second = 0;
+  }
+  auto settled = [&](const std::string& topic, const std::string& sub) {
+    auto it = bounded.find({topic, sub});
+    const auto* b = std::get_if<oplang::BoolResult>(&outcome.value);
+    if (it != bounded.end() && b != nullptr && b->value && it->second.second > 0) {
+      --it->second.second;
+    }
+  };
+  if (const auto* o = std::get_if<oplang::Ack>(&op)) settled(o->topic, o->sub);
+  if (const auto* o = std::get_if<oplang::Nack>(&op)) settled(o->topic, o->sub);
+  if (const auto* o = std::get_if<oplang::Term>(&op)) settled(o->topic, o->sub);
+  if (const auto* dead = std::get_if<std::vector<model::DeadLetter>>(&outcome.value)) {
+    for (const auto& d : *dead) {
+      if (d.reason == "terminated") states.insert("terminated dead letter");
+    }
+  }
   // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
   const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
                            std::holds_alternative<oplang::EndOffset>(op) ||
@@ -78,6 +114,7 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   }
   if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
+    if (b->value && std::holds_alternative<oplang::Term>(op)) states.insert("term accepted");
     const bool wait = std::holds_alternative<oplang::WaitIdle>(op) ||
                       std::holds_alternative<oplang::WaitDelivered>(op);
     if (wait) states.insert(b->value ? "wait: nothing left" : "wait: work left");

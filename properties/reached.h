@@ -1,8 +1,11 @@
 // Which states of the contract a sequence reached, for RC_TAG and the coverage test.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
@@ -14,10 +17,15 @@ namespace props {
 /// an idempotent repeat, an observation of an unknown topic, an oldest offset that moved, and
 /// corners that need long runs of one kind: 5 publishes in a row,
 /// a drain that makes 5 handler calls, an offer's 3rd attempt, an expire that moves 2
-/// messages, a backlog of 5), judged from the model's outcomes.
+/// messages, a backlog of 5; R22 and R23: a poll held back by max_in_flight, a term
+/// accepted, a message dead-lettered as terminated), judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
   int publishes_in_a_row = 0;  // the current run of publish steps
+  /// Pull subscriptions created with a max_in_flight, and a lower bound of how many they
+  /// hold (what their polls were given, less what ack/nack/term accepted; 0 again after
+  /// anything that may return messages in bulk: expire, seek, restart, crash).
+  std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> bounded;
 
   /// Records what op and its outcome show.
   void observe(const oplang::Op& op, const oplang::Outcome& outcome);

@@ -50,6 +50,7 @@ std::vector<Received> Broker::poll_wait(const std::string& topic, const std::str
 }
 bool Broker::ack(const Receipt& receipt, Time now) { return impl_->ack(receipt, now); }
 bool Broker::nack(const Receipt& receipt, Time now) { return impl_->nack(receipt, now); }
+bool Broker::term(const Receipt& receipt, Time now) { return impl_->term(receipt, now); }
 bool Broker::extend(const Receipt& receipt, Time now, Millis extension) {
   return impl_->extend(receipt, now, extension);
 }

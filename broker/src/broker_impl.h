@@ -59,6 +59,7 @@ class BrokerImpl {
                                   Millis timeout);
   bool ack(const Receipt& receipt, Time now);
   bool nack(const Receipt& receipt, Time now);
+  bool term(const Receipt& receipt, Time now);
   bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
 

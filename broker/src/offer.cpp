@@ -31,11 +31,16 @@ class FrameScope {
   OfferFrame frame_;
 };
 
-/// Calls the handler; a false or any exception is a failure with its SPEC R7 reason.
-bool call_handler(const Handler& handler, const Delivery& d, std::string& reason) {
+/// Calls the handler; a false or any exception is a failure with its SPEC R7 reason, a
+/// Terminate a terminal one (R23).
+bool call_handler(const Handler& handler, const Delivery& d, std::string& reason,
+                  bool& terminal) {
   try {
     if (handler(d)) return true;
     reason = "rejected";
+  } catch (const Terminate& e) {
+    reason = e.what();
+    terminal = true;
   } catch (const std::exception& e) {
     reason = std::string("exception: ") + e.what();
   } catch (...) {
@@ -102,11 +107,12 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   if (watch != nullptr) watch->started(sp, ticket.token);
   std::string reason;
   bool confirmed = false;
+  bool terminal = false;
   {
     FrameScope frame(s);
     sync::schedule_point();
-    confirmed =
-        call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt}, reason);
+    confirmed = call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt},
+                             reason, terminal);
     sync::schedule_point();
   }
   if (watch != nullptr) watch->ended();
@@ -130,7 +136,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
     if (confirmed) {
       result = s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
     } else {
-      s.fail(offset, Failure{reason, ended_at});
+      s.fail(offset, Failure{reason, ended_at, terminal});
     }
     saved = save_quietly(s);
   }

@@ -67,7 +67,8 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
-    while (out.size() < max_messages) {
+    const std::size_t bound = s->config().max_in_flight;
+    while (out.size() < max_messages && (bound == 0 || s->held_count() < bound)) {
       std::optional<Held> held = s->take_next(member, deadline);
       if (!held) break;
       const Offset offset = held->message->offset;
@@ -118,6 +119,19 @@ bool BrokerImpl::nack(const Receipt& r, Time now) {
     if (s->held_by(r.offset, r.member, now) == nullptr) return false;
     s->fail(r.offset, Failure{"nacked", now});
     saved = s->save_position();  // a dead letter moves the position
+  }
+  s->wait_saved(saved);
+  return true;
+}
+
+bool BrokerImpl::term(const Receipt& r, Time now) {
+  StatePtr s = pull_state(r.topic, r.subscription);
+  std::uint64_t saved = 0;
+  {
+    sync::MutexLock lock(s->mu);
+    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    s->fail(r.offset, Failure{"terminated", now, /*terminal=*/true});
+    saved = s->save_position();  // the dead letter moves the position
   }
   s->wait_saved(saved);
   return true;

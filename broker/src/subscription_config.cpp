@@ -37,6 +37,7 @@ SubscriptionConfig SubscriptionConfig::pull(const BrokerImpl* broker, const std:
   c.max_deliveries = options.max_deliveries;
   c.ack_timeout = options.ack_timeout;
   c.start = options.start;
+  c.max_in_flight = options.max_in_flight;
   return c;
 }
 
@@ -52,6 +53,7 @@ void validate(const std::string& name, const PullOptions& options) {
   require(options.ack_timeout.count() > 0, "ack_timeout must be > 0");
   require(options.ack_timeout <= kMaxDuration, "ack_timeout must be <= kMaxDuration");
   require(options.max_deliveries >= 0, "max_deliveries must be >= 0");
+  require(options.max_in_flight <= kMaxInFlight, "max_in_flight must be <= kMaxInFlight");
 }
 
 std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const PushOptions& o) {
@@ -66,6 +68,7 @@ std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const Pul
   if (c.ack_timeout != o.ack_timeout) return "ack_timeout";
   if (c.max_deliveries != o.max_deliveries) return "max_deliveries";
   if (!(c.start == o.start)) return "start";
+  if (c.max_in_flight != o.max_in_flight) return "max_in_flight";
   return std::nullopt;
 }
 

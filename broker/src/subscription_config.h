@@ -25,6 +25,7 @@ struct SubscriptionConfig {
   Predicate predicate;
   int max_deliveries = kDefaultMaxDeliveries;
   Millis ack_timeout{0};  // pull only
+  std::size_t max_in_flight = 0;  // pull only (SPEC R22; 0: no limit)
   StartPosition start;
   bool group = false;
 

@@ -128,7 +128,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   MessagePtr message = std::move(it->second.message);
   in_flight_.erase(it);
   const int attempts = attempts_[offset];
-  if (config_.max_deliveries > 0 && attempts >= config_.max_deliveries) {
+  if (failure.terminal || (config_.max_deliveries > 0 && attempts >= config_.max_deliveries)) {
     attempts_.erase(offset);
     dead_.push_back(DeadLetter{config_.topic, config_.name, std::move(message), attempts,
                                failure.reason, failure.at});

@@ -33,6 +33,7 @@ struct Held {
 struct Failure {
   std::string reason;
   Time at;
+  bool terminal = false;  // SPEC R23: dead-lettered at once, whatever the attempts
 };
 
 /// The shared state of one subscription (or push group). Every method REQUIRES mu except
@@ -67,9 +68,11 @@ class SubscriptionState {
   std::optional<Held> take_next(const std::string& member, Time deadline) REQUIRES(mu);
   /// SPEC R7: confirms a held message. False if it is not held (forgotten or finished).
   bool confirm(Offset offset) REQUIRES(mu);
-  /// SPEC R7: fails a held message: dead letter or back to redelivery. Returns true if it
-  /// was dead-lettered.
+  /// SPEC R7: fails a held message: dead letter or back to redelivery (R23: a terminal
+  /// failure always dead-letters). Returns true if it was dead-lettered.
   bool fail(Offset offset, const Failure& failure) REQUIRES(mu);
+  /// SPEC R22: how many messages are held (every member's).
+  [[nodiscard]] std::size_t held_count() const REQUIRES(mu) { return in_flight_.size(); }
   /// SPEC R11: the held entry if member holds offset and now < deadline.
   Held* held_by(Offset offset, const std::string& member, Time now) REQUIRES(mu);
   /// SPEC R11: offsets held past their deadline at now, ascending.

@@ -155,6 +155,7 @@ struct BrokerRunner::Apply {
     options.ack_timeout = broker::Millis{o.ack_timeout};
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
+    options.max_in_flight = o.max_in_flight;
     b.subscribe_pull(o.topic, o.name, options);
     return oplang::Done{};
   }
@@ -174,6 +175,9 @@ struct BrokerRunner::Apply {
   }
   oplang::Value operator()(const oplang::Nack& o) const {
     return oplang::BoolResult{b.nack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
+  }
+  oplang::Value operator()(const oplang::Term& o) const {
+    return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
   }
   oplang::Value operator()(const oplang::Extend& o) const {
     return oplang::BoolResult{b.extend(receipt(o.topic, o.sub, by_offset(o), o.member), now(),
@@ -308,7 +312,7 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
   handler.next_step += 1;
   std::string effect = run_effect(step, handler);
   calls_[index].effect = std::move(effect);
-  return oplang::end_with(step.verdict);
+  return oplang::end_with<broker::Terminate>(step.verdict);
 }
 
 void BrokerRunner::record_repeat(const Handler& handler, const broker::Delivery& delivery) {

@@ -23,14 +23,15 @@ Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
 void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
   if (name.empty() || options.ack_timeout <= 0 || options.ack_timeout > kMaxDuration ||
-      options.max_deliveries < 0) {
+      options.max_deliveries < 0 || options.max_in_flight > kMaxInFlight) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& t = topic_or_throw(topic);
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
-    const PullOptions existing{s.filter, s.ack_timeout, s.max_deliveries, s.start};
+    const PullOptions existing{s.filter, s.ack_timeout, s.max_deliveries, s.start,
+                               s.max_in_flight};
     if (existing == options) return;
     throw Error(ErrorCode::kOptionsMismatch);
   }
@@ -43,6 +44,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.ack_timeout = options.ack_timeout;
   s.max_deliveries = options.max_deliveries;
   s.start = options.start;
+  s.max_in_flight = options.max_in_flight;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
   t.pulls[name] = s.id;
@@ -50,7 +52,8 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   t.subs[s.id] = std::move(s);
 }
 
-// R11: up to max messages by R5, each held by member until now + ack_timeout.
+// R11: up to max messages by R5, each held by member until now + ack_timeout; R22: none
+// while the subscription holds max_in_flight (every member's, redeliveries too).
 std::vector<Received> Model::poll(const std::string& topic, const std::string& sub,
                                   const std::string& member, Millis now, std::size_t max) {
   if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
@@ -58,7 +61,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   Sub& s = pull_or_throw(t, sub);
   catch_up(t, s);
   std::vector<Received> out;
-  while (out.size() < max) {
+  while (out.size() < max && (s.max_in_flight == 0 || s.in_flight.size() < s.max_in_flight)) {
     const std::optional<Offset> offset = next_message(t, s, now);
     if (!offset) break;
     const Millis deadline = now + s.ack_timeout;
@@ -100,6 +103,18 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
   if (settles_late(s, offset, member)) return true;  // it stays returned
   if (!accepted(s, offset, member, now)) return false;
   fail(t, s, offset, "nacked", now);
+  save(s);
+  return true;
+}
+
+// R23: an accepted term gives up on the message: dead-lettered now, whatever its attempts
+// (accepted as an ack is: from its holder, before the deadline; a returned message cannot be).
+bool Model::term(const std::string& topic, const std::string& sub, Offset offset,
+                 const std::string& member, Millis now) {
+  Topic& t = topic_or_throw(topic);
+  Sub& s = pull_or_throw(t, sub);
+  if (!accepted(s, offset, member, now)) return false;
+  fail(t, s, offset, "terminated", now, /*terminal=*/true);
   save(s);
   return true;
 }

@@ -113,14 +113,14 @@ void Model::confirm(Sub& s, Offset offset) {
 }
 
 // R7: a failure dead-letters at max_deliveries (recording where, why and when), else
-// returns the message; true if dead.
-bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason,
-                 Millis now) const {
+// returns the message; true if dead. R23: a terminal failure (term) dead-letters at once.
+bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now,
+                 bool terminal) const {
   const Held held = s.in_flight.at(offset);
   s.in_flight.erase(offset);
   const int attempts = s.attempts[offset];
-  if (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
-      !profile_.dead_letter_when_offered_again) {
+  if (terminal || (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
+                   !profile_.dead_letter_when_offered_again)) {
     s.dead.push_back(
         DeadLetter{t.name, s.name, offset, held.message.payload, attempts, reason, now});
     s.counters.dead_lettered += 1;

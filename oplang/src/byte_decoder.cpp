@@ -30,6 +30,9 @@ constexpr std::uint8_t kEndOffset = 209;            // 208: a committed input re
 constexpr std::uint8_t kOldestOffset = 210;         //
 constexpr std::uint8_t kRestart = 211;              // durable runners only
 constexpr std::uint8_t kCrash = 212;                //
+constexpr std::uint8_t kTerm = 213;                 // ack's fields (R23)
+constexpr std::uint8_t kBoundedPull = 214;          // subscribe_pull's, then max_in_flight 0..3
+constexpr std::uint8_t kTerminatingSubscribe = 215; // and 216 idempotent: verdicts 0..4
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -55,10 +58,11 @@ model::Start read_start(Reader& r) {
   return {};
 }
 
-model::Script read_script(Reader& r) {
+// `verdicts`: 4 in the frozen format; 5 (term too) behind kTerminatingSubscribe.
+model::Script read_script(Reader& r, std::size_t verdicts = 4) {
   model::Script script(r.pick(5));
   for (auto& step : script) {
-    step.verdict = static_cast<model::Verdict>(r.pick(4));
+    step.verdict = static_cast<model::Verdict>(r.pick(verdicts));
     step.effect = static_cast<model::EffectKind>(r.pick(6));
     switch (step.effect) {
       case model::EffectKind::kUnsubscribe:
@@ -81,7 +85,7 @@ model::Script read_script(Reader& r) {
   return script;
 }
 
-oplang::Subscribe read_subscribe(Reader& r) {
+oplang::Subscribe read_subscribe(Reader& r, std::size_t verdicts = 4) {
   oplang::Subscribe op;
   op.topic = r.from(kTopics);
   op.name = r.from(kSubs);
@@ -89,7 +93,26 @@ oplang::Subscribe read_subscribe(Reader& r) {
   op.max_deliveries = r.pick(6);
   op.start = read_start(r);
   op.group = r.from(kGroups);
-  op.script = read_script(r);
+  op.script = read_script(r, verdicts);
+  return op;
+}
+
+oplang::SubscribePull read_subscribe_pull(Reader& r) {
+  oplang::SubscribePull op;
+  op.topic = r.from(kTopics);
+  op.name = r.from(kSubs);
+  op.filter = r.from(kHeaders);
+  op.ack_timeout = r.from(kTimeouts);
+  op.max_deliveries = r.pick(6);
+  op.start = read_start(r);
+  return op;
+}
+
+template <class T>
+T read_ack_like(Reader& r) {
+  T op{r.from(kTopics), r.from(kSubs), 0, {}};
+  op.offset = r.byte();
+  op.member = r.from(kMembers);
   return op;
 }
 
@@ -126,6 +149,19 @@ oplang::Op read_op(Reader& r) {
       return Restart{};
     case kCrash:
       return Crash{r.byte()};
+    case kTerm:
+      return read_ack_like<Term>(r);
+    case kBoundedPull: {
+      SubscribePull op = read_subscribe_pull(r);
+      op.max_in_flight = r.pick(4);
+      return op;
+    }
+    case kTerminatingSubscribe:
+    case kTerminatingSubscribe + 1: {
+      Subscribe op = read_subscribe(r, 5);
+      op.idempotent = kind != kTerminatingSubscribe;
+      return op;
+    }
     default:
       break;
   }
@@ -145,16 +181,8 @@ oplang::Op read_op(Reader& r) {
     }
     case 3:
       return read_subscribe(r);
-    case 4: {
-      SubscribePull op;
-      op.topic = r.from(kTopics);
-      op.name = r.from(kSubs);
-      op.filter = r.from(kHeaders);
-      op.ack_timeout = r.from(kTimeouts);
-      op.max_deliveries = r.pick(6);
-      op.start = read_start(r);
-      return op;
-    }
+    case 4:
+      return read_subscribe_pull(r);
     case 5:
       return Unsubscribe{r.from(kTopics), r.from(kSubs)};
     case 6: {
@@ -169,18 +197,10 @@ oplang::Op read_op(Reader& r) {
       op.max = r.pick(4);  // 0 is a typed error
       return op;
     }
-    case 9: {
-      Ack op{r.from(kTopics), r.from(kSubs), 0, {}};
-      op.offset = r.byte();
-      op.member = r.from(kMembers);
-      return op;
-    }
-    case 10: {
-      Nack op{r.from(kTopics), r.from(kSubs), 0, {}};
-      op.offset = r.byte();
-      op.member = r.from(kMembers);
-      return op;
-    }
+    case 9:
+      return read_ack_like<Ack>(r);
+    case 10:
+      return read_ack_like<Nack>(r);
     case 11: {
       Extend op{r.from(kTopics), r.from(kSubs), 0, {}, 0};
       op.offset = r.byte();
@@ -265,7 +285,13 @@ struct OpWriter {
     w.byte(op.key.empty() ? 1 : 0);
   }
   void operator()(const oplang::Subscribe& op) {
-    w.byte(op.idempotent ? kIdempotentSubscribe : 3), w.name(op.topic, kTopics),
+    const bool terminates = std::any_of(op.script.begin(), op.script.end(), [](const auto& step) {
+      return step.verdict == model::Verdict::kTerminate;
+    });
+    const std::size_t kind = terminates ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
+                             : op.idempotent ? kIdempotentSubscribe
+                                             : 3;
+    w.byte(kind), w.name(op.topic, kTopics),
         w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
     w.byte(op.script.size());
@@ -284,8 +310,10 @@ struct OpWriter {
     }
   }
   void operator()(const oplang::SubscribePull& op) {
-    w.byte(4), w.name(op.topic, kTopics), w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    w.byte(op.max_in_flight != 0 ? kBoundedPull : 4), w.name(op.topic, kTopics),
+        w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
     w.index_of(op.ack_timeout, kTimeouts), w.byte(op.max_deliveries), write_start(w, op.start);
+    if (op.max_in_flight != 0) w.byte(op.max_in_flight);
   }
   void operator()(const oplang::Unsubscribe& op) {
     w.byte(5), w.name(op.topic, kTopics), w.name(op.name, kSubs);
@@ -305,6 +333,7 @@ struct OpWriter {
   }
   void operator()(const oplang::Ack& op) { ack_like(9, op); }
   void operator()(const oplang::Nack& op) { ack_like(10, op); }
+  void operator()(const oplang::Term& op) { ack_like(kTerm, op); }
   void operator()(const oplang::Extend& op) {
     ack_like(11, op), w.index_of(op.extension, kAdvances);
   }

@@ -27,7 +27,8 @@ struct Apply {
     return Done{};
   }
   Value operator()(const SubscribePull& o) const {
-    m.subscribe_pull(o.topic, o.name, {o.filter, o.ack_timeout, o.max_deliveries, o.start});
+    m.subscribe_pull(o.topic, o.name,
+                     {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight});
     return Done{};
   }
   Value operator()(const Unsubscribe& o) const {
@@ -44,6 +45,9 @@ struct Apply {
   }
   Value operator()(const Nack& o) const {
     return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now())};
+  }
+  Value operator()(const Term& o) const {
+    return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now())};
   }
   Value operator()(const Extend& o) const {
     return BoolResult{m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension)};

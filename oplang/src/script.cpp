@@ -40,6 +40,8 @@ bool end_with(Verdict verdict) {
       throw std::runtime_error("boom");
     case Verdict::kThrowOther:
       throw 42;
+    case Verdict::kTerminate:
+      throw std::logic_error("end_with(kTerminate): use end_with<the engine's Terminate>");
   }
   return true;
 }

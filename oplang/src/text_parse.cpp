@@ -253,6 +253,7 @@ class LineParser {
     if (w == "reject") return model::Verdict::kReject;
     if (w == "throw") return model::Verdict::kThrowStd;
     if (w == "throw42") return model::Verdict::kThrowOther;
+    if (w == "term") return model::Verdict::kTerminate;
     return std::nullopt;
   }
   model::Step step() {
@@ -311,9 +312,9 @@ class LineParser {
     }
     if (at_punct('+')) {
       next();
-      if (peek().kind != Token::Kind::kWord) fail("a verdict: confirm, reject, throw or throw42");
+      if (peek().kind != Token::Kind::kWord) fail("a verdict: confirm, reject, throw, throw42 or term");
       auto v = verdict_word(peek().text);
-      if (!v) fail("a verdict: confirm, reject, throw or throw42");
+      if (!v) fail("a verdict: confirm, reject, throw, throw42 or term");
       next();
       s.verdict = *v;
     }
@@ -396,7 +397,7 @@ class LineParser {
     SubscribePull o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, timeout=, max= or start=";
+    const char* expected = "filter=, timeout=, max=, start= or inflight=";
     while (auto key = option_key(expected)) {
       if (*key == "filter") {
         o.filter = filter();
@@ -406,6 +407,8 @@ class LineParser {
         o.max_deliveries = max_deliveries();
       } else if (*key == "start") {
         o.start = start();
+      } else if (*key == "inflight") {
+        o.max_in_flight = unsigned_number("a number of messages in flight");
       } else {
         fail(expected);
       }
@@ -493,6 +496,7 @@ class LineParser {
     if (name == "poll") return poll();
     if (name == "ack") return answer<Ack>();
     if (name == "nack") return answer<Nack>();
+    if (name == "term") return answer<Term>();
     if (name == "extend") {
       Extend o;
       o.topic = value("a topic");
@@ -528,7 +532,7 @@ class LineParser {
     throw ParseError(line_, verb.column,
                      "an operation: create_topic, delete_topic, publish, subscribe, "
                      "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
-                     "extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
+                     "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
                      "wait_idle, wait_delivered, end_offset, oldest_offset, restart or crash");
   }
 

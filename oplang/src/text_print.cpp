@@ -69,6 +69,8 @@ const char* print_verdict(model::Verdict v) {
       return "throw";
     case model::Verdict::kThrowOther:
       return "throw42";
+    case model::Verdict::kTerminate:
+      return "term";
   }
   return "confirm";
 }
@@ -141,6 +143,7 @@ struct Printer {
     if (o.ack_timeout != 30000) out += " timeout=" + std::to_string(o.ack_timeout);
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
     if (o.start != Start{}) out += " start=" + print_start(o.start);
+    if (o.max_in_flight != 0) out += " inflight=" + std::to_string(o.max_in_flight);
     return out;
   }
   std::string operator()(const Unsubscribe& o) const {
@@ -170,6 +173,9 @@ struct Printer {
   }
   std::string operator()(const Nack& o) const {
     return answer("nack", o.topic, o.sub, o.offset, o.which, o.member);
+  }
+  std::string operator()(const Term& o) const {
+    return answer("term", o.topic, o.sub, o.offset, o.which, o.member);
   }
   std::string operator()(const Extend& o) const {
     return answer("extend", o.topic, o.sub, o.offset, o.which, o.member) + " " +

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,7 +19,12 @@ namespace fuzzing {
 namespace {
 
 bool escaped(const oplang::Op& op) {
-  if (const auto* s = std::get_if<oplang::Subscribe>(&op)) return s->idempotent;
+  if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
+    return s->idempotent || std::any_of(s->script.begin(), s->script.end(), [](const auto& step) {
+             return step.verdict == oplang::Verdict::kTerminate;
+           });
+  }
+  if (const auto* p = std::get_if<oplang::SubscribePull>(&op)) return p->max_in_flight != 0;
   return std::holds_alternative<oplang::PollWait>(op) ||
          std::holds_alternative<oplang::WaitIdle>(op) ||
          std::holds_alternative<oplang::WaitDelivered>(op) ||
@@ -26,7 +32,8 @@ bool escaped(const oplang::Op& op) {
          std::holds_alternative<oplang::Topics>(op) ||
          std::holds_alternative<oplang::EndOffset>(op) ||
          std::holds_alternative<oplang::OldestOffset>(op) ||
-         std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op);
+         std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
+         std::holds_alternative<oplang::Term>(op);
 }
 
 // A committed input that decoded to an escaped op would have read an escape byte as a kind
@@ -63,6 +70,17 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheEscapedOps) {
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
 
+TEST(ByteDecoderTest, EncodesAndDecodesTermAndMaxInFlight) {
+  const oplang::Script script = oplang::parse(
+      "create_topic t0\n"
+      "subscribe_pull t0 s0 timeout=10 inflight=2\n"
+      "subscribe t0 s1 script=[reject,term,publish(t0,m0)+term]\n"
+      "subscribe t0 s2 idempotent script=[term]\n"
+      "term t0 s0 3 w0\n");
+  const std::vector<std::uint8_t> bytes = encode_ops(script);
+  EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
+}
+
 TEST(ByteDecoderTest, EncodesAndDecodesTheObservations) {
   const oplang::Script script = oplang::parse(
       "create_topic t0\n"
@@ -83,7 +101,15 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     const std::uint8_t byte = static_cast<std::uint8_t>(kind);
     const oplang::Script script = decode_ops(&byte, 1);
     ASSERT_EQ(script.size(), 1u) << kind;
-    EXPECT_EQ(escaped(script[0]), kind >= 200 && kind <= 212 && kind != 208) << kind;
+    // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe.
+    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || kind == 216;
+    EXPECT_EQ(escaped(script[0]), escape) << kind;
+    if (kind == 214) {
+      EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));
+    }
+    if (kind == 215) {
+      EXPECT_TRUE(std::holds_alternative<oplang::Subscribe>(script[0]));
+    }
   }
 }
 

@@ -308,7 +308,7 @@ bool names_checked(const Plan& plan, const oplang::Op& op) {
         if constexpr (std::is_same_v<T, oplang::Publish>) return plan.topics.count(o.topic) > 0;
         if constexpr (std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::PollWait> ||
                       std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack> ||
-                      std::is_same_v<T, oplang::Extend>)
+                      std::is_same_v<T, oplang::Term> || std::is_same_v<T, oplang::Extend>)
           return sub(o.topic, o.sub);
         if constexpr (std::is_same_v<T, oplang::Unsubscribe> ||
                       std::is_same_v<T, oplang::GetStats> ||
@@ -380,6 +380,8 @@ const char* verdict_text(oplang::Verdict v) {
       return "throws std::runtime_error";
     case oplang::Verdict::kThrowOther:
       return "throws 42";
+    case oplang::Verdict::kTerminate:
+      return "throws broker::Terminate";
   }
   return "?";
 }
@@ -410,7 +412,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     text += std::string(" -> ") + verdict_text(step.verdict);
     h.lines[line].ret = call.exit;
     h.lines[line].text = std::move(text);
-    return oplang::end_with(step.verdict);
+    return oplang::end_with<broker::Terminate>(step.verdict);
   };
 }
 
@@ -518,6 +520,7 @@ class Exec {
     options.ack_timeout = broker::Millis{o.ack_timeout};
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
+    options.max_in_flight = o.max_in_flight;
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
@@ -550,6 +553,9 @@ class Exec {
   }
   void operator()(const oplang::Nack& o) {
     settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which);
+  }
+  void operator()(const oplang::Term& o) {
+    settle(PullCall::Kind::kTerm, o.topic, o.sub, o.member, o.offset, o.which);
   }
   void operator()(const oplang::Extend& o) {
     auto& hand = rec().hands[{o.topic, o.sub, o.member}];
@@ -697,7 +703,7 @@ class Exec {
         [&](const auto& o) -> std::string {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack> ||
-                        std::is_same_v<T, oplang::Extend>) {
+                        std::is_same_v<T, oplang::Term> || std::is_same_v<T, oplang::Extend>) {
             if (o.which == oplang::Which::kOffset) return "";
             T copy = o;
             copy.which = oplang::Which::kOffset;
@@ -727,8 +733,9 @@ class Exec {
       const Called r = call(
           [&] {
             const broker::Receipt receipt{topic, sub, member, off};
-            pc.accepted = kind == PullCall::Kind::kAck ? c_.b->ack(receipt, now())
-                                                       : c_.b->nack(receipt, now());
+            pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, now())
+                          : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, now())
+                                                          : c_.b->nack(receipt, now());
             return text_of(pc.accepted);
           },
           resolved(off));

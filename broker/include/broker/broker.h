@@ -99,7 +99,8 @@ class Broker {
   /// Throws UnknownTopic, InvalidArgument, OptionsMismatch, WrongKind, OffsetOutOfRange.
   void subscribe_pull(const std::string& topic, const std::string& name, PullOptions options);
   /// Hands up to max_messages ready messages to member: returned ones first, in offset
-  /// order, then new ones, each held until now + ack_timeout. Throws InvalidArgument
+  /// order, then new ones, each held until now + ack_timeout; none beyond the
+  /// subscription's max_in_flight held at once (SPEC R22). Throws InvalidArgument
   /// (max_messages == 0 or empty member), then UnknownTopic, UnknownSubscription, WrongKind.
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
@@ -113,6 +114,9 @@ class Broker {
   bool ack(const Receipt& receipt, Time now);
   /// Hands a held message back at once (a failed delivery). Same acceptance rule as ack.
   bool nack(const Receipt& receipt, Time now);
+  /// Gives up on a held message (a poison message): dead-lettered at once with reason
+  /// "terminated", whatever its attempts (SPEC R23). Same acceptance rule as ack.
+  bool term(const Receipt& receipt, Time now);
   /// Sets a held message's deadline to now + extension. Same acceptance rule as ack.
   /// Throws InvalidArgument (extension <= 0) first.
   bool extend(const Receipt& receipt, Time now, Millis extension);

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,8 +53,16 @@ struct Delivery {
 };
 
 /// A push handler. Returns true to confirm; false or any exception is a failure and the
-/// message is offered again (or dead-lettered after max_deliveries).
+/// message is offered again (or dead-lettered after max_deliveries); a Terminate gives up.
 using Handler = std::function<bool(const Delivery&)>;
+
+/// Thrown by a push handler that gives up on a message on purpose (a poison message): it
+/// goes to the dead letters at once with reason "terminated", whatever its attempts (SPEC
+/// R23; the pull form is Broker::term).
+class Terminate : public std::exception {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "terminated"; }
+};
 
 /// A message filter. Runs under its subscription's lock: it must be quick and must not
 /// call the broker.

@@ -31,6 +31,9 @@ struct TopicOptions {
 /// so `now + timeout` can never overflow.
 inline constexpr Millis kMaxDuration{1LL << 40};
 
+/// The largest max_in_flight of a pull subscription (SPEC R22): larger is InvalidArgument.
+inline constexpr std::size_t kMaxInFlight = std::size_t{1} << 20;
+
 /// Default number of offers before a message is dead-lettered.
 inline constexpr int kDefaultMaxDeliveries = 5;
 
@@ -49,6 +52,9 @@ struct PullOptions {
   Millis ack_timeout{30000};                   // > 0
   int max_deliveries = kDefaultMaxDeliveries;  // >= 1, or 0 for no limit
   StartPosition start;
+  /// SPEC R22: poll hands out nothing while the subscription holds this many messages,
+  /// every worker's, redeliveries too (0: no limit; at most kMaxInFlight).
+  std::size_t max_in_flight = 0;
   bool operator==(const PullOptions&) const = default;
 };
 

@@ -129,6 +129,9 @@ std::string encode_subscribed(const std::string& topic, const SavedSubscription&
   e.u64(s.position);
   put_attempts(e, s.attempts);
   put_dead(e, s.dead);
+  // R22's bound trails the record, written only when set: a journal of subscriptions
+  // without one stays what a build before it wrote (and reads).
+  if (s.max_in_flight != 0) e.u32(static_cast<std::uint32_t>(s.max_in_flight));
   return e.take();
 }
 
@@ -203,8 +206,11 @@ bool apply_record(std::string_view body, SavedState& state) {
       const bool options_ok = s.max_deliveries >= 0 &&
                               (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
                                       : s.ack_timeout.count() == 0);
-      if (!t || start_kind > 2 || !options_ok || !attempts_ok(s.attempts) ||
-          !get_dead(d, t->name, s.name, s.dead) || !d.done() || s.name.empty() || t->find(s.name)) {
+      const bool dead_ok = t && get_dead(d, t->name, s.name, s.dead);
+      if (dead_ok && !d.done()) s.max_in_flight = d.u32();  // absent: no bound
+      const bool bound_ok = s.max_in_flight <= kMaxInFlight && (s.pull || s.max_in_flight == 0);
+      if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
+          !dead_ok || !d.done() || s.name.empty() || t->find(s.name)) {
         return false;
       }
       t->subscriptions.push_back(std::move(s));

@@ -31,6 +31,8 @@ struct PullOptions {
   Millis ack_timeout = 30000;
   int max_deliveries = 5;
   Start start{};
+  /// R22: at most this many messages held at once, new and redelivered alike (0: no limit).
+  std::size_t max_in_flight = 0;
   bool operator==(const PullOptions&) const = default;
 };
 
@@ -105,6 +107,9 @@ class Model {
             const std::string& member, Millis now);
   bool extend(const std::string& topic, const std::string& sub, Offset offset,
               const std::string& member, Millis now, Millis extension);
+  /// R23: an accepted term dead-letters the held message at once (reason "terminated").
+  bool term(const std::string& topic, const std::string& sub, Offset offset,
+            const std::string& member, Millis now);
   std::vector<Expired> expire(Millis now);
 
   // ---- observation (R13); seek, stats and dead_letters also take a group's name ----
@@ -160,6 +165,7 @@ class Model {
     int max_deliveries = 5;
     Start start;
     Millis ack_timeout = 0;            // pull only
+    std::size_t max_in_flight = 0;     // pull only (R22)
     std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
     std::string last_member;           // push: who got the previous offer (R10)
@@ -233,7 +239,8 @@ class Model {
   static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
                    Millis deadline);
   static void confirm(Sub& s, Offset offset);
-  bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now) const;
+  bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now,
+            bool terminal = false) const;
   static Offset committed(const Sub& s);
   static std::string next_member(Sub& s);
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;

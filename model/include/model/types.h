@@ -1,6 +1,7 @@
 // Plain values the model takes and returns. Everything is copyable and comparable.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -15,6 +16,8 @@ using Headers = std::map<std::string, std::string>;
 using Millis = std::int64_t;
 /// The longest ack timeout or extension (R11, R14: longer is InvalidArgument): 2^40 ms.
 inline constexpr Millis kMaxDuration = Millis{1} << 40;
+/// The largest max_in_flight a pull subscription takes (R22).
+inline constexpr std::size_t kMaxInFlight = std::size_t{1} << 20;
 
 /// Where a new subscription starts reading (R4).
 struct Start {

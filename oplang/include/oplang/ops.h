@@ -59,7 +59,8 @@ struct Subscribe {
   bool idempotent = false;
   bool operator==(const Subscribe&) const = default;
 };
-/// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start})
+/// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start,
+/// max_in_flight})
 struct SubscribePull {
   std::string topic;
   std::string name;
@@ -67,6 +68,7 @@ struct SubscribePull {
   Millis ack_timeout = 30000;
   int max_deliveries = 5;
   Start start;
+  std::size_t max_in_flight = 0;  // R22 (0: no bound)
   bool operator==(const SubscribePull&) const = default;
 };
 /// unsubscribe(topic, name)
@@ -118,6 +120,15 @@ struct Nack {
   std::string member;
   Which which = Which::kOffset;
   bool operator==(const Nack&) const = default;
+};
+/// term(topic, sub, offset, member, now): give up on a held message (R23)
+struct Term {
+  std::string topic;
+  std::string sub;
+  Offset offset = 0;  // kOffset only (0 otherwise)
+  std::string member;
+  Which which = Which::kOffset;
+  bool operator==(const Term&) const = default;
 };
 /// extend(topic, sub, offset, member, now, extension)
 struct Extend {
@@ -216,7 +227,7 @@ struct Crash {
 using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
                         Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
                         GetDeadLetters, Yield, Subscriptions, Topics, PollWait, WaitIdle,
-                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash>;
+                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash, Term>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

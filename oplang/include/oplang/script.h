@@ -8,7 +8,8 @@
 //
 // Verdicts: kConfirm returns true; kReject returns false (reason "rejected");
 // kThrowStd throws std::runtime_error("boom") (reason "exception: boom"); kThrowOther
-// throws the int 42 (reason "unknown exception").
+// throws the int 42 (reason "unknown exception"); kTerminate gives up on the message (R23:
+// the broker's handler throws broker::Terminate, reason "terminated", dead-lettered at once).
 // Effects: kUnsubscribeSelf unsubscribes the handler's own name; kUnsubscribe unsubscribes
 // (topic, name); kPublish publishes (topic, payload) with no headers and no key; kSeek
 // seeks (topic, name, offset); kDrain calls drain() (always ReentrantDrain, R8); kStall
@@ -27,7 +28,7 @@
 namespace oplang {
 
 /// How a scripted handler call ends.
-enum class Verdict { kConfirm, kReject, kThrowStd, kThrowOther };
+enum class Verdict { kConfirm, kReject, kThrowStd, kThrowOther, kTerminate };
 
 /// What a scripted handler call does before its verdict.
 enum class EffectKind { kNone, kUnsubscribeSelf, kUnsubscribe, kPublish, kSeek, kDrain, kStall };
@@ -56,6 +57,14 @@ std::string effect_result(EffectKind kind, const std::string& result);
 /// throws std::runtime_error("boom") (kThrowStd) or the int 42 (kThrowOther). Every runner
 /// of handler scripts ends a call with it, so they fail alike.
 bool end_with(Verdict verdict);
+/// end_with, where kTerminate throws Terminate: what the engine under test takes as "give up
+/// on this message" (broker::Terminate). The plain end_with throws std::logic_error for it:
+/// only a runner knows its engine's word.
+template <typename Terminate>
+bool end_with(Verdict verdict) {
+  if (verdict == Verdict::kTerminate) throw Terminate{};
+  return end_with(verdict);
+}
 
 }  // namespace oplang
 

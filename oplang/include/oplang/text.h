@@ -5,9 +5,9 @@
 //   publish orders "order-1" [NAME=VALUE ...] [key:VALUE]
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
 //             [idempotent] [script=[STEP,...]]    # idempotent: broker::idempotent(handler)
-//   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...]
+//   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...] [inflight=N]
 //   unsubscribe TOPIC NAME          seek TOPIC NAME OFFSET          drain
-//   poll TOPIC SUB MEMBER [max=N]   ack|nack TOPIC SUB OFFSET MEMBER
+//   poll TOPIC SUB MEMBER [max=N]   ack|nack|term TOPIC SUB OFFSET MEMBER
 //   poll_wait TOPIC SUB MEMBER [max=N] [timeout=MS]
 //   extend TOPIC SUB OFFSET MEMBER MS                               expire
 //   advance MS                      stats TOPIC NAME                dead_letters TOPIC NAME
@@ -16,7 +16,7 @@
 //   end_offset TOPIC                oldest_offset TOPIC
 //   restart                         crash [seed=N]     # durable runners only (R20)
 //
-// STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42,
+// STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42|term,
 // EFFECT = unsubscribe | unsubscribe(TOPIC,NAME) | publish(TOPIC,PAYLOAD)
 //        | seek(TOPIC,NAME,OFFSET) | drain | stall(MS).
 // A value is a bare word of [A-Za-z0-9_.-] or a "quoted string" with \" \\ \n \t \r \xHH.
