@@ -101,7 +101,7 @@ class Maker {
     } else if (roll < 50) {
       add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
     } else if (roll < 60) {
-      settle(chance(55));
+      settle(chance(55) ? Answer::kAck : chance(70) ? Answer::kNack : Answer::kTerm);
     } else if (roll < 66) {
       settle_all();
     } else if (roll < 78) {
@@ -119,13 +119,14 @@ class Maker {
     } else if (!expire_with_advance_ && chance(50)) {
       add(oplang::Expire{});
     } else {
-      settle(!chance(50));
+      settle(chance(50) ? Answer::kNack : chance(80) ? Answer::kAck : Answer::kTerm);
     }
   }
 
-  /// An ack (or a nack) of a held message by its holder; sometimes by the other member or
+  enum class Answer { kAck, kNack, kTerm };
+  /// An ack, nack or term of a held message by its holder; sometimes by the other member or
   /// of an offset nobody holds.
-  void settle(bool ack) {
+  void settle(Answer answer) {
     std::string t = "t";
     std::string s = "p";
     model::Offset offset = pick(4);
@@ -137,10 +138,16 @@ class Maker {
       std::tie(t, s, offset) = it->first;
       m = chance(90) ? it->second.member : (it->second.member == "w1" ? "w2" : "w1");
     }
-    if (ack) {
-      add(oplang::Ack{t, s, offset, m, oplang::Which::kOffset});
-    } else {
-      add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
+    switch (answer) {
+      case Answer::kAck:
+        add(oplang::Ack{t, s, offset, m, oplang::Which::kOffset});
+        break;
+      case Answer::kNack:
+        add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
+        break;
+      case Answer::kTerm:
+        add(oplang::Term{t, s, offset, m, oplang::Which::kOffset});
+        break;
     }
   }
 

@@ -31,6 +31,8 @@ constexpr std::int64_t kFetchWaitMs = 25;
 constexpr int kMaxBatch = 256;
 // JetStream API calls (stream and consumer admin, publish acks, AckSync).
 constexpr std::int64_t kApiWaitMs = 5000;
+// How long term waits for its MSG_TERMINATED advisory (on loopback it takes about 1 ms).
+constexpr std::int64_t kAdvisoryWaitMs = 1000;
 // Bounds on loops that would only run away if the server misbehaved.
 constexpr int kMaxFetchRounds = 100000;
 constexpr int kMaxAdvisories = 100000;
@@ -246,6 +248,8 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return ack(o);
           } else if constexpr (std::is_same_v<T, oplang::Nack>) {
             return nack(o);
+          } else if constexpr (std::is_same_v<T, oplang::Term>) {
+            return term(o);
           } else if constexpr (std::is_same_v<T, oplang::Advance>) {
             return advance(o);
           } else if constexpr (std::is_same_v<T, oplang::Expire>) {
@@ -354,9 +358,10 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
   sub->consumer = encode(op.name);
   sub->options = options;
 
-  // Subscribe to the advisories first, so none can be missed.
+  // Subscribe to the advisories first, so none can be missed: every consumer advisory of
+  // this consumer (drain_advisories keeps MAX_DELIVERIES and MSG_TERMINATED).
   const std::string advisory =
-      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + topic.stream + "." + sub->consumer;
+      "$JS.EVENT.ADVISORY.CONSUMER.*." + topic.stream + "." + sub->consumer;
   check(natsConnection_SubscribeSync(&sub->advisories, nc_, advisory.c_str()),
         ("subscribe " + advisory).c_str());
 
@@ -450,8 +455,13 @@ void JetStreamTarget::drain_advisories(const std::string& topic_name, const std:
       return;
     }
     check(s, "advisory NextMsg");
+    const std::string subject = natsMsg_GetSubject(msg);
     const std::string body = payload_of(msg);
     natsMsg_Destroy(msg);  // before anything below may throw
+    const bool terminated = subject.starts_with("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.");
+    if (!terminated && !subject.starts_with("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.")) {
+      continue;  // created, naked (newer servers): not a dead letter
+    }
     const std::uint64_t seq = json_number(body, "stream_seq");
     if (seq == 0) throw TargetFailure("max-deliveries advisory without stream_seq: " + body);
     const model::Offset offset = seq - 1;
@@ -460,7 +470,7 @@ void JetStreamTarget::drain_advisories(const std::string& topic_name, const std:
     d.subscription = name;
     d.offset = offset;
     d.attempts = static_cast<int>(json_number(body, "deliveries"));
-    d.reason = "max deliveries";
+    d.reason = terminated ? "terminated" : "max deliveries";
     d.died_at = now_;
     if (auto p = sub.payloads.find(offset); p != sub.payloads.end()) {
       d.payload = p->second;
@@ -555,14 +565,44 @@ oplang::Value JetStreamTarget::nack(const oplang::Nack& op) {
   if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
   MsgPtr msg(it->second.msg);
   sub.held.erase(it);
-  // A nak sent as a request: the server answers an ack message that has a reply subject
-  // once the consumer has processed it (as for AckSync), so the next poll sees it returned.
-  const char* reply_to = natsMsg_GetReply(msg.get());
-  if (reply_to == nullptr) throw TargetFailure("nack: the message has no reply subject");
+  answer_held(msg.get(), "-NAK");
+  return oplang::BoolResult{true};
+}
+
+void JetStreamTarget::answer_held(natsMsg* msg, const char* word) {
+  // Sent as a request: the server answers an ack message that has a reply subject once the
+  // consumer has processed it (as for AckSync), so the next poll sees its effect.
+  const char* reply_to = natsMsg_GetReply(msg);
+  if (reply_to == nullptr) throw TargetFailure(std::string(word) + ": the message has no reply");
   natsMsg* answer = nullptr;
-  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, "-NAK", kApiWaitMs);
+  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, word, kApiWaitMs);
   natsMsg_Destroy(answer);
-  check(s, "nak request");
+  check(s, (std::string(word) + " request").c_str());
+}
+
+oplang::Value JetStreamTarget::term(const oplang::Term& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  drain_advisories(op.topic, op.sub, sub, 0);
+  auto it = sub.held.find(op.offset);
+  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
+  MsgPtr msg(it->second.msg);
+  sub.held.erase(it);
+  answer_held(msg.get(), "+TERM");
+  // The server announces the dead message on its own schedule: wait (bounded) for that
+  // advisory, so a dead_letters right after the term sees it as the model's does. One that
+  // never comes is the engine's answer: the dead letters the suite compares lack it.
+  if (sub.advisories != nullptr) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kAdvisoryWaitMs);
+    auto dead = [&] {
+      return std::any_of(sub.dead.begin(), sub.dead.end(),
+                         [&](const model::DeadLetter& d) { return d.offset == op.offset; });
+    };
+    while (!dead() && std::chrono::steady_clock::now() < until) {
+      drain_advisories(op.topic, op.sub, sub, 10);
+    }
+  }
   return oplang::BoolResult{true};
 }
 

@@ -41,6 +41,8 @@ std::string home_rule(const oplang::Op& op) {
           return "R7";
         } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
           return "R9";
+        } else if constexpr (std::is_same_v<T, oplang::Term>) {
+          return "R23";
         } else {
           return "R11";  // ack, nack, advance, expire
         }

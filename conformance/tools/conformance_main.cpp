@@ -146,6 +146,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R9", "unsubscribe"},
     {"R11", "pull: poll, ack, nack, deadlines, expiry"},
     {"R14", "errors: bad input changes nothing"},
+    {"R23", "terminate: term dead-letters at once"},
 };
 
 }  // namespace

@@ -137,5 +137,60 @@ TEST_F(ModelPullTest, R7PullDeadLettersCarryTopicSubscriptionAndTheCallsNow) {
                                {"orders", "billing", 1, "m2", 2, "ack deadline expired", 700}}));
 }
 
+TEST_F(ModelPullTest, R22PollStopsAtMaxInFlightAcrossMembersAndRedeliveries) {
+  m.subscribe_pull("orders", "bounded",
+                   {.ack_timeout = 30, .start = {Start::Kind::kBeginning, 0}, .max_in_flight = 2});
+  EXPECT_EQ(m.poll("orders", "bounded", "w1", 0, 5).size(), 2u);  // 0 and 1: the bound
+  EXPECT_TRUE(m.poll("orders", "bounded", "w2", 0, 5).empty());   // every member's count
+  EXPECT_EQ(m.stats("orders", "bounded").backlog, 1u);            // m3 waits, counted
+  EXPECT_TRUE(m.nack("orders", "bounded", 0, "w1", 1));  // a place frees; 0 is back first
+  const std::vector<Received> again = m.poll("orders", "bounded", "w2", 2, 5);
+  ASSERT_EQ(again.size(), 1u);  // the redelivery takes the one free place: no bypass
+  EXPECT_EQ(again[0].offset, 0u);
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_EQ(m.expire(100).size(), 2u);  // both back: two free places
+  EXPECT_EQ(m.poll("orders", "bounded", "w1", 100, 5).size(), 2u);
+}
+
+TEST_F(ModelPullTest, R22BoundIsAnOptionCheckedAndComparedLikeTheOthers) {
+  try {
+    m.subscribe_pull("orders", "x", {.max_in_flight = kMaxInFlight + 1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(m.subscriptions("orders") == (std::vector<std::string>{"billing", "email"}));
+  m.subscribe_pull("orders", "x", {.max_in_flight = kMaxInFlight});
+  try {
+    m.subscribe_pull("orders", "x", {.max_in_flight = 1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOptionsMismatch);
+  }
+}
+
+TEST_F(ModelPullTest, R23TermDeadLettersAtOnceWhateverMaxDeliveries) {
+  m.subscribe_pull("orders", "unlimited",
+                   {.ack_timeout = 30, .max_deliveries = 0, .start = {Start::Kind::kBeginning, 0}});
+  m.poll("orders", "unlimited", "w", 10, 2);
+  EXPECT_FALSE(m.term("orders", "unlimited", 0, "other", 11));  // not its holder
+  EXPECT_FALSE(m.term("orders", "unlimited", 1, "w", 40));      // at the deadline: late
+  EXPECT_TRUE(m.term("orders", "unlimited", 0, "w", 12));
+  EXPECT_FALSE(m.term("orders", "unlimited", 0, "w", 13));  // already dead
+  EXPECT_EQ(m.dead_letters("orders", "unlimited"),
+            (std::vector<DeadLetter>{{"orders", "unlimited", 0, "m1", 1, "terminated", 12}}));
+  // Offset 1 was still held at 40 (the term came too late): it expires back, 0 never does.
+  const std::vector<Expired> back = m.expire(40);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].offset, 1u);
+  const std::vector<Received> next = m.poll("orders", "unlimited", "w", 41, 5);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].offset, 1u);
+  EXPECT_EQ(next[1].offset, 2u);
+  const Stats s = m.stats("orders", "unlimited");
+  EXPECT_EQ(s.dead_lettered, 1u);
+  EXPECT_EQ(s.committed, 1u);
+}
+
 }  // namespace
 }  // namespace model

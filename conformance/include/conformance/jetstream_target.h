@@ -4,7 +4,8 @@
 // A topic is a stream `<prefix>_<name>` on subject `<prefix>.<name>` (names encoded to
 // [A-Za-z0-9_-]); a pull subscription is a durable pull consumer (explicit acks, AckWait =
 // ack_timeout model ms, MaxDeliver = max_deliveries) with a bound pull subscription, plus a
-// subscription to the consumer's max-deliveries advisories, which become its dead letters.
+// subscription to the consumer's max-deliveries and terminated advisories, which become its
+// dead letters. term is a `+TERM` answered by the server, then its advisory awaited.
 // Header filters are applied on the client: poll acks a non-matching message at once.
 // The model's clock is kept here: one model ms is `unit_ms` real ms, `advance` sleeps, and
 // the server expires held messages on its own (`expire` returns nothing).
@@ -94,6 +95,10 @@ class JetStreamTarget : public Target {
   oplang::Value poll(const oplang::Poll& op);
   oplang::Value ack(const oplang::Ack& op);
   oplang::Value nack(const oplang::Nack& op);
+  oplang::Value term(const oplang::Term& op);
+  // Sends an ack-protocol word (-NAK, +TERM) for a held message as a request: the server
+  // answers once the consumer has processed it. Throws TargetFailure.
+  void answer_held(__natsMsg* msg, const char* word);
   oplang::Value advance(const oplang::Advance& op);
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);
 

@@ -1,0 +1,151 @@
+// What the peers' consumers have (issue 18), through the public API: max_in_flight (SPEC R22)
+// and terminate (R23), for pull workers, push handlers on every dispatcher, and a durable
+// broker that reopens its directory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "broker/broker.h"
+#include "test_support.h"
+
+namespace broker {
+namespace {
+
+PullOptions bounded(std::size_t max_in_flight) {
+  PullOptions o;
+  o.ack_timeout = Millis{1000};
+  o.start = StartPosition::beginning();
+  o.max_in_flight = max_in_flight;
+  return o;
+}
+
+std::vector<Offset> offsets(const std::vector<Received>& got) {
+  std::vector<Offset> out;
+  for (const Received& r : got) out.push_back(r.message->offset);
+  return out;
+}
+
+TEST(MaxInFlight, PollHandsOutNothingPastTheBoundOfAllWorkersTogether) {
+  Broker b;
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(2));
+  for (int i = 0; i < 4; ++i) b.publish("t", "m" + std::to_string(i));
+  const std::vector<Received> first = b.poll("t", "s", "w1", 3, Time{});
+  EXPECT_EQ(offsets(first), (std::vector<Offset>{0, 1}));
+  EXPECT_TRUE(b.poll("t", "s", "w2", 3, Time{}).empty());
+  EXPECT_EQ(b.stats("t", "s").backlog, 2u);  // the rest waits, counted
+  ASSERT_TRUE(b.ack(first[0].receipt, Time{}));
+  EXPECT_EQ(offsets(b.poll("t", "s", "w2", 3, Time{})), (std::vector<Offset>{2}));
+}
+
+TEST(MaxInFlight, ARedeliveryTakesAPlaceLikeANewMessage) {
+  Broker b;
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(1));
+  b.publish("t", "a");
+  b.publish("t", "b");
+  const std::vector<Received> got = b.poll("t", "s", "w", 5, Time{});
+  ASSERT_EQ(offsets(got), (std::vector<Offset>{0}));
+  ASSERT_EQ(b.expire(Time{} + Millis{1000}).size(), 1u);  // back, no longer held
+  const std::vector<Received> again = b.poll("t", "s", "w", 5, Time{} + Millis{1000});
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].message->offset, 0u);
+  EXPECT_EQ(again[0].attempt, 2);
+}
+
+TEST(MaxInFlight, ABadBoundIsRefusedAndAnotherBoundIsAnOptionsMismatch) {
+  Broker b;
+  b.create_topic("t");
+  EXPECT_THROW(b.subscribe_pull("t", "s", bounded(kMaxInFlight + 1)), InvalidArgument);
+  EXPECT_TRUE(b.subscriptions("t").empty());  // nothing changed
+  b.subscribe_pull("t", "s", bounded(3));
+  try {
+    b.subscribe_pull("t", "s", bounded(4));
+    FAIL() << "expected OptionsMismatch";
+  } catch (const OptionsMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("max_in_flight"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MaxInFlight, ADurableSubscriptionKeepsItsBoundAcrossARestart) {
+  testing::TempDir dir("broker-consumer");
+  StorageOptions storage;
+  storage.directory = dir.str() + "/store";
+  {
+    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    b.create_topic("t");
+    b.subscribe_pull("t", "s", bounded(1));
+    b.publish("t", "a");
+    b.publish("t", "b");
+  }
+  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  EXPECT_EQ(b.poll("t", "s", "w", 5, Time{}).size(), 1u);
+  b.subscribe_pull("t", "s", bounded(1));  // the same options: a no-op
+  EXPECT_THROW(b.subscribe_pull("t", "s", bounded(0)), OptionsMismatch);
+}
+
+TEST(Terminate, TermDeadLettersAHeldMessageAtOnceWhateverItsAttempts) {
+  Broker b;
+  b.create_topic("t");
+  PullOptions o = bounded(0);
+  o.max_deliveries = 0;  // no limit: only term ends it
+  b.subscribe_pull("t", "s", o);
+  b.publish("t", "poison");
+  b.publish("t", "fine");
+  const std::vector<Received> got = b.poll("t", "s", "w", 2, Time{});
+  ASSERT_EQ(got.size(), 2u);
+  Receipt other = got[0].receipt;
+  other.member = "intruder";
+  EXPECT_FALSE(b.term(other, Time{}));                       // only its holder
+  EXPECT_FALSE(b.term(got[0].receipt, Time{} + Millis{1000}));  // only before the deadline
+  EXPECT_TRUE(b.term(got[0].receipt, Time{}));
+  EXPECT_FALSE(b.term(got[0].receipt, Time{}));  // already dead
+  const std::vector<DeadLetter> dead = b.dead_letters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].message->payload, "poison");
+  EXPECT_EQ(dead[0].reason, "terminated");
+  EXPECT_EQ(dead[0].attempts, 1);
+  EXPECT_TRUE(b.ack(got[1].receipt, Time{}));
+  EXPECT_TRUE(b.expire(Time{} + Millis{5000}).empty());  // the terminated one never comes back
+  EXPECT_EQ(b.stats("t", "s").committed, 2u);
+}
+
+// A handler that throws broker::Terminate on a poison message: dead-lettered on its first
+// failure, on every dispatcher, and the subscription goes on with the next message.
+TEST(Terminate, APushHandlerThatThrowsTerminateGivesUpAtOnceOnEveryDispatcher) {
+  const std::vector<BrokerOptions> dispatchers = {BrokerOptions::synchronous(),
+                                                  BrokerOptions::lane(), BrokerOptions::pool(2)};
+  for (std::size_t k = 0; k < dispatchers.size(); ++k) {
+    SCOPED_TRACE(k == 0 ? "synchronous" : k == 1 ? "lane" : "pool");
+    Broker b(dispatchers[k]);
+    b.create_topic("t");
+    std::atomic<int> poison_calls{0};
+    PushOptions o;
+    o.max_deliveries = 5;
+    b.subscribe("t", "s",
+                [&](const Delivery& d) {
+                  if (d.message->payload != "poison") return true;
+                  ++poison_calls;
+                  throw Terminate();
+                },
+                o);
+    b.publish("t", "poison");
+    b.publish("t", "fine");
+    if (k == 0) {
+      EXPECT_EQ(b.drain(), 0u);  // poison terminated: the drain stops for s (R8)
+      EXPECT_EQ(b.drain(), 1u);  // then "fine"
+    }
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    EXPECT_EQ(poison_calls.load(), 1);
+    const std::vector<DeadLetter> dead = b.dead_letters("t", "s");
+    ASSERT_EQ(dead.size(), 1u);
+    EXPECT_EQ(dead[0].reason, "terminated");
+    EXPECT_EQ(dead[0].attempts, 1);
+    EXPECT_EQ(b.stats("t", "s").confirmed, 1u);
+  }
+}
+
+}  // namespace
+}  // namespace broker
