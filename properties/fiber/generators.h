@@ -37,9 +37,9 @@ inline rc::Gen<unsigned> gen_swarm_mask(bool swarm, std::size_t n) {
 /// 2-3 messages, a quarter with a late subscriber. Swarm keeps `poll` (progress) and draws
 /// a subset of the other kinds.
 inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
-  const std::vector<WorkerOp::Kind> kinds = {WorkerOp::kAckOldest, WorkerOp::kNackOldest,
-                                             WorkerOp::kAckAll,    WorkerOp::kExpire,
-                                             WorkerOp::kSleep,     WorkerOp::kPollWait};
+  const std::vector<WorkerOp::Kind> kinds = {
+      WorkerOp::kAckOldest, WorkerOp::kNackOldest, WorkerOp::kAckAll,    WorkerOp::kExpire,
+      WorkerOp::kSleep,     WorkerOp::kPollWait,   WorkerOp::kTermOldest};
   return rc::gen::mapcat(gen_swarm_mask(swarm, kinds.size()), [kinds](unsigned mask) {
     std::vector<WorkerOp::Kind> kept = swarm_subset(kinds, mask);
     kept.insert(kept.begin(), 2, WorkerOp::kPoll);  // 2 shares, as against 1 per other kind
@@ -63,7 +63,9 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
         rc::gen::set(&PullScript::publish_gap, rc::gen::element(0, 0, 10, 20)),
         rc::gen::set(
             &PullScript::late_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+        rc::gen::set(&PullScript::max_in_flight,
+                     rc::gen::weightedElement<std::size_t>({{3, 0}, {1, 1}, {1, 2}})));
   });
 }
 

@@ -52,6 +52,7 @@ struct Plan {
   std::set<Key> pull;                      // checked pull subscriptions
   std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
   std::set<Key> seeked;  // checked ones a fiber seeks: judged from the last seek on
+  std::map<Key, std::size_t> bounds;  // checked pull subscriptions' max_in_flight (R22)
   // Checked push groups, (topic, group) -> member names: members may join from a fiber while
   // publishers run; the group as a whole is judged like one subscription from the beginning.
   std::map<Key, std::vector<std::string>> groups;
@@ -66,6 +67,7 @@ Plan make_plan(const oplang::Program& p) {
   std::map<Key, model::Start::Kind> late;
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked;
   std::map<Key, std::vector<std::string>> group_members;
+  std::map<Key, std::size_t> bounds;
   std::set<Key> bad_groups;
   // Where a subscription starts: from the beginning (setup or fiber), or at the end when a
   // fiber subscribes while publishers run; explicit offsets are not judged.
@@ -112,6 +114,7 @@ Plan make_plan(const oplang::Program& p) {
       if (!o->filter.empty() || !start_ok(key, o->start, in_setup)) disqualified.insert(key);
       created[key] += 1;
       pull_subs.insert(key);
+      if (o->max_in_flight > 0) bounds[key] = o->max_in_flight;
     } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
       seeked.insert({o->topic, o->name});
     } else if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) {
@@ -136,6 +139,8 @@ Plan make_plan(const oplang::Program& p) {
     if (late.count(key)) plan.late[key] = late[key];
     if (push_subs.count(key)) plan.push.insert(key);
     if (pull_subs.count(key) && !unsubscribed.count(key)) plan.pull.insert(key);
+    // A seek forgets what was held without a call that says so: no bound check then.
+    if (bounds.count(key) && !seeked.count(key)) plan.bounds[key] = bounds[key];
   }
   for (const auto& [group, members] : group_members) {
     bool ok = !bad_groups.count(group) && plan.topics.count(group.first) && !created.count(group) &&
@@ -1125,6 +1130,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       if (sub.first != topic) continue;
       History hp;
       hp.retention = retained;
+      if (auto b = h.plan.bounds.find(sub); b != h.plan.bounds.end()) hp.max_in_flight = b->second;
       hp.clock = h.clock;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
         for (const auto& [o, when] : at->second) hp.published_at[o] = {when.ret, when.ms};

@@ -65,6 +65,7 @@ oplang::Program PullScript::program() const {
   sub.ack_timeout = 30;
   sub.max_deliveries = kMaxDeliveries;
   sub.start = model::Start{model::Start::Kind::kBeginning, 0};
+  sub.max_in_flight = max_in_flight;
   p.setup.push_back(sub);
   for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
   for (std::size_t i = 0; i < publishers.size(); ++i)
@@ -85,6 +86,9 @@ oplang::Program PullScript::program() const {
           break;
         case WorkerOp::kAckAll:
           f.ops.push_back(oplang::Ack{kTopic, kPullSub, 0, member, oplang::Which::kAll});
+          break;
+        case WorkerOp::kTermOldest:
+          f.ops.push_back(oplang::Term{kTopic, kPullSub, 0, member, oplang::Which::kOldest});
           break;
         case WorkerOp::kExpire:
           f.ops.push_back(oplang::Expire{});

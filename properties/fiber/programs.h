@@ -15,7 +15,8 @@ namespace fiberprop {
 
 /// One step of a pull worker.
 struct WorkerOp {
-  enum Kind { kPoll, kAckOldest, kNackOldest, kAckAll, kExpire, kSleep, kPollWait };
+  // (schedule_fuzzer decodes the first six by index: new kinds go at the end)
+  enum Kind { kPoll, kAckOldest, kNackOldest, kAckAll, kExpire, kSleep, kPollWait, kTermOldest };
   Kind kind;
   int arg;  // poll, poll_wait: max messages; sleep: tens of ms
 };
@@ -25,13 +26,13 @@ struct WorkerOp {
 /// optionally a fiber that subscribes `q` (start=end) while the publishers run. program():
 ///   broker sync
 ///   create_topic t [messages=N]
-///   subscribe_pull t p timeout=30 max=3 start=begin
+///   subscribe_pull t p timeout=30 max=3 start=begin [inflight=N]
 ///   publish t m             (setup_messages times)
 ///   fiber pub0              (one per publisher: [advance GAP] publish t m, as often as it
 ///                            publishes)
 ///   fiber w0                (one per worker, member w0: poll t p w0 max=N, ack t p oldest w0,
 ///                            nack t p oldest w0, ack t p all w0, expire, advance 10*N,
-///                            poll_wait t p w0 max=N timeout=20)
+///                            poll_wait t p w0 max=N timeout=20, term t p oldest w0)
 ///   fiber late              (yield N, subscribe_pull t q start=end, poll t q late max=2)
 struct PullScript {
   std::vector<int> publishers;
@@ -40,6 +41,7 @@ struct PullScript {
   int setup_messages = 0;     // published by the setup, before the fibers start
   int publish_gap = 0;        // ms each publisher waits before each publish
   int late_after = -1;        // -1: no late subscriber; else yields before it subscribes
+  std::size_t max_in_flight = 0;  // p's bound (R22), 0: none
   [[nodiscard]] oplang::Program program() const;
 };
 
