@@ -558,37 +558,35 @@ oplang::Value JetStreamTarget::ack(const oplang::Ack& op) {
 }
 
 oplang::Value JetStreamTarget::nack(const oplang::Nack& op) {
-  Topic& topic = topic_or_throw(op.topic);
-  Sub& sub = sub_or_throw(topic, op.sub);
-  drain_advisories(op.topic, op.sub, sub, 0);
-  auto it = sub.held.find(op.offset);
-  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
-  MsgPtr msg(it->second.msg);
-  sub.held.erase(it);
-  answer_held(msg.get(), "-NAK");
-  return oplang::BoolResult{true};
+  return oplang::BoolResult{answer_held(op.topic, op.sub, op.offset, op.member, "-NAK")};
 }
 
-void JetStreamTarget::answer_held(natsMsg* msg, const char* word) {
+bool JetStreamTarget::answer_held(const std::string& topic_name, const std::string& sub_name,
+                                  model::Offset offset, const std::string& member,
+                                  const char* word) {
+  Topic& topic = topic_or_throw(topic_name);
+  Sub& sub = sub_or_throw(topic, sub_name);
+  drain_advisories(topic_name, sub_name, sub, 0);
+  auto it = sub.held.find(offset);
+  if (it == sub.held.end() || it->second.member != member) return false;
+  MsgPtr msg(it->second.msg);
+  sub.held.erase(it);
   // Sent as a request: the server answers an ack message that has a reply subject once the
   // consumer has processed it (as for AckSync), so the next poll sees its effect.
-  const char* reply_to = natsMsg_GetReply(msg);
+  const char* reply_to = natsMsg_GetReply(msg.get());
   if (reply_to == nullptr) throw TargetFailure(std::string(word) + ": the message has no reply");
   natsMsg* answer = nullptr;
   const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, word, kApiWaitMs);
   natsMsg_Destroy(answer);
   check(s, (std::string(word) + " request").c_str());
+  return true;
 }
 
 oplang::Value JetStreamTarget::term(const oplang::Term& op) {
-  Topic& topic = topic_or_throw(op.topic);
-  Sub& sub = sub_or_throw(topic, op.sub);
-  drain_advisories(op.topic, op.sub, sub, 0);
-  auto it = sub.held.find(op.offset);
-  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
-  MsgPtr msg(it->second.msg);
-  sub.held.erase(it);
-  answer_held(msg.get(), "+TERM");
+  if (!answer_held(op.topic, op.sub, op.offset, op.member, "+TERM")) {
+    return oplang::BoolResult{false};
+  }
+  Sub& sub = sub_or_throw(topic_or_throw(op.topic), op.sub);
   // The server announces the dead message on its own schedule: wait (bounded) for that
   // advisory, so a dead_letters right after the term sees it as the model's does. One that
   // never comes is the engine's answer: the dead letters the suite compares lack it.

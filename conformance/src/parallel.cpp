@@ -134,6 +134,19 @@ struct Recorded {
   oplang::Outcome outcome;
 };
 
+// Runs op on target at model time `now`, stamped with ticks of the shared clock.
+Recorded record_call(Target& target, const oplang::Op& op, model::Millis now, int branch,
+                     std::atomic<std::uint64_t>& clock) {
+  Recorded r;
+  r.call.op = to_pull_op(op, now);
+  r.call.branch = branch;
+  r.call.invoke = ++clock;
+  r.outcome = target.step(op);
+  r.call.ret = ++clock;
+  r.call.result = result_text(r.outcome);
+  return r;
+}
+
 // One worker's calls and what it holds (to resolve "the oldest in hand").
 struct FiberRun {
   std::vector<Recorded> calls;
@@ -232,13 +245,7 @@ void run_fiber(Target& worker, const oplang::Fiber& fiber, int branch, model::Mi
     };
     if (auto* a = std::get_if<oplang::Ack>(&op); a != nullptr && !resolve(*a)) continue;
     if (auto* n = std::get_if<oplang::Nack>(&op); n != nullptr && !resolve(*n)) continue;
-    Recorded r;
-    r.call.op = to_pull_op(op, now);
-    r.call.branch = branch;
-    r.call.invoke = ++clock;
-    r.outcome = worker.step(op);
-    r.call.ret = ++clock;
-    r.call.result = result_text(r.outcome);
+    Recorded r = record_call(worker, op, now, branch, clock);
     if (const auto* got = std::get_if<std::vector<model::Received>>(&r.outcome.value)) {
       for (const model::Received& m : *got) out.hand.push_back(m.offset);
     }
@@ -332,14 +339,7 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   std::size_t published = 0;
   std::vector<Recorded> prefix, calls;  // as history's, with the engine's whole answers
   auto client_call = [&](const oplang::Op& op, int branch) {
-    Recorded r;
-    r.call.op = to_pull_op(op, now);
-    r.call.branch = branch;
-    r.call.invoke = ++clock;
-    r.outcome = target.step(op);
-    r.call.ret = ++clock;
-    r.call.result = result_text(r.outcome);
-    return r;
+    return record_call(target, op, now, branch, clock);
   };
 
   for (const oplang::Op& op : program.setup) {

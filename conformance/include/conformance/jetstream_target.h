@@ -96,9 +96,11 @@ class JetStreamTarget : public Target {
   oplang::Value ack(const oplang::Ack& op);
   oplang::Value nack(const oplang::Nack& op);
   oplang::Value term(const oplang::Term& op);
-  // Sends an ack-protocol word (-NAK, +TERM) for a held message as a request: the server
-  // answers once the consumer has processed it. Throws TargetFailure.
-  void answer_held(__natsMsg* msg, const char* word);
+  // Answers a message member holds with an ack-protocol word (-NAK, +TERM), as a request the
+  // server answers once the consumer has processed it; false (nothing sent) if member does
+  // not hold it. Throws Error (unknown topic or subscription), TargetFailure.
+  bool answer_held(const std::string& topic, const std::string& sub, model::Offset offset,
+                   const std::string& member, const char* word);
   oplang::Value advance(const oplang::Advance& op);
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);
 
