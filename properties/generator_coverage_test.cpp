@@ -100,6 +100,7 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"poll held back by max_in_flight", 1},
       {"term accepted", 1},
       {"terminated dead letter", 1},
+      {"delayed nack accepted", 0.6},
   };
   for (const auto& [state, min_share] : wanted) {
     auto it = c.sequences_reaching.find(state);

@@ -249,6 +249,12 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
     default:
       break;
   }
+  // R24: now and then a back-off list of 1-3 waits (a negative one: InvalidArgument).
+  if (*g::inRange(0, 4) == 0) {
+    op.backoff = *g::container<std::vector<model::Millis>>(
+        *g::inRange<std::size_t>(1, 4), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
+    if (*g::inRange(0, 20) == 0) op.backoff.back() = -1;
+  }
   return op;
 }
 
@@ -356,9 +362,14 @@ oplang::Op gen_op<oplang::Ack>(const Hints& h) {
   return gen_ack_like<oplang::Ack>(h);
 }
 
+// R24: half the nacks ask for a delay (now and then a negative one: InvalidArgument).
 template <>
 oplang::Op gen_op<oplang::Nack>(const Hints& h) {
-  return gen_ack_like<oplang::Nack>(h);
+  oplang::Nack op = gen_ack_like<oplang::Nack>(h);
+  if (*g::inRange(0, 2) == 0) {
+    op.delay = *g::elementOf(std::vector<model::Millis>{-1, 0, 5, 5, 10, 30});
+  }
+  return op;
 }
 
 template <>

@@ -115,6 +115,9 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
     if (b->value && std::holds_alternative<oplang::Term>(op)) states.insert("term accepted");
+    if (const auto* n = std::get_if<oplang::Nack>(&op); b->value && n != nullptr && n->delay) {
+      states.insert("delayed nack accepted");
+    }
     const bool wait = std::holds_alternative<oplang::WaitIdle>(op) ||
                       std::holds_alternative<oplang::WaitDelivered>(op);
     if (wait) states.insert(b->value ? "wait: nothing left" : "wait: work left");

@@ -1,6 +1,6 @@
-// What the peers' consumers have (issue 18), through the public API: max_in_flight (SPEC R22)
-// and terminate (R23), for pull workers, push handlers on every dispatcher, and a durable
-// broker that reopens its directory.
+// What the peers' consumers have (issue 18), through the public API: max_in_flight (SPEC R22),
+// terminate (R23) and retry later (R24), for pull workers, push handlers on every dispatcher,
+// and a durable broker that reopens its directory.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -145,6 +145,51 @@ TEST(Terminate, APushHandlerThatThrowsTerminateGivesUpAtOnceOnEveryDispatcher) {
     EXPECT_EQ(dead[0].attempts, 1);
     EXPECT_EQ(b.stats("t", "s").confirmed, 1u);
   }
+}
+
+TEST(RetryLater, ANackWithADelayIsOfferedAgainOnlyOnceItsWaitIsOver) {
+  Broker b;
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(0));
+  b.publish("t", "a");
+  b.publish("t", "b");
+  const Time t0{};
+  const std::vector<Received> got = b.poll("t", "s", "w", 1, t0);
+  EXPECT_THROW(b.nack(got[0].receipt, t0, Millis{-1}), InvalidArgument);
+  EXPECT_TRUE(b.nack(got[0].receipt, t0, Millis{100}));
+  EXPECT_EQ(offsets(b.poll("t", "s", "w", 5, t0 + Millis{99})), (std::vector<Offset>{1}));
+  EXPECT_EQ(b.stats("t", "s").backlog, 1u);  // waiting, counted
+  const std::vector<Received> due = b.poll("t", "s", "w", 5, t0 + Millis{100});
+  ASSERT_EQ(offsets(due), (std::vector<Offset>{0}));
+  EXPECT_EQ(due[0].attempt, 2);
+}
+
+TEST(RetryLater, TheBackoffListSetsTheWaitPerAttemptAndSurvivesARestart) {
+  testing::TempDir dir("broker-consumer");
+  StorageOptions storage;
+  storage.directory = dir.str() + "/store";
+  PullOptions o = bounded(0);
+  o.backoff = {Millis{10}, Millis{50}};
+  {
+    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    b.create_topic("t");
+    b.subscribe_pull("t", "s", o);
+    b.publish("t", "a");
+  }
+  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  EXPECT_THROW(b.subscribe_pull("t", "s", bounded(0)), OptionsMismatch);  // the list came back
+  b.subscribe_pull("t", "s", o);
+  const Time t0{};
+  ASSERT_TRUE(b.nack(b.poll("t", "s", "w", 1, t0).at(0).receipt, t0));  // attempt 1: waits 10
+  EXPECT_TRUE(b.poll("t", "s", "w", 1, t0 + Millis{9}).empty());
+  const std::vector<Received> second = b.poll("t", "s", "w", 1, t0 + Millis{10});
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_TRUE(b.nack(second[0].receipt, t0 + Millis{10}));  // attempt 2: waits 50
+  EXPECT_TRUE(b.poll("t", "s", "w", 1, t0 + Millis{59}).empty());
+  EXPECT_EQ(b.poll("t", "s", "w", 1, t0 + Millis{60}).at(0).attempt, 3);
+  PullOptions bad = bounded(0);
+  bad.backoff = {Millis{-1}};
+  EXPECT_THROW(b.subscribe_pull("t", "x", bad), InvalidArgument);
 }
 
 }  // namespace

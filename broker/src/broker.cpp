@@ -49,7 +49,12 @@ std::vector<Received> Broker::poll_wait(const std::string& topic, const std::str
   return impl_->poll_wait(topic, subscription, member, max_messages, timeout);
 }
 bool Broker::ack(const Receipt& receipt, Time now) { return impl_->ack(receipt, now); }
-bool Broker::nack(const Receipt& receipt, Time now) { return impl_->nack(receipt, now); }
+bool Broker::nack(const Receipt& receipt, Time now) {
+  return impl_->nack(receipt, now, std::nullopt);
+}
+bool Broker::nack(const Receipt& receipt, Time now, Millis delay) {
+  return impl_->nack(receipt, now, delay);
+}
 bool Broker::term(const Receipt& receipt, Time now) { return impl_->term(receipt, now); }
 bool Broker::extend(const Receipt& receipt, Time now, Millis extension) {
   return impl_->extend(receipt, now, extension);

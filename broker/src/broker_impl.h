@@ -58,7 +58,7 @@ class BrokerImpl {
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
   bool ack(const Receipt& receipt, Time now);
-  bool nack(const Receipt& receipt, Time now);
+  bool nack(const Receipt& receipt, Time now, std::optional<Millis> delay);
   bool term(const Receipt& receipt, Time now);
   bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);

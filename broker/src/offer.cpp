@@ -92,7 +92,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
     if (member == nullptr) return OfferResult::kGone;
     std::optional<Held> next;
     try {
-      next = s.take_next(member->name, Time::max());
+      next = s.take_next(member->name, Time::max(), Time::max());  // push: no waits (R24)
     } catch (const Error&) {
       // A recovered record that cannot be read back (I/O error, a file changed under us):
       // nothing was taken, so the offer is tried again at the next wake (R18).

@@ -69,7 +69,7 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
     sync::MutexLock lock(s->mu);
     const std::size_t bound = s->config().max_in_flight;
     while (out.size() < max_messages && (bound == 0 || s->held_count() < bound)) {
-      std::optional<Held> held = s->take_next(member, deadline);
+      std::optional<Held> held = s->take_next(member, deadline, now);
       if (!held) break;
       const Offset offset = held->message->offset;
       out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
@@ -111,13 +111,17 @@ bool BrokerImpl::ack(const Receipt& r, Time now) {
   return true;
 }
 
-bool BrokerImpl::nack(const Receipt& r, Time now) {
+bool BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
+  if (delay) {
+    require(delay->count() >= 0, "delay must be >= 0");
+    require(*delay <= kMaxDuration, "delay must be <= kMaxDuration");
+  }
   StatePtr s = pull_state(r.topic, r.subscription);
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
     if (s->held_by(r.offset, r.member, now) == nullptr) return false;
-    s->fail(r.offset, Failure{"nacked", now});
+    s->fail(r.offset, Failure{"nacked", now, false, delay});
     saved = s->save_position();  // a dead letter moves the position
   }
   s->wait_saved(saved);

@@ -38,6 +38,7 @@ SubscriptionConfig SubscriptionConfig::pull(const BrokerImpl* broker, const std:
   c.ack_timeout = options.ack_timeout;
   c.start = options.start;
   c.max_in_flight = options.max_in_flight;
+  c.backoff = options.backoff;
   return c;
 }
 
@@ -54,6 +55,10 @@ void validate(const std::string& name, const PullOptions& options) {
   require(options.ack_timeout <= kMaxDuration, "ack_timeout must be <= kMaxDuration");
   require(options.max_deliveries >= 0, "max_deliveries must be >= 0");
   require(options.max_in_flight <= kMaxInFlight, "max_in_flight must be <= kMaxInFlight");
+  require(options.backoff.size() <= kMaxBackoffSteps, "backoff takes at most kMaxBackoffSteps");
+  for (Millis wait : options.backoff) {
+    require(wait.count() >= 0 && wait <= kMaxDuration, "backoff waits must be 0..kMaxDuration");
+  }
 }
 
 std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const PushOptions& o) {
@@ -69,6 +74,7 @@ std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const Pul
   if (c.max_deliveries != o.max_deliveries) return "max_deliveries";
   if (!(c.start == o.start)) return "start";
   if (c.max_in_flight != o.max_in_flight) return "max_in_flight";
+  if (c.backoff != o.backoff) return "backoff";
   return std::nullopt;
 }
 

@@ -34,7 +34,7 @@ void SubscriptionState::continue_from(const SubscriptionState& old) {
 
 Offset SubscriptionState::committed() const {
   Offset c = cursor_;
-  if (!redelivery_.empty()) c = std::min(c, *redelivery_.begin());
+  if (!redelivery_.empty()) c = std::min(c, redelivery_.begin()->first);
   if (!in_flight_.empty()) c = std::min(c, in_flight_.begin()->first);
   return c;
 }
@@ -70,8 +70,8 @@ bool SubscriptionState::matches(const Message& m) const {
 
 void SubscriptionState::catch_up() {
   const Offset oldest = log_->oldest();
-  while (!redelivery_.empty() && *redelivery_.begin() < oldest) {
-    attempts_.erase(*redelivery_.begin());
+  while (!redelivery_.empty() && redelivery_.begin()->first < oldest) {
+    attempts_.erase(redelivery_.begin()->first);
     redelivery_.erase(redelivery_.begin());
     ++counters_.skipped;
   }
@@ -81,16 +81,20 @@ void SubscriptionState::catch_up() {
   }
 }
 
-std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline) {
+std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline,
+                                                 Time now) {
   MessagePtr message;
   // A publish may drop messages between catch_up and a read (retention runs under the
   // log's lock only); a read that finds its offset gone catches up again, so the drop is
   // counted and a later message is still found (R3).
   while (!message) {
     catch_up();
-    if (!redelivery_.empty()) {  // returned messages first, lowest offset first (R6)
-      message = log_->read(*redelivery_.begin());
-      if (message) redelivery_.erase(redelivery_.begin());
+    // Returned messages first, lowest offset first (R6), of those whose wait is over (R24).
+    auto ready = std::find_if(redelivery_.begin(), redelivery_.end(),
+                              [now](const auto& entry) { return entry.second <= now; });
+    if (ready != redelivery_.end()) {
+      message = log_->read(ready->first);
+      if (message) redelivery_.erase(ready);
       continue;
     }
     MessagePtr m = log_->read(cursor_);
@@ -135,7 +139,15 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
     ++counters_.dead_lettered;
     return true;
   }
-  redelivery_.insert(offset);
+  // R24: the wait before it is offered again, as asked or as the back-off list says for the
+  // attempt that failed.
+  Millis wait = failure.delay.value_or(Millis{0});
+  if (!failure.delay && !config_.backoff.empty()) {
+    wait = config_.backoff[std::min<std::size_t>(static_cast<std::size_t>(attempts),
+                                                 config_.backoff.size()) -
+                           1];
+  }
+  redelivery_[offset] = failure.at + wait;
   return false;
 }
 

@@ -34,6 +34,8 @@ struct Failure {
   std::string reason;
   Time at;
   bool terminal = false;  // SPEC R23: dead-lettered at once, whatever the attempts
+  /// SPEC R24: how long a returned message waits (none: the back-off list's wait).
+  std::optional<Millis> delay = std::nullopt;
 };
 
 /// The shared state of one subscription (or push group). Every method REQUIRES mu except
@@ -63,9 +65,11 @@ class SubscriptionState {
 
   /// SPEC R3: drops waiting offsets below the oldest kept one and counts them.
   void catch_up() REQUIRES(mu);
-  /// SPEC R5/R6: takes the next message, counts the offer, and holds it for member until
-  /// deadline. Returns none when nothing is waiting.
-  std::optional<Held> take_next(const std::string& member, Time deadline) REQUIRES(mu);
+  /// SPEC R5/R6: takes the next message (of the returned ones, only those whose wait is
+  /// over at now, R24), counts the offer, and holds it for member until deadline. Returns
+  /// none when nothing is ready.
+  std::optional<Held> take_next(const std::string& member, Time deadline, Time now)
+      REQUIRES(mu);
   /// SPEC R7: confirms a held message. False if it is not held (forgotten or finished).
   bool confirm(Offset offset) REQUIRES(mu);
   /// SPEC R7: fails a held message: dead letter or back to redelivery (R23: a terminal
@@ -118,7 +122,8 @@ class SubscriptionState {
 
   // State below is protected by mu.
   Offset cursor_ GUARDED_BY(mu);
-  std::set<Offset> redelivery_ GUARDED_BY(mu);
+  // Returned offsets, each with the time it may be offered again from (SPEC R24).
+  std::map<Offset, Time> redelivery_ GUARDED_BY(mu);
   std::map<Offset, Held> in_flight_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);

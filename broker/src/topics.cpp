@@ -59,6 +59,7 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
         c.max_deliveries = sub.max_deliveries;
         c.ack_timeout = sub.ack_timeout;
         c.max_in_flight = sub.max_in_flight;
+        c.backoff = sub.backoff;
         c.start = sub.start;
         c.group = sub.group;
         StatePtr s = make_state(*t, std::move(c), sub.position);
@@ -99,6 +100,7 @@ storage::SavedSubscription BrokerImpl::saved_of(const SubscriptionConfig& c, Off
   s.max_deliveries = c.max_deliveries;
   s.ack_timeout = c.ack_timeout;
   s.max_in_flight = c.max_in_flight;
+  s.backoff = c.backoff;
   s.start = c.start;
   s.position = cursor;
   return s;

@@ -14,13 +14,14 @@ bool in_subset(const oplang::Op& op) {
           return o.retention_messages == 0 && o.retention_bytes == 0;
         } else if constexpr (std::is_same_v<T, oplang::Publish>) {
           return o.key.empty();
-        } else if constexpr (std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Nack> ||
-                             std::is_same_v<T, oplang::Term>) {
+        } else if constexpr (std::is_same_v<T, oplang::Nack>) {
+          return o.which == oplang::Which::kOffset && !o.delay;
+        } else if constexpr (std::is_same_v<T, oplang::Ack> || std::is_same_v<T, oplang::Term>) {
           return o.which == oplang::Which::kOffset;
         } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
           return (o.start.kind == model::Start::Kind::kBeginning ||
                   o.start.kind == model::Start::Kind::kEnd) &&
-                 o.max_in_flight == 0;
+                 o.max_in_flight == 0 && o.backoff.empty();
         } else {
           return std::is_same_v<T, oplang::DeleteTopic> || std::is_same_v<T, oplang::Unsubscribe> ||
                  std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::Advance> ||

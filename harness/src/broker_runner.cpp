@@ -156,6 +156,7 @@ struct BrokerRunner::Apply {
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
     options.max_in_flight = o.max_in_flight;
+    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     b.subscribe_pull(o.topic, o.name, options);
     return oplang::Done{};
   }
@@ -174,7 +175,9 @@ struct BrokerRunner::Apply {
     return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
   }
   oplang::Value operator()(const oplang::Nack& o) const {
-    return oplang::BoolResult{b.nack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
+    const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member);
+    return oplang::BoolResult{o.delay ? b.nack(r, now(), broker::Millis{*o.delay})
+                                      : b.nack(r, now())};
   }
   oplang::Value operator()(const oplang::Term& o) const {
     return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member), now())};

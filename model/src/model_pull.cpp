@@ -23,15 +23,18 @@ Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
 void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
   if (name.empty() || options.ack_timeout <= 0 || options.ack_timeout > kMaxDuration ||
-      options.max_deliveries < 0 || options.max_in_flight > kMaxInFlight) {
+      options.max_deliveries < 0 || options.max_in_flight > kMaxInFlight ||
+      options.backoff.size() > kMaxBackoffSteps ||
+      std::any_of(options.backoff.begin(), options.backoff.end(),
+                  [](Millis w) { return w < 0 || w > kMaxDuration; })) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& t = topic_or_throw(topic);
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
-    const PullOptions existing{s.filter, s.ack_timeout, s.max_deliveries, s.start,
-                               s.max_in_flight};
+    const PullOptions existing{s.filter,        s.ack_timeout, s.max_deliveries,
+                               s.start,         s.max_in_flight, s.backoff};
     if (existing == options) return;
     throw Error(ErrorCode::kOptionsMismatch);
   }
@@ -45,6 +48,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.max_deliveries = options.max_deliveries;
   s.start = options.start;
   s.max_in_flight = options.max_in_flight;
+  s.backoff = options.backoff;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
   t.pulls[name] = s.id;
@@ -95,14 +99,16 @@ bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
   return true;
 }
 
-// R11, R7: an accepted nack fails the message (reason "nacked").
+// R11, R7: an accepted nack fails the message (reason "nacked"); R24: it waits `delay` ms
+// (none: what the back-off list says) before it is offered again.
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now) {
+                 const std::string& member, Millis now, std::optional<Millis> delay) {
+  if (delay && (*delay < 0 || *delay > kMaxDuration)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
   if (settles_late(s, offset, member)) return true;  // it stays returned
   if (!accepted(s, offset, member, now)) return false;
-  fail(t, s, offset, "nacked", now);
+  fail(t, s, offset, "nacked", now, /*terminal=*/false, delay);
   save(s);
   return true;
 }

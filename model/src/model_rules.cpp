@@ -66,15 +66,24 @@ void Model::catch_up(const Topic& t, Sub& s) {
   }
 }
 
-// R5: lowest redelivery entry, else the first match at or after the cursor.
+// R5: lowest redelivery entry whose wait is over (R24), else the first match at or after
+// the cursor.
 std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) const {
-  while (!s.redelivery.empty()) {
-    Offset o = *s.redelivery.begin();
-    if (profile_.redelivery_in_return_order) {
-      for (const Offset r : s.redelivery) {
-        if (s.returned.at(r).order < s.returned.at(o).order) o = r;
+  for (;;) {
+    // Of the returned messages whose wait is over, the lowest offset (the set is ascending),
+    // or under the profile the one that came back first.
+    std::optional<Offset> ready;
+    for (const Offset r : s.redelivery) {
+      if (s.returned.at(r).not_before > now) continue;
+      if (!ready) {
+        ready = r;
+      } else if (profile_.redelivery_in_return_order &&
+                 s.returned.at(r).order < s.returned.at(*ready).order) {
+        ready = r;
       }
     }
+    if (!ready) break;
+    const Offset o = *ready;
     s.redelivery.erase(o);
     if (profile_.dead_letter_when_offered_again && s.max_deliveries > 0 &&
         s.attempts[o] >= s.max_deliveries) {
@@ -114,8 +123,10 @@ void Model::confirm(Sub& s, Offset offset) {
 
 // R7: a failure dead-letters at max_deliveries (recording where, why and when), else
 // returns the message; true if dead. R23: a terminal failure (term) dead-letters at once.
+// R24: a returned message waits `delay` ms, or (none) what the back-off list says for the
+// attempt that failed.
 bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now,
-                 bool terminal) const {
+                 bool terminal, std::optional<Millis> delay) const {
   const Held held = s.in_flight.at(offset);
   s.in_flight.erase(offset);
   const int attempts = s.attempts[offset];
@@ -127,8 +138,11 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
     s.attempts.erase(offset);
     return true;
   }
+  if (!delay) {
+    delay = s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
+  }
   s.redelivery.insert(offset);
-  s.returned[offset] = Sub::Returned{held.member, ++s.events};
+  s.returned[offset] = Sub::Returned{held.member, ++s.events, false, now + *delay};
   return false;
 }
 

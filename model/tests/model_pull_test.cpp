@@ -192,5 +192,44 @@ TEST_F(ModelPullTest, R23TermDeadLettersAtOnceWhateverMaxDeliveries) {
   EXPECT_EQ(s.committed, 1u);
 }
 
+TEST_F(ModelPullTest, R24ADelayedNackWaitsWithoutHoldingNewerMessagesBack) {
+  m.poll("orders", "billing", "w", 0, 1);
+  EXPECT_THROW(m.nack("orders", "billing", 0, "w", 1, -1), Error);  // bad delay: nothing changed
+  EXPECT_TRUE(m.nack("orders", "billing", 0, "w", 1, 10));
+  const std::vector<Received> early = m.poll("orders", "billing", "w", 1, 5);
+  ASSERT_EQ(early.size(), 2u);  // 1 and 2; 0 waits until t=11
+  EXPECT_EQ(early[0].offset, 1u);
+  EXPECT_EQ(m.stats("orders", "billing").committed, 0u);  // the waiting one keeps it there
+  EXPECT_TRUE(m.poll("orders", "billing", "w", 10, 5).empty());
+  const std::vector<Received> due = m.poll("orders", "billing", "w", 11, 5);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].offset, 0u);
+  EXPECT_EQ(due[0].attempt, 2);
+}
+
+TEST_F(ModelPullTest, R24TheBackoffListWaitsPerAttemptAfterNacksAndExpiries) {
+  m.subscribe_pull("orders", "slow",
+                   {.ack_timeout = 5,
+                    .max_deliveries = 0,
+                    .start = {Start::Kind::kBeginning, 0},
+                    .backoff = {10, 100}});
+  m.poll("orders", "slow", "w", 0, 1);
+  EXPECT_TRUE(m.nack("orders", "slow", 0, "w", 0));      // attempt 1 failed: waits 10
+  EXPECT_EQ(m.poll("orders", "slow", "w", 9, 1)[0].offset, 1u);
+  EXPECT_EQ(m.poll("orders", "slow", "w", 10, 1)[0].offset, 0u);  // attempt 2, due at 15
+  m.expire(15);  // offset 0's attempt 2 expired: waits 100 (the last entry from here on);
+                 // offset 1 (deadline 14) expired too: its attempt 1 waits 10
+  const std::vector<Received> at25 = m.poll("orders", "slow", "w", 25, 5);
+  ASSERT_EQ(at25.size(), 2u);
+  EXPECT_EQ(at25[0].offset, 1u);  // back at 25
+  EXPECT_EQ(at25[1].offset, 2u);  // new
+  EXPECT_TRUE(m.nack("orders", "slow", 2, "w", 26, 0));  // an explicit delay beats the list
+  EXPECT_EQ(m.poll("orders", "slow", "w", 26, 5)[0].offset, 2u);
+  EXPECT_TRUE(m.poll("orders", "slow", "w", 114, 1).empty());
+  EXPECT_EQ(m.poll("orders", "slow", "w", 115, 1)[0].offset, 0u);
+  EXPECT_THROW(m.subscribe_pull("orders", "bad", {.backoff = {5, -1}}), Error);
+  EXPECT_THROW(m.subscribe_pull("orders", "bad", {.backoff = std::vector<Millis>(33, 1)}), Error);
+}
+
 }  // namespace
 }  // namespace model

@@ -33,6 +33,8 @@ constexpr std::uint8_t kCrash = 212;                //
 constexpr std::uint8_t kTerm = 213;                 // ack's fields (R23)
 constexpr std::uint8_t kBoundedPull = 214;          // subscribe_pull's, then max_in_flight 0..3
 constexpr std::uint8_t kTerminatingSubscribe = 215; // and 216 idempotent: verdicts 0..4
+constexpr std::uint8_t kDelayedNack = 217;          // ack's fields, then a delay (R24)
+constexpr std::uint8_t kBackoffPull = 218;          // 214's, then 1..3 back-off waits (R24)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -151,9 +153,19 @@ oplang::Op read_op(Reader& r) {
       return Crash{r.byte()};
     case kTerm:
       return read_ack_like<Term>(r);
-    case kBoundedPull: {
+    case kBoundedPull:
+    case kBackoffPull: {
       SubscribePull op = read_subscribe_pull(r);
       op.max_in_flight = r.pick(4);
+      if (kind == kBackoffPull) {
+        op.backoff.resize(1 + r.pick(3));
+        for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
+      }
+      return op;
+    }
+    case kDelayedNack: {
+      Nack op = read_ack_like<Nack>(r);
+      op.delay = r.from(kAdvances);
       return op;
     }
     case kTerminatingSubscribe:
@@ -310,10 +322,17 @@ struct OpWriter {
     }
   }
   void operator()(const oplang::SubscribePull& op) {
-    w.byte(op.max_in_flight != 0 ? kBoundedPull : 4), w.name(op.topic, kTopics),
-        w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    const std::size_t kind = !op.backoff.empty()     ? kBackoffPull
+                             : op.max_in_flight != 0 ? kBoundedPull
+                                                     : 4;
+    w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
+        w.index_of(op.filter, kHeaders);
     w.index_of(op.ack_timeout, kTimeouts), w.byte(op.max_deliveries), write_start(w, op.start);
-    if (op.max_in_flight != 0) w.byte(op.max_in_flight);
+    if (kind != 4) w.byte(op.max_in_flight);
+    if (kind == kBackoffPull) {
+      w.byte(op.backoff.size() - 1);
+      for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
+    }
   }
   void operator()(const oplang::Unsubscribe& op) {
     w.byte(5), w.name(op.topic, kTopics), w.name(op.name, kSubs);
@@ -332,7 +351,10 @@ struct OpWriter {
         w.name(op.member, kMembers);
   }
   void operator()(const oplang::Ack& op) { ack_like(9, op); }
-  void operator()(const oplang::Nack& op) { ack_like(10, op); }
+  void operator()(const oplang::Nack& op) {
+    ack_like(op.delay ? kDelayedNack : 10, op);
+    if (op.delay) w.index_of(*op.delay, kAdvances);
+  }
   void operator()(const oplang::Term& op) { ack_like(kTerm, op); }
   void operator()(const oplang::Extend& op) {
     ack_like(11, op), w.index_of(op.extension, kAdvances);

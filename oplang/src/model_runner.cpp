@@ -28,7 +28,8 @@ struct Apply {
   }
   Value operator()(const SubscribePull& o) const {
     m.subscribe_pull(o.topic, o.name,
-                     {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight});
+                     {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
+                      o.backoff});
     return Done{};
   }
   Value operator()(const Unsubscribe& o) const {
@@ -44,7 +45,7 @@ struct Apply {
     return BoolResult{m.ack(o.topic, o.sub, by_offset(o), o.member, m.now())};
   }
   Value operator()(const Nack& o) const {
-    return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now())};
+    return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay)};
   }
   Value operator()(const Term& o) const {
     return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now())};

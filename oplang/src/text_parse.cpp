@@ -397,7 +397,7 @@ class LineParser {
     SubscribePull o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, timeout=, max=, start= or inflight=";
+    const char* expected = "filter=, timeout=, max=, start=, inflight= or backoff=";
     while (auto key = option_key(expected)) {
       if (*key == "filter") {
         o.filter = filter();
@@ -409,6 +409,13 @@ class LineParser {
         o.start = start();
       } else if (*key == "inflight") {
         o.max_in_flight = unsigned_number("a number of messages in flight");
+      } else if (*key == "backoff") {
+        expect_punct('[');
+        while (!at_punct(']')) {
+          if (!o.backoff.empty()) expect_punct(',');
+          o.backoff.push_back(millis("a wait in ms"));
+        }
+        next();
       } else {
         fail(expected);
       }
@@ -495,7 +502,14 @@ class LineParser {
     if (name == "drain") return Drain{};
     if (name == "poll") return poll();
     if (name == "ack") return answer<Ack>();
-    if (name == "nack") return answer<Nack>();
+    if (name == "nack") {
+      Nack o = answer<Nack>();
+      while (auto key = option_key("delay=")) {
+        if (*key != "delay") fail("delay=");
+        o.delay = millis("a delay in ms");
+      }
+      return o;
+    }
     if (name == "term") return answer<Term>();
     if (name == "extend") {
       Extend o;

@@ -144,6 +144,13 @@ struct Printer {
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (o.max_in_flight != 0) out += " inflight=" + std::to_string(o.max_in_flight);
+    if (!o.backoff.empty()) {
+      out += " backoff=[";
+      for (std::size_t i = 0; i < o.backoff.size(); ++i) {
+        out += (i > 0 ? "," : "") + std::to_string(o.backoff[i]);
+      }
+      out += "]";
+    }
     return out;
   }
   std::string operator()(const Unsubscribe& o) const {
@@ -172,7 +179,8 @@ struct Printer {
     return answer("ack", o.topic, o.sub, o.offset, o.which, o.member);
   }
   std::string operator()(const Nack& o) const {
-    return answer("nack", o.topic, o.sub, o.offset, o.which, o.member);
+    return answer("nack", o.topic, o.sub, o.offset, o.which, o.member) +
+           (o.delay ? " delay=" + std::to_string(*o.delay) : "");
   }
   std::string operator()(const Term& o) const {
     return answer("term", o.topic, o.sub, o.offset, o.which, o.member);

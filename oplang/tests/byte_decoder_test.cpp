@@ -24,7 +24,10 @@ bool escaped(const oplang::Op& op) {
              return step.verdict == oplang::Verdict::kTerminate;
            });
   }
-  if (const auto* p = std::get_if<oplang::SubscribePull>(&op)) return p->max_in_flight != 0;
+  if (const auto* p = std::get_if<oplang::SubscribePull>(&op)) {
+    return p->max_in_flight != 0 || !p->backoff.empty();
+  }
+  if (const auto* n = std::get_if<oplang::Nack>(&op)) return n->delay.has_value();
   return std::holds_alternative<oplang::PollWait>(op) ||
          std::holds_alternative<oplang::WaitIdle>(op) ||
          std::holds_alternative<oplang::WaitDelivered>(op) ||
@@ -70,10 +73,13 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheEscapedOps) {
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
 
-TEST(ByteDecoderTest, EncodesAndDecodesTermAndMaxInFlight) {
+TEST(ByteDecoderTest, EncodesAndDecodesTheConsumerFeatures) {
   const oplang::Script script = oplang::parse(
       "create_topic t0\n"
       "subscribe_pull t0 s0 timeout=10 inflight=2\n"
+      "subscribe_pull t0 s1 timeout=10 backoff=[5,20]\n"
+      "subscribe_pull t0 s2 timeout=20 inflight=1 backoff=[0]\n"
+      "nack t0 s0 1 w0 delay=10\n"
       "subscribe t0 s1 script=[reject,term,publish(t0,m0)+term]\n"
       "subscribe t0 s2 idempotent script=[term]\n"
       "term t0 s0 3 w0\n");
@@ -101,8 +107,9 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     const std::uint8_t byte = static_cast<std::uint8_t>(kind);
     const oplang::Script script = decode_ops(&byte, 1);
     ASSERT_EQ(script.size(), 1u) << kind;
-    // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe.
-    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || kind == 216;
+    // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe
+    // (218 reads one back-off wait however short the input).
+    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 218);
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -526,6 +526,7 @@ class Exec {
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
     options.max_in_flight = o.max_in_flight;
+    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
@@ -557,7 +558,7 @@ class Exec {
     settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which);
   }
   void operator()(const oplang::Nack& o) {
-    settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which);
+    settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which, o.delay);
   }
   void operator()(const oplang::Term& o) {
     settle(PullCall::Kind::kTerm, o.topic, o.sub, o.member, o.offset, o.which);
@@ -727,7 +728,8 @@ class Exec {
   }
 
   void settle(PullCall::Kind kind, const std::string& topic, const std::string& sub,
-              const std::string& member, Offset offset, oplang::Which which) {
+              const std::string& member, Offset offset, oplang::Which which,
+              std::optional<model::Millis> delay = std::nullopt) {
     Recorder& h = rec();
     auto& hand = h.hands[{topic, sub, member}];
     const std::vector<Offset> targets = pick(hand, offset, which, true);
@@ -740,7 +742,8 @@ class Exec {
             const broker::Receipt receipt{topic, sub, member, off};
             pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, now())
                           : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, now())
-                                                          : c_.b->nack(receipt, now());
+                          : delay ? c_.b->nack(receipt, now(), broker::Millis{*delay})
+                                  : c_.b->nack(receipt, now());
             return text_of(pc.accepted);
           },
           resolved(off));

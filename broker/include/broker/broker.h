@@ -112,8 +112,12 @@ class Broker {
   /// Confirms a held message. True only for its holder before its deadline.
   /// Throws UnknownTopic, UnknownSubscription, WrongKind.
   bool ack(const Receipt& receipt, Time now);
-  /// Hands a held message back at once (a failed delivery). Same acceptance rule as ack.
+  /// Hands a held message back (a failed delivery): offered again once the subscription's
+  /// back-off list says (SPEC R24; at once without one). Same acceptance rule as ack.
   bool nack(const Receipt& receipt, Time now);
+  /// Hands a held message back, to be offered again no sooner than now + delay (R24).
+  /// Throws InvalidArgument (delay < 0 or > kMaxDuration) first; then as nack.
+  bool nack(const Receipt& receipt, Time now, Millis delay);
   /// Gives up on a held message (a poison message): dead-lettered at once with reason
   /// "terminated", whatever its attempts (SPEC R23). Same acceptance rule as ack.
   bool term(const Receipt& receipt, Time now);

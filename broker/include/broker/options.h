@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "broker/message.h"
 
@@ -31,6 +32,9 @@ struct TopicOptions {
 /// so `now + timeout` can never overflow.
 inline constexpr Millis kMaxDuration{1LL << 40};
 
+/// The most entries of a pull subscription's back-off list (SPEC R24).
+inline constexpr std::size_t kMaxBackoffSteps = 32;
+
 /// The largest max_in_flight of a pull subscription (SPEC R22): larger is InvalidArgument.
 inline constexpr std::size_t kMaxInFlight = std::size_t{1} << 20;
 
@@ -55,6 +59,10 @@ struct PullOptions {
   /// SPEC R22: poll hands out nothing while the subscription holds this many messages,
   /// every worker's, redeliveries too (0: no limit; at most kMaxInFlight).
   std::size_t max_in_flight = 0;
+  /// SPEC R24: after a failure of attempt k (a nack without a delay, an expiry) the message
+  /// waits backoff[min(k, size) - 1] before it is offered again (empty: no wait; each entry
+  /// 0..kMaxDuration, at most kMaxBackoffSteps).
+  std::vector<Millis> backoff{};
   bool operator==(const PullOptions&) const = default;
 };
 

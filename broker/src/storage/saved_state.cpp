@@ -129,9 +129,13 @@ std::string encode_subscribed(const std::string& topic, const SavedSubscription&
   e.u64(s.position);
   put_attempts(e, s.attempts);
   put_dead(e, s.dead);
-  // R22's bound trails the record, written only when set: a journal of subscriptions
-  // without one stays what a build before it wrote (and reads).
-  if (s.max_in_flight != 0) e.u32(static_cast<std::uint32_t>(s.max_in_flight));
+  // R22's bound and R24's back-off trail the record, written only when one is set: a
+  // journal of subscriptions without them stays what a build before them wrote (and reads).
+  if (s.max_in_flight != 0 || !s.backoff.empty()) {
+    e.u32(static_cast<std::uint32_t>(s.max_in_flight));
+    e.u32(static_cast<std::uint32_t>(s.backoff.size()));
+    for (Millis wait : s.backoff) e.i64(wait.count());
+  }
   return e.take();
 }
 
@@ -207,8 +211,19 @@ bool apply_record(std::string_view body, SavedState& state) {
                               (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
                                       : s.ack_timeout.count() == 0);
       const bool dead_ok = t && get_dead(d, t->name, s.name, s.dead);
-      if (dead_ok && !d.done()) s.max_in_flight = d.u32();  // absent: no bound
-      const bool bound_ok = s.max_in_flight <= kMaxInFlight && (s.pull || s.max_in_flight == 0);
+      if (dead_ok && !d.done()) {  // absent: no bound, no back-off
+        s.max_in_flight = d.u32();
+        const std::uint32_t steps = d.u32();
+        for (std::uint32_t i = 0; i < steps && i <= kMaxBackoffSteps && !d.failed(); ++i) {
+          s.backoff.push_back(Millis{d.i64()});
+        }
+      }
+      const bool waits_ok = std::all_of(s.backoff.begin(), s.backoff.end(), [](Millis w) {
+        return w.count() >= 0 && w <= kMaxDuration;
+      });
+      const bool bound_ok = s.max_in_flight <= kMaxInFlight &&
+                            s.backoff.size() <= kMaxBackoffSteps && waits_ok &&
+                            (s.pull || (s.max_in_flight == 0 && s.backoff.empty()));
       if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
           !dead_ok || !d.done() || s.name.empty() || t->find(s.name)) {
         return false;

@@ -33,6 +33,9 @@ struct PullOptions {
   Start start{};
   /// R22: at most this many messages held at once, new and redelivered alike (0: no limit).
   std::size_t max_in_flight = 0;
+  /// R24: after a failure of attempt k (a nack without a delay, an expiry) the message waits
+  /// backoff[min(k, size) - 1] ms before it is offered again (empty: no wait).
+  std::vector<Millis> backoff{};
   bool operator==(const PullOptions&) const = default;
 };
 
@@ -103,8 +106,10 @@ class Model {
                                   const std::string& member, std::size_t max, Millis timeout);
   bool ack(const std::string& topic, const std::string& sub, Offset offset,
            const std::string& member, Millis now);
+  /// R11, R24: the message waits `delay` ms before it is offered again (none: what the
+  /// back-off list says). A delay < 0 or > kMaxDuration is InvalidArgument.
   bool nack(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Millis now);
+            const std::string& member, Millis now, std::optional<Millis> delay = std::nullopt);
   bool extend(const std::string& topic, const std::string& sub, Offset offset,
               const std::string& member, Millis now, Millis extension);
   /// R23: an accepted term dead-letters the held message at once (reason "terminated").
@@ -166,6 +171,7 @@ class Model {
     Start start;
     Millis ack_timeout = 0;            // pull only
     std::size_t max_in_flight = 0;     // pull only (R22)
+    std::vector<Millis> backoff;       // pull only (R24)
     std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
     std::string last_member;           // push: who got the previous offer (R10)
@@ -178,6 +184,7 @@ class Model {
       std::string member;
       std::uint64_t order = 0;
       bool by_expiry = false;  // its deadline passed (not a nack)
+      Millis not_before = 0;   // R24: not offered again before this time
     };
     std::map<Offset, Returned> returned;
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
@@ -240,7 +247,7 @@ class Model {
                    Millis deadline);
   static void confirm(Sub& s, Offset offset);
   bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now,
-            bool terminal = false) const;
+            bool terminal = false, std::optional<Millis> delay = std::nullopt) const;
   static Offset committed(const Sub& s);
   static std::string next_member(Sub& s);
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;

@@ -16,6 +16,8 @@ using Headers = std::map<std::string, std::string>;
 using Millis = std::int64_t;
 /// The longest ack timeout or extension (R11, R14: longer is InvalidArgument): 2^40 ms.
 inline constexpr Millis kMaxDuration = Millis{1} << 40;
+/// The most entries a pull subscription's back-off list takes (R24).
+inline constexpr std::size_t kMaxBackoffSteps = 32;
 /// The largest max_in_flight a pull subscription takes (R22).
 inline constexpr std::size_t kMaxInFlight = std::size_t{1} << 20;
 

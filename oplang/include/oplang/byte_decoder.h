@@ -12,7 +12,9 @@
 //   subscribe (subscribe's fields); 206 subscriptions (topic), 207 topics, 209 end_offset
 //   (topic), 210 oldest_offset (topic), 211 restart, 212 crash (seed), 213 term (ack's
 //   fields), 214 a subscribe_pull with max_in_flight (its fields, then 0..3), 215 a subscribe
-//   and 216 an idempotent one whose script verdicts are 0..4 (4: term) (208 is not an escape: a
+//   and 216 an idempotent one whose script verdicts are 0..4 (4: term), 217 a nack with a
+//   delay (ack's fields, then an advance-sized delay), 218 a subscribe_pull with 1-3 back-off
+//   waits (214's fields, then the count and the waits) (208 is not an escape: a
 //   committed input reads it as a kind byte, get_stats). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,6 +70,7 @@ struct SubscribePull {
   int max_deliveries = 5;
   Start start;
   std::size_t max_in_flight = 0;  // R22 (0: no bound)
+  std::vector<Millis> backoff{};  // R24 (empty: no wait)
   bool operator==(const SubscribePull&) const = default;
 };
 /// unsubscribe(topic, name)
@@ -112,13 +114,14 @@ struct Ack {
   Which which = Which::kOffset;
   bool operator==(const Ack&) const = default;
 };
-/// nack(topic, sub, offset, member, now)
+/// nack(topic, sub, offset, member, now[, delay])
 struct Nack {
   std::string topic;
   std::string sub;
   Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
   Which which = Which::kOffset;
+  std::optional<Millis> delay = std::nullopt;  // R24 (none: the back-off list's wait)
   bool operator==(const Nack&) const = default;
 };
 /// term(topic, sub, offset, member, now): give up on a held message (R23)

@@ -6,6 +6,8 @@
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
 //             [idempotent] [script=[STEP,...]]    # idempotent: broker::idempotent(handler)
 //   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...] [inflight=N]
+//                  [backoff=[MS,...]]
+//   nack TOPIC SUB OFFSET MEMBER [delay=MS]
 //   unsubscribe TOPIC NAME          seek TOPIC NAME OFFSET          drain
 //   poll TOPIC SUB MEMBER [max=N]   ack|nack|term TOPIC SUB OFFSET MEMBER
 //   poll_wait TOPIC SUB MEMBER [max=N] [timeout=MS]
