@@ -101,7 +101,7 @@ class Maker {
     } else if (roll < 50) {
       add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
     } else if (roll < 60) {
-      settle(chance(55) ? Answer::kAck : chance(70) ? Answer::kNack : Answer::kTerm);
+      settle(chance(50) ? Answer::kAck : chance(50) ? Answer::kNack : Answer::kTerm);
     } else if (roll < 66) {
       settle_all();
     } else if (roll < 78) {
@@ -119,7 +119,7 @@ class Maker {
     } else if (!expire_with_advance_ && chance(50)) {
       add(oplang::Expire{});
     } else {
-      settle(chance(50) ? Answer::kNack : chance(80) ? Answer::kAck : Answer::kTerm);
+      settle(chance(50) ? Answer::kNack : chance(60) ? Answer::kAck : Answer::kTerm);
     }
   }
 
@@ -147,6 +147,8 @@ class Maker {
         break;
       case Answer::kTerm:
         add(oplang::Term{t, s, offset, m, oplang::Which::kOffset});
+        // Half the time look at once: where the message went is the term's whole effect.
+        if (chance(50)) add(oplang::GetDeadLetters{t, s});
         break;
     }
   }
