@@ -195,6 +195,24 @@ std::string check_pull(const History& h, const FinalState& end) {
       }
     }
   }
+  // R23: a message whose term was accepted is dead at once: never handed out again, and in
+  // the dead letters as terminated.
+  for (const PullCall& c : h.pull) {
+    if (c.kind != PullCall::Kind::kTerm || !c.accepted) continue;
+    if (!end.dead.count(c.offset)) {
+      f.add("terminated-came-back") << "offset " << c.offset << " terminated at tick " << c.ret
+                                    << " is not in the dead letters\n";
+    }
+    for (const PullCall& p : h.pull) {
+      if (p.kind != PullCall::Kind::kPoll || p.invoke < c.ret) continue;
+      for (auto [o, a] : p.got) {
+        if (o == c.offset)
+          f.add("terminated-came-back") << "offset " << o << " terminated at tick " << c.ret
+                                        << ", polled again at " << p.ret << " (attempt " << a
+                                        << ")\n";
+      }
+    }
+  }
   std::vector<Offset> missing;
   for (Offset o : published) {
     if (!acked.count(o) && !end.dead.count(o)) missing.push_back(o);
