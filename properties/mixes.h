@@ -49,8 +49,8 @@ inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
 /// letters as last saved), and push subscriptions resumed with their saved options.
 inline void durable_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
-                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Term,
-                             Expire, Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
+                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Term, Expire,
+                             Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
                              OldestOffset, Restart, Crash, Crash>(swarm, true);
 }
 

@@ -243,8 +243,8 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
       op.max_in_flight = 2;
       break;
     case 3:
-      op.max_in_flight = *g::elementOf(std::vector<std::size_t>{model::kMaxInFlight,
-                                                                model::kMaxInFlight + 1});
+      op.max_in_flight =
+          *g::elementOf(std::vector<std::size_t>{model::kMaxInFlight, model::kMaxInFlight + 1});
       break;
     default:
       break;

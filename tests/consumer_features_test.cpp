@@ -98,7 +98,7 @@ TEST(Terminate, TermDeadLettersAHeldMessageAtOnceWhateverItsAttempts) {
   ASSERT_EQ(got.size(), 2u);
   Receipt other = got[0].receipt;
   other.member = "intruder";
-  EXPECT_FALSE(b.term(other, Time{}));                       // only its holder
+  EXPECT_FALSE(b.term(other, Time{}));                          // only its holder
   EXPECT_FALSE(b.term(got[0].receipt, Time{} + Millis{1000}));  // only before the deadline
   EXPECT_TRUE(b.term(got[0].receipt, Time{}));
   EXPECT_FALSE(b.term(got[0].receipt, Time{}));  // already dead
@@ -124,13 +124,14 @@ TEST(Terminate, APushHandlerThatThrowsTerminateGivesUpAtOnceOnEveryDispatcher) {
     std::atomic<int> poison_calls{0};
     PushOptions o;
     o.max_deliveries = 5;
-    b.subscribe("t", "s",
-                [&](const Delivery& d) {
-                  if (d.message->payload != "poison") return true;
-                  ++poison_calls;
-                  throw Terminate();
-                },
-                o);
+    b.subscribe(
+        "t", "s",
+        [&](const Delivery& d) {
+          if (d.message->payload != "poison") return true;
+          ++poison_calls;
+          throw Terminate();
+        },
+        o);
     b.publish("t", "poison");
     b.publish("t", "fine");
     if (k == 0) {

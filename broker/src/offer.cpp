@@ -33,8 +33,7 @@ class FrameScope {
 
 /// Calls the handler; a false or any exception is a failure with its SPEC R7 reason, a
 /// Terminate a terminal one (R23).
-bool call_handler(const Handler& handler, const Delivery& d, std::string& reason,
-                  bool& terminal) {
+bool call_handler(const Handler& handler, const Delivery& d, std::string& reason, bool& terminal) {
   try {
     if (handler(d)) return true;
     reason = "rejected";
@@ -111,8 +110,8 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   {
     FrameScope frame(s);
     sync::schedule_point();
-    confirmed = call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt},
-                             reason, terminal);
+    confirmed = call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt}, reason,
+                             terminal);
     sync::schedule_point();
   }
   if (watch != nullptr) watch->ended();

@@ -68,8 +68,7 @@ class SubscriptionState {
   /// SPEC R5/R6: takes the next message (of the returned ones, only those whose wait is
   /// over at now, R24), counts the offer, and holds it for member until deadline. Returns
   /// none when nothing is ready.
-  std::optional<Held> take_next(const std::string& member, Time deadline, Time now)
-      REQUIRES(mu);
+  std::optional<Held> take_next(const std::string& member, Time deadline, Time now) REQUIRES(mu);
   /// SPEC R7: confirms a held message. False if it is not held (forgotten or finished).
   bool confirm(Offset offset) REQUIRES(mu);
   /// SPEC R7: fails a held message: dead letter or back to redelivery (R23: a terminal

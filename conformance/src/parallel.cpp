@@ -412,7 +412,8 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   // of lost, duplicated, unexpected, double-held or skipped messages, whatever order the
   // calls linearize in.
   const fiberprop::History queue = queue_history(prefix, calls, engine_expires);
-  verdict.anomalies = fiberprop::check_offsets(queue) + fiberprop::check_pull(queue, final_state(target));
+  verdict.anomalies =
+      fiberprop::check_offsets(queue) + fiberprop::check_pull(queue, final_state(target));
 
   fiberprop::CheckOptions check;
   check.profile = model_switches(p);

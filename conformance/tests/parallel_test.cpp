@@ -253,8 +253,8 @@ TEST(ConformanceParallel, CountersThatDoNotMatchTheHistoryAreAnAnomaly) {
   };
   const ParallelOptions options;
   Overcounting target;
-  const ParallelVerdict v = check_parallel(target, generate_parallel(1, options), strict_profile(),
-                                           options);
+  const ParallelVerdict v =
+      check_parallel(target, generate_parallel(1, options), strict_profile(), options);
   EXPECT_TRUE(v.linearizable) << v.report;
   EXPECT_NE(v.anomalies.find("counters: "), std::string::npos) << v.report;
   EXPECT_TRUE(v.failed());

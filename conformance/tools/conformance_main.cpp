@@ -7,8 +7,9 @@
 // diverges as the profile says, or is violated (with the shrunk script and the command
 // that replays it). Every Nth script (--parallel, default 3; 0: none) is a parallel program
 // instead: concurrent workers on the engine, the history judged by the linearizability
-// checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no violation; 1: a violation; 2: bad
-// usage; 3: the engine failed (a server that died is reported as such, never as a violation).
+// checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no
+// violation; 1: a violation; 2: bad usage; 3: the engine failed (a server that died is reported as
+// such, never as a violation).
 #include <unistd.h>
 
 #include <chrono>
@@ -125,7 +126,7 @@ struct Row {
   std::size_t checked = 0;
   std::map<std::string, std::size_t> diverged;  // switch name -> scripts that needed it
   std::size_t violated = 0;
-  std::string example;  // the first violation's replay command
+  std::string example;                           // the first violation's replay command
   std::map<std::string, std::size_t> anomalies;  // row H: anomaly name -> programs showing it
 };
 
@@ -222,7 +223,9 @@ int main(int argc, char** argv) {
             conformance::check_parallel(*t, std::get<oplang::Program>(parsed), profile, popts);
         std::cout << v.report;
         if (v.void_run) std::cout << "void: the workers took too long to judge the run\n";
-        std::cout << (!v.failed() ? "holds" : v.linearizable ? "violated: H" : "violated: L")
+        std::cout << (!v.failed()      ? "holds"
+                      : v.linearizable ? "violated: H"
+                                       : "violated: L")
                   << "\n";
         return v.failed() ? 1 : 0;
       }
@@ -301,8 +304,9 @@ int main(int argc, char** argv) {
               << ".program\n";
     row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
     std::ofstream(stem + ".html") << conformance::timeline_html(
-        "Parallel workers on " + args.target + (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " + std::to_string(seed) +
-            ")",
+        "Parallel workers on " + args.target +
+            (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
+            std::to_string(seed) + ")",
         shown.failed() ? shown.timeline : v.timeline,
         "Rows are workers; ticks are a logical clock; red: the calls no order could place.");
     std::cout << "timeline: " << stem << ".html\n";
@@ -420,8 +424,8 @@ int main(int argc, char** argv) {
     }
     table << "| H | the same histories, queue checkers: nothing lost, unexpected, "
              "double-held, duplicated beyond redelivery, skipped or back after its ack"
-          << "; counters add up where the engine keeps R13's | "
-          << queue_row.checked << " calls | " << queue << " |\n";
+          << "; counters add up where the engine keeps R13's | " << queue_row.checked << " calls | "
+          << queue << " |\n";
   }
   if (!profile.switches.empty()) {
     table << "\nProfile '" << profile.name << "':\n";

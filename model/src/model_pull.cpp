@@ -33,8 +33,8 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
-    const PullOptions existing{s.filter,        s.ack_timeout, s.max_deliveries,
-                               s.start,         s.max_in_flight, s.backoff};
+    const PullOptions existing{s.filter, s.ack_timeout,   s.max_deliveries,
+                               s.start,  s.max_in_flight, s.backoff};
     if (existing == options) return;
     throw Error(ErrorCode::kOptionsMismatch);
   }

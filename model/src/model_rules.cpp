@@ -139,7 +139,8 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
     return true;
   }
   if (!delay) {
-    delay = s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
+    delay =
+        s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
   }
   s.redelivery.insert(offset);
   s.returned[offset] = Sub::Returned{held.member, ++s.events, false, now + *delay};

@@ -143,7 +143,7 @@ TEST_F(ModelPullTest, R22PollStopsAtMaxInFlightAcrossMembersAndRedeliveries) {
   EXPECT_EQ(m.poll("orders", "bounded", "w1", 0, 5).size(), 2u);  // 0 and 1: the bound
   EXPECT_TRUE(m.poll("orders", "bounded", "w2", 0, 5).empty());   // every member's count
   EXPECT_EQ(m.stats("orders", "bounded").backlog, 1u);            // m3 waits, counted
-  EXPECT_TRUE(m.nack("orders", "bounded", 0, "w1", 1));  // a place frees; 0 is back first
+  EXPECT_TRUE(m.nack("orders", "bounded", 0, "w1", 1));           // a place frees; 0 is back first
   const std::vector<Received> again = m.poll("orders", "bounded", "w2", 2, 5);
   ASSERT_EQ(again.size(), 1u);  // the redelivery takes the one free place: no bypass
   EXPECT_EQ(again[0].offset, 0u);
@@ -214,15 +214,15 @@ TEST_F(ModelPullTest, R24TheBackoffListWaitsPerAttemptAfterNacksAndExpiries) {
                     .start = {Start::Kind::kBeginning, 0},
                     .backoff = {10, 100}});
   m.poll("orders", "slow", "w", 0, 1);
-  EXPECT_TRUE(m.nack("orders", "slow", 0, "w", 0));      // attempt 1 failed: waits 10
+  EXPECT_TRUE(m.nack("orders", "slow", 0, "w", 0));  // attempt 1 failed: waits 10
   EXPECT_EQ(m.poll("orders", "slow", "w", 9, 1)[0].offset, 1u);
   EXPECT_EQ(m.poll("orders", "slow", "w", 10, 1)[0].offset, 0u);  // attempt 2, due at 15
   m.expire(15);  // offset 0's attempt 2 expired: waits 100 (the last entry from here on);
                  // offset 1 (deadline 14) expired too: its attempt 1 waits 10
   const std::vector<Received> at25 = m.poll("orders", "slow", "w", 25, 5);
   ASSERT_EQ(at25.size(), 2u);
-  EXPECT_EQ(at25[0].offset, 1u);  // back at 25
-  EXPECT_EQ(at25[1].offset, 2u);  // new
+  EXPECT_EQ(at25[0].offset, 1u);                         // back at 25
+  EXPECT_EQ(at25[1].offset, 2u);                         // new
   EXPECT_TRUE(m.nack("orders", "slow", 2, "w", 26, 0));  // an explicit delay beats the list
   EXPECT_EQ(m.poll("orders", "slow", "w", 26, 5)[0].offset, 2u);
   EXPECT_TRUE(m.poll("orders", "slow", "w", 114, 1).empty());

@@ -82,8 +82,9 @@ TEST(ModelPushTest, R7ExceptionReason) {
 TEST(ModelPushTest, R23TerminateDeadLettersAtOnceAndStopsTheDrainForThatSubscription) {
   Model m;
   m.create_topic("t");
-  m.subscribe("t", "s",
-              {.max_deliveries = 0, .script = {verdict(Verdict::kReject), verdict(Verdict::kTerminate)}});
+  m.subscribe(
+      "t", "s",
+      {.max_deliveries = 0, .script = {verdict(Verdict::kReject), verdict(Verdict::kTerminate)}});
   m.publish("t", "poison");
   m.publish("t", "next");
   EXPECT_EQ(m.drain(), 0u);  // attempt 1 rejected
@@ -91,8 +92,7 @@ TEST(ModelPushTest, R23TerminateDeadLettersAtOnceAndStopsTheDrainForThatSubscrip
   EXPECT_EQ(m.dead_letters("t", "s"),
             (std::vector<DeadLetter>{{"t", "s", 0, "poison", 2, "terminated", 0}}));
   EXPECT_EQ(m.drain(), 1u);  // then the subscription moves on
-  EXPECT_EQ(payloads(m.take_calls()),
-            (std::vector<std::string>{"s:poison", "s:poison", "s:next"}));
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:poison", "s:poison", "s:next"}));
 }
 
 TEST(ModelPushTest, R8FailureStopsOnlyThatSubscriptionAndLiveEndIsSeen) {

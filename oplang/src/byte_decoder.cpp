@@ -20,21 +20,21 @@ const std::vector<model::Millis> kAdvances = {0, 1, 5, 10, 20, 30};
 const std::vector<model::Millis> kWaits = {0, 1};
 
 // Escape kind bytes (byte_decoder.h): no committed input reads one of them as a kind byte.
-constexpr std::uint8_t kPollWait = 200;             // and 201
-constexpr std::uint8_t kWaitIdle = 202;             //
-constexpr std::uint8_t kWaitDelivered = 203;        //
-constexpr std::uint8_t kIdempotentSubscribe = 204;  // and 205
-constexpr std::uint8_t kSubscriptions = 206;        //
-constexpr std::uint8_t kTopicsKind = 207;           //
-constexpr std::uint8_t kEndOffset = 209;            // 208: a committed input reads it
-constexpr std::uint8_t kOldestOffset = 210;         //
-constexpr std::uint8_t kRestart = 211;              // durable runners only
-constexpr std::uint8_t kCrash = 212;                //
-constexpr std::uint8_t kTerm = 213;                 // ack's fields (R23)
-constexpr std::uint8_t kBoundedPull = 214;          // subscribe_pull's, then max_in_flight 0..3
-constexpr std::uint8_t kTerminatingSubscribe = 215; // and 216 idempotent: verdicts 0..4
-constexpr std::uint8_t kDelayedNack = 217;          // ack's fields, then a delay (R24)
-constexpr std::uint8_t kBackoffPull = 218;          // 214's, then 1..3 back-off waits (R24)
+constexpr std::uint8_t kPollWait = 200;              // and 201
+constexpr std::uint8_t kWaitIdle = 202;              //
+constexpr std::uint8_t kWaitDelivered = 203;         //
+constexpr std::uint8_t kIdempotentSubscribe = 204;   // and 205
+constexpr std::uint8_t kSubscriptions = 206;         //
+constexpr std::uint8_t kTopicsKind = 207;            //
+constexpr std::uint8_t kEndOffset = 209;             // 208: a committed input reads it
+constexpr std::uint8_t kOldestOffset = 210;          //
+constexpr std::uint8_t kRestart = 211;               // durable runners only
+constexpr std::uint8_t kCrash = 212;                 //
+constexpr std::uint8_t kTerm = 213;                  // ack's fields (R23)
+constexpr std::uint8_t kBoundedPull = 214;           // subscribe_pull's, then max_in_flight 0..3
+constexpr std::uint8_t kTerminatingSubscribe = 215;  // and 216 idempotent: verdicts 0..4
+constexpr std::uint8_t kDelayedNack = 217;           // ack's fields, then a delay (R24)
+constexpr std::uint8_t kBackoffPull = 218;           // 214's, then 1..3 back-off waits (R24)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -300,11 +300,11 @@ struct OpWriter {
     const bool terminates = std::any_of(op.script.begin(), op.script.end(), [](const auto& step) {
       return step.verdict == model::Verdict::kTerminate;
     });
-    const std::size_t kind = terminates ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
+    const std::size_t kind = terminates      ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
                              : op.idempotent ? kIdempotentSubscribe
                                              : 3;
-    w.byte(kind), w.name(op.topic, kTopics),
-        w.name(op.name, kSubs), w.index_of(op.filter, kHeaders);
+    w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
+        w.index_of(op.filter, kHeaders);
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
     w.byte(op.script.size());
     for (const auto& step : op.script) {

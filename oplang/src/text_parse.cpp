@@ -312,7 +312,8 @@ class LineParser {
     }
     if (at_punct('+')) {
       next();
-      if (peek().kind != Token::Kind::kWord) fail("a verdict: confirm, reject, throw, throw42 or term");
+      if (peek().kind != Token::Kind::kWord)
+        fail("a verdict: confirm, reject, throw, throw42 or term");
       auto v = verdict_word(peek().text);
       if (!v) fail("a verdict: confirm, reject, throw, throw42 or term");
       next();
@@ -543,11 +544,12 @@ class LineParser {
     if (name == "oldest_offset") return OldestOffset{value("a topic")};
     if (name == "restart") return Restart{};
     if (name == "crash") return crash();
-    throw ParseError(line_, verb.column,
-                     "an operation: create_topic, delete_topic, publish, subscribe, "
-                     "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
-                     "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
-                     "wait_idle, wait_delivered, end_offset, oldest_offset, restart or crash");
+    throw ParseError(
+        line_, verb.column,
+        "an operation: create_topic, delete_topic, publish, subscribe, "
+        "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
+        "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
+        "wait_idle, wait_delivered, end_offset, oldest_offset, restart or crash");
   }
 
   std::vector<Token> tokens_;

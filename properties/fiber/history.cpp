@@ -159,10 +159,10 @@ std::string check_pull(const History& h, const FinalState& end) {
       std::size_t at_once = 0;
       for (const Hold& b : holds) at_once += b.ret <= a.ret && a.ret < b.release ? 1 : 0;
       if (at_once > h.max_in_flight) {
-        f.add("over-max-in-flight") << at_once << " messages held at tick " << a.ret
-                                    << " (offset " << a.offset << " handed to worker "
-                                    << name_of(h.worker_names, a.worker, "")
-                                    << "), max_in_flight " << h.max_in_flight << "\n";
+        f.add("over-max-in-flight")
+            << at_once << " messages held at tick " << a.ret << " (offset " << a.offset
+            << " handed to worker " << name_of(h.worker_names, a.worker, "") << "), max_in_flight "
+            << h.max_in_flight << "\n";
         break;
       }
     }
@@ -207,9 +207,9 @@ std::string check_pull(const History& h, const FinalState& end) {
       if (p.kind != PullCall::Kind::kPoll || p.invoke < c.ret) continue;
       for (auto [o, a] : p.got) {
         if (o == c.offset)
-          f.add("terminated-came-back") << "offset " << o << " terminated at tick " << c.ret
-                                        << ", polled again at " << p.ret << " (attempt " << a
-                                        << ")\n";
+          f.add("terminated-came-back")
+              << "offset " << o << " terminated at tick " << c.ret << ", polled again at " << p.ret
+              << " (attempt " << a << ")\n";
       }
     }
   }

@@ -48,7 +48,7 @@ struct History {
   std::uint64_t tick() { return ++clock; }
   std::vector<broker::Offset> published;
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
-  bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)
+  bool retention = false;         // the topic drops old messages: gaps are counted, not lost (R3)
   std::size_t max_in_flight = 0;  // the subscription's bound (R22), 0: none
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;

@@ -51,7 +51,7 @@ struct Plan {
   std::set<Key> push;                      // checked push subscriptions
   std::set<Key> pull;                      // checked pull subscriptions
   std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
-  std::set<Key> seeked;  // checked ones a fiber seeks: judged from the last seek on
+  std::set<Key> seeked;               // checked ones a fiber seeks: judged from the last seek on
   std::map<Key, std::size_t> bounds;  // checked pull subscriptions' max_in_flight (R22)
   // Checked push groups, (topic, group) -> member names: members may join from a fiber while
   // publishers run; the group as a whole is judged like one subscription from the beginning.

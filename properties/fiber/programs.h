@@ -37,10 +37,10 @@ struct WorkerOp {
 struct PullScript {
   std::vector<int> publishers;
   std::vector<std::vector<WorkerOp>> workers;
-  std::size_t retention = 0;  // retention_messages of t (0: none)
-  int setup_messages = 0;     // published by the setup, before the fibers start
-  int publish_gap = 0;        // ms each publisher waits before each publish
-  int late_after = -1;        // -1: no late subscriber; else yields before it subscribes
+  std::size_t retention = 0;      // retention_messages of t (0: none)
+  int setup_messages = 0;         // published by the setup, before the fibers start
+  int publish_gap = 0;            // ms each publisher waits before each publish
+  int late_after = -1;            // -1: no late subscriber; else yields before it subscribes
   std::size_t max_in_flight = 0;  // p's bound (R22), 0: none
   [[nodiscard]] oplang::Program program() const;
 };

@@ -73,8 +73,8 @@ fiberprop::ParallelHistory split_polls(const fiberprop::ParallelHistory& h, int 
 /// fresh Target::worker), then the settle suffix on the target (advance past every
 /// deadline, expire, poll everything back as member m99, ack it all, poll once more), then
 /// reads p0's dead letters (and stats, where the target keeps them); judges the whole
-/// history for linearizability and with the queue checkers. Throws TargetFailure (the engine failed) and
-/// std::invalid_argument (the target has no workers, or an op outside the pull subset).
+/// history for linearizability and with the queue checkers. Throws TargetFailure (the engine
+/// failed) and std::invalid_argument (the target has no workers, or an op outside the pull subset).
 ParallelVerdict check_parallel(Target& target, const oplang::Program& program, const Profile& p,
                                const ParallelOptions& options);
 
