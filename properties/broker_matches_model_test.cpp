@@ -18,6 +18,8 @@ RC_GTEST_PROP(BrokerMatchesModel, PullDeliveryAroundDeadlines, ()) { pull_delive
 
 RC_GTEST_PROP(BrokerMatchesModel, RetentionGapsAndSeeks, ()) { retention_and_seek(); }
 
+RC_GTEST_PROP(BrokerMatchesModel, RedrivePausesLagAndSeeksByTime, ()) { consumer_controls(); }
+
 RC_GTEST_PROP(BrokerMatchesModel, DurableStateSurvivesRestartsAndCrashes, ()) {
   durable_operation();
 }

@@ -466,4 +466,69 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
   return oplang::Crash{*g::inRange<std::uint64_t>(0, 1000)};
 }
 
+// R25-R28: the controls aim at existing subscriptions and groups (gen_position_name), now
+// and then at unknown names and topics.
+template <>
+oplang::Op gen_op<oplang::Redrive>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  return oplang::Redrive{topic, gen_position_name(h, topic)};
+}
+
+template <>
+oplang::Op gen_op<oplang::RedriveTo>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  const std::string name = gen_position_name(h, topic);
+  return oplang::RedriveTo{topic, name, gen_observed_topic(h)};
+}
+
+template <>
+oplang::Op gen_op<oplang::Purge>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  return oplang::Purge{topic, gen_position_name(h, topic)};
+}
+
+template <>
+oplang::Op gen_op<oplang::Pause>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  return oplang::Pause{topic, gen_position_name(h, topic)};
+}
+
+template <>
+oplang::Op gen_op<oplang::Resume>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  return oplang::Resume{topic, gen_position_name(h, topic)};
+}
+
+template <>
+oplang::Op gen_op<oplang::GetLag>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  return oplang::GetLag{topic, gen_position_name(h, topic)};
+}
+
+namespace {
+
+// A time point of the shared clock: mostly now or shortly before (publishes of the last few
+// advances), sometimes 0, now and then one past now (InvalidArgument).
+model::Millis gen_time(const Hints& h) {
+  const model::Millis now = h.model().now();
+  const int choice = *g::inRange(0, 10);
+  if (choice == 0) return now + 1;
+  if (choice == 1) return 0;
+  return std::max<model::Millis>(0, now - *g::elementOf(std::vector<model::Millis>{0, 1, 5, 10, 30}));
+}
+
+}  // namespace
+
+template <>
+oplang::Op gen_op<oplang::OffsetForTime>(const Hints& h) {
+  return oplang::OffsetForTime{gen_observed_topic(h), gen_time(h)};
+}
+
+template <>
+oplang::Op gen_op<oplang::SeekToTime>(const Hints& h) {
+  const std::string topic = gen_topic(h);
+  const std::string name = gen_position_name(h, topic);
+  return oplang::SeekToTime{topic, name, gen_time(h)};
+}
+
 }  // namespace props

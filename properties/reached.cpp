@@ -63,6 +63,33 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
       if (d.reason == "terminated") states.insert("terminated dead letter");
     }
   }
+  // R25-R28: the controls doing something.
+  if (const auto* moved = std::get_if<oplang::MovedResult>(&outcome.value); moved && moved->count) {
+    if (std::holds_alternative<oplang::Redrive>(op)) states.insert("redrive moved");
+    if (std::holds_alternative<oplang::Purge>(op)) states.insert("dead letters purged");
+  }
+  if (const auto* o = std::get_if<oplang::OffsetsResult>(&outcome.value); o && !o->offsets.empty()) {
+    states.insert("redriven to a topic");
+  }
+  if (const auto* o = std::get_if<oplang::Pause>(&op); o && !outcome.error) {
+    paused.insert({o->topic, o->name});
+  }
+  if (const auto* o = std::get_if<oplang::Resume>(&op)) paused.erase({o->topic, o->name});
+  if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+    paused.clear();
+  }
+  if (const auto* o = std::get_if<oplang::Poll>(&op); o && paused.contains({o->topic, o->sub})) {
+    states.insert("poll while paused");
+  }
+  if (std::holds_alternative<oplang::Drain>(op) && !paused.empty()) {
+    states.insert("drain while paused");
+  }
+  if (const auto* l = std::get_if<model::Lag>(&outcome.value); l && l->oldest_age > 0) {
+    states.insert("lag with age");
+  }
+  if (std::holds_alternative<oplang::SeekToTime>(op) && !outcome.error) {
+    states.insert("seek to time");
+  }
   // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
   const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
                            std::holds_alternative<oplang::EndOffset>(op) ||

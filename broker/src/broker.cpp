@@ -61,6 +61,32 @@ bool Broker::extend(const Receipt& receipt, Time now, Millis extension) {
 }
 std::vector<Expired> Broker::expire(Time now) { return impl_->expire(now); }
 
+std::size_t Broker::redrive(const std::string& topic, const std::string& name) {
+  return impl_->redrive(topic, name);
+}
+std::vector<Offset> Broker::redrive_to(const std::string& topic, const std::string& name,
+                                       const std::string& to_topic) {
+  return impl_->redrive_to(topic, name, to_topic);
+}
+std::size_t Broker::purge_dead_letters(const std::string& topic, const std::string& name) {
+  return impl_->purge_dead_letters(topic, name);
+}
+bool Broker::pause(const std::string& topic, const std::string& name) {
+  return impl_->set_paused(topic, name, true);
+}
+bool Broker::resume(const std::string& topic, const std::string& name) {
+  return impl_->set_paused(topic, name, false);
+}
+Lag Broker::lag(const std::string& topic, const std::string& name, Time now) const {
+  return impl_->lag(topic, name, now);
+}
+Offset Broker::offset_for_time(const std::string& topic, Time time) const {
+  return impl_->offset_for_time(topic, time);
+}
+Offset Broker::seek_to_time(const std::string& topic, const std::string& name, Time time) {
+  return impl_->seek_to_time(topic, name, time);
+}
+
 SubscriptionStats Broker::stats(const std::string& topic, const std::string& name) const {
   return impl_->stats(topic, name);
 }

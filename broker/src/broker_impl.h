@@ -8,7 +8,7 @@
 // (create_topic, delete_topic, subscribe, unsubscribe), which are rare.
 // No lock is held while a handler or the injected clock runs; a predicate runs under its
 // subscription's mu only. The calls are split by concern: topics.cpp, push.cpp, pull.cpp,
-// observation.cpp.
+// controls.cpp, observation.cpp.
 #pragma once
 
 #include <atomic>
@@ -62,6 +62,16 @@ class BrokerImpl {
   bool term(const Receipt& receipt, Time now);
   bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
+
+  // controls.cpp
+  std::size_t redrive(const std::string& topic, const std::string& name);
+  std::vector<Offset> redrive_to(const std::string& topic, const std::string& name,
+                                 const std::string& to_topic);
+  std::size_t purge_dead_letters(const std::string& topic, const std::string& name);
+  bool set_paused(const std::string& topic, const std::string& name, bool paused);
+  Lag lag(const std::string& topic, const std::string& name, Time now) const;
+  Offset offset_for_time(const std::string& topic, Time time) const;
+  Offset seek_to_time(const std::string& topic, const std::string& name, Time time);
 
   // observation.cpp
   SubscriptionStats stats(const std::string& topic, const std::string& name) const;

@@ -17,11 +17,13 @@ namespace broker {
 class CommitSink {
  public:
   virtual ~CommitSink() = default;
-  /// Writes a commit record; returns a ticket for wait(). `force`: a control call (seek)
-  /// whose record is synced whatever the commit policy.
+  /// Writes a commit record; returns a ticket for wait(). `dead` are the dead letters since
+  /// the previous commit, or with `dead_rewritten` all of them (R25 took some away).
+  /// `force`: a control call (seek) whose record is synced whatever the commit policy.
   virtual std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
                                const std::map<Offset, int>& attempts,
-                               const std::vector<DeadLetter>& new_dead, bool force) = 0;
+                               const std::vector<DeadLetter>& dead, bool dead_rewritten,
+                               bool force) = 0;
   /// Returns once ticket's record is as durable as the commit policy promises.
   virtual void wait(std::uint64_t ticket) = 0;
 };

@@ -67,6 +67,7 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
+    s->catch_up();  // also when paused or full (R26, R22), as the model does
     const std::size_t bound = s->config().max_in_flight;
     while (out.size() < max_messages && (bound == 0 || s->held_count() < bound)) {
       std::optional<Held> held = s->take_next(member, deadline, now);

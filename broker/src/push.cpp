@@ -157,7 +157,7 @@ bool BrokerImpl::all_idle(bool backing_off_is_idle) const {
       sync::MutexLock lock(s->mu);
       if (!s->offers.open()) continue;
       if (s->offers.busy()) return false;
-      if (backing_off_is_idle && s->offers.backing_off()) continue;
+      if (backing_off_is_idle && (s->offers.backing_off() || s->paused())) continue;
       if (s->has_next()) return false;
     }
   }

@@ -28,8 +28,10 @@ void SubscriptionState::continue_from(const SubscriptionState& old) {
   attempts_ = old.attempts_;
   dead_ = old.dead_;
   counters_ = old.counters_;
+  paused_ = old.paused_;
   saved_position_ = old.saved_position_;
   saved_dead_ = old.saved_dead_;
+  dead_rewritten_ = old.dead_rewritten_;
 }
 
 Offset SubscriptionState::committed() const {
@@ -42,13 +44,17 @@ Offset SubscriptionState::committed() const {
 std::uint64_t SubscriptionState::save_position(bool force) {
   if (!sink_) return 0;
   const Offset position = committed();
-  if (!force && position == saved_position_ && dead_.size() == saved_dead_) return 0;
-  const std::vector<DeadLetter> new_dead(dead_.begin() + static_cast<std::ptrdiff_t>(saved_dead_),
-                                         dead_.end());
-  const std::uint64_t ticket =
-      sink_->commit(config_.topic, config_.name, position, attempts_, new_dead, force);
+  if (!force && !dead_rewritten_ && position == saved_position_ && dead_.size() == saved_dead_) {
+    return 0;
+  }
+  const std::size_t from = dead_rewritten_ ? 0 : saved_dead_;
+  const std::vector<DeadLetter> dead(dead_.begin() + static_cast<std::ptrdiff_t>(from),
+                                     dead_.end());
+  const std::uint64_t ticket = sink_->commit(config_.topic, config_.name, position, attempts_,
+                                             dead, dead_rewritten_, force);
   saved_position_ = position;
   saved_dead_ = dead_.size();
+  dead_rewritten_ = false;
   return ticket;
 }
 
@@ -83,6 +89,7 @@ void SubscriptionState::catch_up() {
 
 std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline,
                                                  Time now) {
+  if (paused_) return std::nullopt;  // R26
   MessagePtr message;
   // A publish may drop messages between catch_up and a read (retention runs under the
   // log's lock only); a read that finds its offset gone catches up again, so the drop is
@@ -203,6 +210,7 @@ SubscriptionStats SubscriptionState::stats() {
   s.cursor = cursor_;
   s.committed = committed();
   s.in_flight = in_flight_.size();
+  s.paused = paused_;
   s.backlog = redelivery_.size();
   const Offset end = log_->end();
   if (unfiltered()) {
@@ -215,6 +223,79 @@ SubscriptionStats SubscriptionState::stats() {
     if (m && matches(*m)) ++s.backlog;
   }
   return s;
+}
+
+bool SubscriptionState::set_paused(bool paused) {
+  const bool changed = paused_ != paused;
+  paused_ = paused;
+  return changed;
+}
+
+std::size_t SubscriptionState::redrive() {
+  catch_up();
+  const Offset oldest = log_->oldest();
+  std::vector<DeadLetter> stay;
+  std::size_t moved = 0;
+  for (DeadLetter& d : dead_) {
+    const Offset o = d.message->offset;
+    if (o < oldest) {  // retention dropped it: only redrive_to can move it
+      stay.push_back(std::move(d));
+      continue;
+    }
+    ++moved;
+    // Already waiting or held (after a seek back): it will be offered anyway.
+    if (o >= cursor_ || redelivery_.contains(o) || in_flight_.contains(o)) continue;
+    attempts_.erase(o);
+    redelivery_[o] = Time::min();
+  }
+  dead_ = std::move(stay);
+  counters_.redriven += moved;
+  dead_rewritten_ = true;
+  return moved;
+}
+
+std::size_t SubscriptionState::drop_dead_letters(const std::vector<DeadLetter>& gone,
+                                                 bool redriven) {
+  std::size_t dropped = 0;
+  for (const DeadLetter& g : gone) {
+    auto it = std::find_if(dead_.begin(), dead_.end(), [&g](const DeadLetter& d) {
+      return d.message == g.message && d.attempts == g.attempts && d.reason == g.reason &&
+             d.died_at == g.died_at;
+    });
+    if (it == dead_.end()) continue;  // a concurrent redrive or purge took it
+    dead_.erase(it);
+    ++dropped;
+  }
+  (redriven ? counters_.redriven : counters_.purged) += dropped;
+  if (dropped > 0) dead_rewritten_ = true;
+  return dropped;
+}
+
+Lag SubscriptionState::lag(Time now) {
+  // A publish may drop a returned message between catch_up and its read (as in take_next):
+  // then catch up again.
+  for (;;) {
+    const SubscriptionStats s = stats();  // catches up
+    Lag out{s.backlog + s.in_flight, Millis{0}};
+    std::optional<Offset> lowest;
+    auto take = [&lowest](Offset o) { lowest = lowest ? std::min(*lowest, o) : o; };
+    if (!redelivery_.empty()) take(redelivery_.begin()->first);
+    if (!in_flight_.empty()) take(in_flight_.begin()->first);
+    const Offset end = log_->end();
+    for (Offset o = cursor_; o < end && (!lowest || o < *lowest); ++o) {
+      MessagePtr m = log_->read(o);
+      if (m && matches(*m)) {
+        take(o);
+        break;
+      }
+    }
+    if (!lowest) return out;
+    auto held = in_flight_.find(*lowest);
+    MessagePtr m = held != in_flight_.end() ? held->second.message : log_->read(*lowest);
+    if (!m) continue;
+    out.oldest_age = std::max(Millis{0}, now - m->publish_time);
+    return out;
+  }
 }
 
 }  // namespace broker

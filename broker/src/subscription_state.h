@@ -87,6 +87,19 @@ class SubscriptionState {
   void seek(Offset offset) REQUIRES(mu);
   /// SPEC R13.
   SubscriptionStats stats() REQUIRES(mu);
+  /// SPEC R27: at now.
+  Lag lag(Time now) REQUIRES(mu);
+  /// SPEC R26: while paused take_next hands out nothing.
+  [[nodiscard]] bool paused() const REQUIRES(mu) { return paused_; }
+  /// SPEC R26: returns whether it changed.
+  bool set_paused(bool paused) REQUIRES(mu);
+  /// SPEC R25: dead letters of kept messages leave; those not already waiting or held are
+  /// returned with their attempts back at 0. Returns how many left.
+  std::size_t redrive() REQUIRES(mu);
+  /// SPEC R25: drops the first occurrence of each of `gone` (same message, attempts, reason
+  /// and time) that is still a dead letter, counting it as redriven (else purged); returns
+  /// how many it dropped.
+  std::size_t drop_dead_letters(const std::vector<DeadLetter>& gone, bool redriven) REQUIRES(mu);
   /// Whether a message could be offered now (redelivery or a matching one after the cursor).
   bool has_next() REQUIRES(mu);
   [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
@@ -96,7 +109,7 @@ class SubscriptionState {
   /// the cursor it was built with; that is also what counts as saved (R19).
   void restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) REQUIRES(mu);
   /// A resumed subscription (R20) goes on where `old`, which holds nothing, stood: cursor,
-  /// attempts, dead letters, counters and what was saved.
+  /// attempts, dead letters, counters, pause (R26) and what was saved.
   void continue_from(const SubscriptionState& old) REQUIRES(mu, old.mu);
   /// SPEC R19: the committed position (lowest offset not confirmed, dead-lettered, filtered
   /// out or skipped).
@@ -126,11 +139,14 @@ class SubscriptionState {
   std::map<Offset, Held> in_flight_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
+  bool paused_ GUARDED_BY(mu) = false;
   SubscriptionStats counters_ GUARDED_BY(mu);
   // What the last commit saved (durable subscriptions only).
   const std::shared_ptr<CommitSink> sink_;
   Offset saved_position_ GUARDED_BY(mu) = 0;
   std::size_t saved_dead_ GUARDED_BY(mu) = 0;
+  // Dead letters left since the last commit (R25): the next one rewrites the whole list.
+  bool dead_rewritten_ GUARDED_BY(mu) = false;
 };
 
 }  // namespace broker

@@ -101,4 +101,16 @@ bool TopicLog::wait_for_growth(Offset seen, Millis timeout) {
   return std::max(visible_, base_) > seen;
 }
 
+Offset TopicLog::offset_for_time(Time time) const {
+  // Publishers read the clock before they append, so times may step back between
+  // neighbours: look at each, do not bisect. Retention may drop messages meanwhile; a
+  // dropped one is not kept, so it is passed over.
+  const Offset last = end();
+  for (Offset o = oldest(); o < last; ++o) {
+    MessagePtr m = read(o);
+    if (m && m->publish_time >= time) return o;
+  }
+  return last;
+}
+
 }  // namespace broker

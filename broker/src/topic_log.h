@@ -46,6 +46,9 @@ class TopicLog {
   [[nodiscard]] Offset oldest() const EXCLUDES(mu_);
   /// One past the newest offset.
   [[nodiscard]] Offset end() const EXCLUDES(mu_);
+  /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
+  /// each kept message in the worst case; throws as read does.
+  [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
   /// Waits (real time) until end() > seen or timeout; returns whether it grew.
   bool wait_for_growth(Offset seen, Millis timeout) EXCLUDES(mu_);
 

@@ -96,15 +96,18 @@ std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& l
   std::vector<model::DeadLetter> out;
   for (const broker::DeadLetter& d : list) {
     out.push_back({d.topic, d.subscription, d.message->offset, d.message->payload, d.attempts,
-                   d.reason, to_model(d.died_at)});
+                   d.reason, to_model(d.died_at), d.message->headers, d.message->key});
   }
   return out;
 }
 
 model::Stats to_model(const broker::SubscriptionStats& s) {
-  return {s.committed,   s.cursor,    s.backlog,       s.in_flight, s.delivered,
-          s.redelivered, s.confirmed, s.dead_lettered, s.skipped,   s.filtered};
+  return {s.committed, s.cursor,        s.backlog, s.in_flight, s.delivered, s.redelivered,
+          s.confirmed, s.dead_lettered, s.skipped, s.filtered,  s.redriven,  s.purged,
+          s.paused};
 }
+
+model::Lag to_model(const broker::Lag& l) { return {l.messages, l.oldest_age.count()}; }
 
 }  // namespace
 
@@ -178,6 +181,31 @@ struct BrokerRunner::Apply {
     const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member);
     return oplang::BoolResult{o.delay ? b.nack(r, now(), broker::Millis{*o.delay})
                                       : b.nack(r, now())};
+  }
+  oplang::Value operator()(const oplang::Redrive& o) const {
+    return oplang::MovedResult{b.redrive(o.topic, o.name)};
+  }
+  oplang::Value operator()(const oplang::RedriveTo& o) const {
+    return oplang::OffsetsResult{b.redrive_to(o.topic, o.name, o.to)};
+  }
+  oplang::Value operator()(const oplang::Purge& o) const {
+    return oplang::MovedResult{b.purge_dead_letters(o.topic, o.name)};
+  }
+  oplang::Value operator()(const oplang::Pause& o) const {
+    return oplang::BoolResult{b.pause(o.topic, o.name)};
+  }
+  oplang::Value operator()(const oplang::Resume& o) const {
+    return oplang::BoolResult{b.resume(o.topic, o.name)};
+  }
+  oplang::Value operator()(const oplang::GetLag& o) const {
+    return to_model(b.lag(o.topic, o.name, now()));
+  }
+  oplang::Value operator()(const oplang::OffsetForTime& o) const {
+    return oplang::OffsetResult{b.offset_for_time(o.topic, broker::at(broker::Millis{o.time}))};
+  }
+  oplang::Value operator()(const oplang::SeekToTime& o) const {
+    return oplang::OffsetResult{
+        b.seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time}))};
   }
   oplang::Value operator()(const oplang::Term& o) const {
     return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member), now())};

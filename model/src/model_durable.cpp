@@ -9,8 +9,8 @@ namespace model {
 // (or always, for seek).
 void Model::save(Sub& s, bool force) {
   const Offset position = committed(s);
-  if (!force && position == s.saved.position && s.dead.size() == s.saved.dead) return;
-  s.saved = Sub::Saved{position, s.attempts, s.dead.size()};
+  if (!force && position == s.saved.position && s.dead.size() == s.saved.dead.size()) return;
+  s.saved = Sub::Saved{position, s.attempts, s.dead};
 }
 
 // R20: every state resumes from its last save; nothing is held or returned; counters
@@ -23,7 +23,8 @@ void Model::restart() {
       s.redelivery.clear();
       s.in_flight.clear();
       s.attempts = s.saved.attempts;
-      s.dead.resize(s.saved.dead);
+      s.dead = s.saved.dead;
+      s.paused = false;
       s.counters = Stats{};
       s.members.clear();
       s.last_member.clear();

@@ -17,6 +17,7 @@ Stats Model::stats(const std::string& topic, const std::string& name) {
     if (matches(s.filter, it->second)) out.backlog += 1;
   }
   out.in_flight = s.in_flight.size();
+  out.paused = s.paused;
   return out;
 }
 

@@ -57,7 +57,8 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
 }
 
 // R11: up to max messages by R5, each held by member until now + ack_timeout; R22: none
-// while the subscription holds max_in_flight (every member's, redeliveries too).
+// while the subscription holds max_in_flight (every member's, redeliveries too); R26: none
+// while it is paused.
 std::vector<Received> Model::poll(const std::string& topic, const std::string& sub,
                                   const std::string& member, Millis now, std::size_t max) {
   if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
@@ -65,7 +66,8 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   Sub& s = pull_or_throw(t, sub);
   catch_up(t, s);
   std::vector<Received> out;
-  while (out.size() < max && (s.max_in_flight == 0 || s.in_flight.size() < s.max_in_flight)) {
+  while (out.size() < max && !s.paused &&
+         (s.max_in_flight == 0 || s.in_flight.size() < s.max_in_flight)) {
     const std::optional<Offset> offset = next_message(t, s, now);
     if (!offset) break;
     const Millis deadline = now + s.ack_timeout;

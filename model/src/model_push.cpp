@@ -104,6 +104,12 @@ void Model::seek(const std::string& topic, const std::string& name, Offset offse
   Sub& s = position_or_throw(t, name);
   if (offset < oldest(t) || offset > t.end) throw Error(ErrorCode::kOffsetOutOfRange);
   catch_up(t, s);
+  move_cursor(s, offset);
+}
+
+// R12: the cursor moves; what was held or returned and the attempts are forgotten; a
+// running offer's result will not count (R9); always saved (R19).
+void Model::move_cursor(Sub& s, Offset offset) {
   s.cursor = offset;
   s.redelivery.clear();
   s.in_flight.clear();
@@ -135,6 +141,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (t == nullptr || !t->subs.contains(sub_id)) return confirmations;
     Sub* s = &t->subs.at(sub_id);
     if (s->pull || s->members.empty()) return confirmations;  // R20: no handler until resumed
+    if (s->paused) return confirmations;                      // R26
     if (offer_budget_ == 0) return confirmations;
     catch_up(*t, *s);
     const std::optional<Offset> offset = next_message(*t, *s, now_);
@@ -192,11 +199,17 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
 
 // R15 on the synchronous dispatcher: every push state has nothing waiting, held or at its
 // cursor that passes its filter (offsets below the oldest kept one are skipped first, R3).
-bool Model::wait_delivered(Millis) {
+// A paused one (R26) is not delivered while it has any.
+bool Model::wait_delivered(Millis) { return all_done(false); }
+
+// R15, R26: idle is delivered except for paused states: nothing can be offered to them now.
+bool Model::wait_idle(Millis) { return all_done(true); }
+
+bool Model::all_done(bool paused_is_idle) {
   for (Topic& t : topics_) {
     for (std::uint64_t id : t.order) {
       Sub& s = t.subs.at(id);
-      if (s.pull) continue;
+      if (s.pull || (paused_is_idle && s.paused)) continue;
       catch_up(t, s);
       if (!s.redelivery.empty() || !s.in_flight.empty()) return false;
       for (auto it = t.log.lower_bound(s.cursor); it != t.log.end(); ++it) {
@@ -207,8 +220,6 @@ bool Model::wait_delivered(Millis) {
   return true;
 }
 
-// R15: without threads nothing backs off, so idle (nothing can be offered now) is delivered.
-bool Model::wait_idle(Millis timeout) { return wait_delivered(timeout); }
 
 // Script: the step's side effect, run from inside the handler; returns its printed result.
 std::string Model::run_effect(const Step& step, const std::string& topic, const std::string& self) {

@@ -87,8 +87,9 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
     s.redelivery.erase(o);
     if (profile_.dead_letter_when_offered_again && s.max_deliveries > 0 &&
         s.attempts[o] >= s.max_deliveries) {
-      s.dead.push_back(
-          DeadLetter{t.name, s.name, o, t.log.at(o).payload, s.attempts[o], "max deliveries", now});
+      const Message& m = t.log.at(o);
+      s.dead.push_back(DeadLetter{t.name, s.name, o, m.payload, s.attempts[o], "max deliveries", now,
+                                  m.headers, m.key});
       s.counters.dead_lettered += 1;
       s.attempts.erase(o);
       continue;
@@ -132,8 +133,9 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
   const int attempts = s.attempts[offset];
   if (terminal || (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
                    !profile_.dead_letter_when_offered_again)) {
+    const Message& m = held.message;
     s.dead.push_back(
-        DeadLetter{t.name, s.name, offset, held.message.payload, attempts, reason, now});
+        DeadLetter{t.name, s.name, offset, m.payload, attempts, reason, now, m.headers, m.key});
     s.counters.dead_lettered += 1;
     s.attempts.erase(offset);
     return true;

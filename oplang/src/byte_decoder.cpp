@@ -35,6 +35,14 @@ constexpr std::uint8_t kBoundedPull = 214;           // subscribe_pull's, then m
 constexpr std::uint8_t kTerminatingSubscribe = 215;  // and 216 idempotent: verdicts 0..4
 constexpr std::uint8_t kDelayedNack = 217;           // ack's fields, then a delay (R24)
 constexpr std::uint8_t kBackoffPull = 218;           // 214's, then 1..3 back-off waits (R24)
+constexpr std::uint8_t kRedrive = 219;               // topic, sub (R25)
+constexpr std::uint8_t kRedriveTo = 227;             // topic, sub, topic (R25)
+constexpr std::uint8_t kPurge = 221;                 // topic, sub (R25)
+constexpr std::uint8_t kPause = 222;                 // topic, sub (R26)
+constexpr std::uint8_t kResume = 223;                // topic, sub (R26)
+constexpr std::uint8_t kLag = 224;                   // topic, sub (R27)
+constexpr std::uint8_t kOffsetForTime = 225;         // topic, time 0..255 ms (R28)
+constexpr std::uint8_t kSeekToTime = 226;            // topic, sub, time 0..255 ms (R28)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -174,6 +182,22 @@ oplang::Op read_op(Reader& r) {
       op.idempotent = kind != kTerminatingSubscribe;
       return op;
     }
+    case kRedrive:
+      return Redrive{r.from(kTopics), r.from(kSubs)};
+    case kRedriveTo:
+      return RedriveTo{r.from(kTopics), r.from(kSubs), r.from(kTopics)};
+    case kPurge:
+      return Purge{r.from(kTopics), r.from(kSubs)};
+    case kPause:
+      return Pause{r.from(kTopics), r.from(kSubs)};
+    case kResume:
+      return Resume{r.from(kTopics), r.from(kSubs)};
+    case kLag:
+      return GetLag{r.from(kTopics), r.from(kSubs)};
+    case kOffsetForTime:
+      return OffsetForTime{r.from(kTopics), r.byte()};
+    case kSeekToTime:
+      return SeekToTime{r.from(kTopics), r.from(kSubs), r.byte()};
     default:
       break;
   }
@@ -386,6 +410,23 @@ struct OpWriter {
   }
   void operator()(const oplang::OldestOffset& op) {
     w.byte(kOldestOffset), w.name(op.topic, kTopics);
+  }
+  void named(std::size_t kind, const std::string& topic, const std::string& name) {
+    w.byte(kind), w.name(topic, kTopics), w.name(name, kSubs);
+  }
+  void operator()(const oplang::Redrive& op) { named(kRedrive, op.topic, op.name); }
+  void operator()(const oplang::RedriveTo& op) {
+    named(kRedriveTo, op.topic, op.name), w.name(op.to, kTopics);
+  }
+  void operator()(const oplang::Purge& op) { named(kPurge, op.topic, op.name); }
+  void operator()(const oplang::Pause& op) { named(kPause, op.topic, op.name); }
+  void operator()(const oplang::Resume& op) { named(kResume, op.topic, op.name); }
+  void operator()(const oplang::GetLag& op) { named(kLag, op.topic, op.name); }
+  void operator()(const oplang::OffsetForTime& op) {
+    w.byte(kOffsetForTime), w.name(op.topic, kTopics), w.byte(static_cast<std::uint8_t>(op.time));
+  }
+  void operator()(const oplang::SeekToTime& op) {
+    named(kSeekToTime, op.topic, op.name), w.byte(static_cast<std::uint8_t>(op.time));
   }
   // Not decoded (concurrent programs only): nothing is written for it.
   void operator()(const oplang::Yield&) {}

@@ -47,6 +47,22 @@ struct Apply {
   Value operator()(const Nack& o) const {
     return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay)};
   }
+  Value operator()(const Redrive& o) const { return MovedResult{m.redrive(o.topic, o.name)}; }
+  Value operator()(const RedriveTo& o) const {
+    return OffsetsResult{m.redrive_to(o.topic, o.name, o.to)};
+  }
+  Value operator()(const Purge& o) const {
+    return MovedResult{m.purge_dead_letters(o.topic, o.name)};
+  }
+  Value operator()(const Pause& o) const { return BoolResult{m.pause(o.topic, o.name)}; }
+  Value operator()(const Resume& o) const { return BoolResult{m.resume(o.topic, o.name)}; }
+  Value operator()(const GetLag& o) const { return m.lag(o.topic, o.name, m.now()); }
+  Value operator()(const OffsetForTime& o) const {
+    return OffsetResult{m.offset_for_time(o.topic, o.time)};
+  }
+  Value operator()(const SeekToTime& o) const {
+    return OffsetResult{m.seek_to_time(o.topic, o.name, o.time)};
+  }
   Value operator()(const Term& o) const {
     return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now())};
   }

@@ -39,6 +39,22 @@ void print_value(std::ostream& os, const model::Stats& s) {
      << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
      << " dead_lettered=" << s.dead_lettered << " skipped=" << s.skipped
      << " filtered=" << s.filtered;
+  // Printed only when set, so traces from before R25/R26 read the same.
+  if (s.redriven != 0) os << " redriven=" << s.redriven;
+  if (s.purged != 0) os << " purged=" << s.purged;
+  if (s.paused) os << " paused";
+}
+
+void print_value(std::ostream& os, const MovedResult& r) { os << "moved " << r.count; }
+
+void print_value(std::ostream& os, const OffsetsResult& r) {
+  os << "offsets [";
+  for (std::size_t i = 0; i < r.offsets.size(); ++i) os << (i ? " " : "") << r.offsets[i];
+  os << ']';
+}
+
+void print_value(std::ostream& os, const model::Lag& l) {
+  os << "lag messages=" << l.messages << " oldest_age=" << l.oldest_age;
 }
 
 void print_value(std::ostream& os, const std::vector<model::DeadLetter>& list) {

@@ -544,12 +544,29 @@ class LineParser {
     if (name == "oldest_offset") return OldestOffset{value("a topic")};
     if (name == "restart") return Restart{};
     if (name == "crash") return crash();
+    if (name == "redrive") return Redrive{value("a topic"), value("a subscription name")};
+    if (name == "redrive_to") {
+      return RedriveTo{value("a topic"), value("a subscription name"), value("a topic")};
+    }
+    if (name == "purge_dead_letters") {
+      return Purge{value("a topic"), value("a subscription name")};
+    }
+    if (name == "pause") return Pause{value("a topic"), value("a subscription name")};
+    if (name == "resume") return Resume{value("a topic"), value("a subscription name")};
+    if (name == "lag") return GetLag{value("a topic"), value("a subscription name")};
+    if (name == "offset_for_time") {
+      return OffsetForTime{value("a topic"), millis("a time in ms")};
+    }
+    if (name == "seek_to_time") {
+      return SeekToTime{value("a topic"), value("a subscription name"), millis("a time in ms")};
+    }
     throw ParseError(
         line_, verb.column,
         "an operation: create_topic, delete_topic, publish, subscribe, "
         "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
-        "wait_idle, wait_delivered, end_offset, oldest_offset, restart or crash");
+        "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "
+        "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time or seek_to_time");
   }
 
   std::vector<Token> tokens_;

@@ -185,6 +185,25 @@ struct Printer {
   std::string operator()(const Term& o) const {
     return answer("term", o.topic, o.sub, o.offset, o.which, o.member);
   }
+  static std::string named(const char* verb, const std::string& topic, const std::string& name) {
+    return std::string(verb) + " " + format_value(topic) + " " + format_value(name);
+  }
+  std::string operator()(const Redrive& o) const { return named("redrive", o.topic, o.name); }
+  std::string operator()(const RedriveTo& o) const {
+    return named("redrive_to", o.topic, o.name) + " " + format_value(o.to);
+  }
+  std::string operator()(const Purge& o) const {
+    return named("purge_dead_letters", o.topic, o.name);
+  }
+  std::string operator()(const Pause& o) const { return named("pause", o.topic, o.name); }
+  std::string operator()(const Resume& o) const { return named("resume", o.topic, o.name); }
+  std::string operator()(const GetLag& o) const { return named("lag", o.topic, o.name); }
+  std::string operator()(const OffsetForTime& o) const {
+    return "offset_for_time " + format_value(o.topic) + " " + std::to_string(o.time);
+  }
+  std::string operator()(const SeekToTime& o) const {
+    return named("seek_to_time", o.topic, o.name) + " " + std::to_string(o.time);
+  }
   std::string operator()(const Extend& o) const {
     return answer("extend", o.topic, o.sub, o.offset, o.which, o.member) + " " +
            std::to_string(o.extension);

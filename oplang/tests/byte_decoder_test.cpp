@@ -36,7 +36,12 @@ bool escaped(const oplang::Op& op) {
          std::holds_alternative<oplang::EndOffset>(op) ||
          std::holds_alternative<oplang::OldestOffset>(op) ||
          std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
-         std::holds_alternative<oplang::Term>(op);
+         std::holds_alternative<oplang::Term>(op) || std::holds_alternative<oplang::Redrive>(op) ||
+         std::holds_alternative<oplang::RedriveTo>(op) ||
+         std::holds_alternative<oplang::Purge>(op) || std::holds_alternative<oplang::Pause>(op) ||
+         std::holds_alternative<oplang::Resume>(op) || std::holds_alternative<oplang::GetLag>(op) ||
+         std::holds_alternative<oplang::OffsetForTime>(op) ||
+         std::holds_alternative<oplang::SeekToTime>(op);
 }
 
 // A committed input that decoded to an escaped op would have read an escape byte as a kind
@@ -109,7 +114,7 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     ASSERT_EQ(script.size(), 1u) << kind;
     // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe
     // (218 reads one back-off wait however short the input).
-    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 218);
+    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 227 && kind != 220);
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -249,6 +249,9 @@ std::string text_of(const broker::SubscriptionStats& s) {
       " confirmed=" + std::to_string(s.confirmed) + " dead=" + std::to_string(s.dead_lettered);
   if (s.skipped) out += " skipped=" + std::to_string(s.skipped);
   if (s.filtered) out += " filtered=" + std::to_string(s.filtered);
+  if (s.redriven) out += " redriven=" + std::to_string(s.redriven);
+  if (s.purged) out += " purged=" + std::to_string(s.purged);
+  if (s.paused) out += " paused";
   return out;
 }
 
@@ -625,6 +628,45 @@ class Exec {
   }
   void operator()(const oplang::WaitDelivered& o) {
     call([&] { return text_of(c_.b->wait_delivered(broker::Millis{o.timeout})); });
+  }
+  void operator()(const oplang::Redrive& o) {
+    call([&] { return std::to_string(c_.b->redrive(o.topic, o.name)); });
+  }
+  void operator()(const oplang::RedriveTo& o) {
+    call([&] {
+      std::string out = "[";
+      for (Offset off : c_.b->redrive_to(o.topic, o.name, o.to)) {
+        out += (out.size() > 1 ? " " : "") + std::to_string(off);
+      }
+      return out + "]";
+    });
+  }
+  void operator()(const oplang::Purge& o) {
+    call([&] { return std::to_string(c_.b->purge_dead_letters(o.topic, o.name)); });
+  }
+  void operator()(const oplang::Pause& o) {
+    call([&] { return text_of(c_.b->pause(o.topic, o.name)); });
+  }
+  void operator()(const oplang::Resume& o) {
+    call([&] { return text_of(c_.b->resume(o.topic, o.name)); });
+  }
+  void operator()(const oplang::GetLag& o) {
+    call([&] {
+      const broker::Lag l = c_.b->lag(o.topic, o.name, now());
+      return "messages=" + std::to_string(l.messages) +
+             " oldest_age=" + std::to_string(l.oldest_age.count());
+    });
+  }
+  void operator()(const oplang::OffsetForTime& o) {
+    call([&] {
+      return std::to_string(c_.b->offset_for_time(o.topic, broker::at(broker::Millis{o.time})));
+    });
+  }
+  void operator()(const oplang::SeekToTime& o) {
+    call([&] {
+      return std::to_string(
+          c_.b->seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time})));
+    });
   }
   // A concurrent program's brokers live in memory: restarts are for sequential scripts.
   void operator()(const oplang::Restart&) {

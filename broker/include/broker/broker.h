@@ -85,11 +85,12 @@ class Broker {
   std::size_t drain();
   /// Threaded dispatchers: waits until the dispatcher has nothing to do right now: no push
   /// subscription runs an offer or has a message it could be offered now. A subscription
-  /// that is backing off after failures counts as idle, so "idle" is not "delivered".
+  /// that is backing off after failures or is paused (R26) counts as idle, so "idle" is not
+  /// "delivered".
   /// Returns false on timeout. Synchronous dispatcher: answers at once.
   bool wait_idle(Millis timeout);
   /// Waits until every message published so far has been confirmed or dead-lettered by
-  /// every push subscription (backing-off ones included) and no offer runs. Pull
+  /// every push subscription (backing-off and paused ones included) and no offer runs. Pull
   /// subscriptions are not waited for (their workers decide). Returns false on timeout.
   /// Synchronous dispatcher: answers at once (drain() is what delivers there).
   bool wait_delivered(Millis timeout);
@@ -128,6 +129,39 @@ class Broker {
   /// the dead letters when it has had max_deliveries offers. Topics in creation order,
   /// subscriptions in creation order, offsets ascending.
   std::vector<Expired> expire(Time now);
+
+  // ---- consumer controls (SPEC R25-R28): each takes a subscription's or a group's name ----
+  /// Moves the dead letters whose message the log still keeps back to be offered again, in
+  /// offset order before new messages, with their attempts back at 0 (R25); dead letters of
+  /// messages retention dropped stay. Returns how many left the dead letters.
+  /// Throws UnknownTopic, UnknownSubscription, IoError (durable: then nothing changed).
+  std::size_t redrive(const std::string& topic, const std::string& name);
+  /// Publishes every dead letter (payload, headers, key) to `to_topic` (the same topic too)
+  /// in the order they died, then drops those it published; returns their new offsets
+  /// (R25). A crash in between leaves them both published and dead (at least once).
+  /// Throws UnknownTopic, UnknownSubscription, then UnknownTopic for to_topic.
+  std::vector<Offset> redrive_to(const std::string& topic, const std::string& name,
+                                 const std::string& to_topic);
+  /// Drops every dead letter; returns how many (R25). Throws UnknownTopic,
+  /// UnknownSubscription.
+  std::size_t purge_dead_letters(const std::string& topic, const std::string& name);
+  /// Offers nothing more until resume: no push offer starts, poll hands out nothing (R26);
+  /// held messages may still be answered and still expire; the backlog keeps growing. Not
+  /// saved: a restarted broker starts unpaused. Returns whether the state changed.
+  /// Throws UnknownTopic, UnknownSubscription.
+  bool pause(const std::string& topic, const std::string& name);
+  /// Undoes pause; offers go on in R5's order. Returns whether the state changed.
+  bool resume(const std::string& topic, const std::string& name);
+  /// Messages not yet confirmed and the age at `now` of the lowest of them (R27).
+  /// Throws UnknownTopic, UnknownSubscription.
+  [[nodiscard]] Lag lag(const std::string& topic, const std::string& name, Time now) const;
+  /// The lowest kept offset published at or after `time`, or the end offset if none
+  /// (Kafka's offsetsForTimes; R28). Reads every kept message's time in the worst case.
+  /// Throws InvalidArgument (time after the clock's now), UnknownTopic.
+  [[nodiscard]] Offset offset_for_time(const std::string& topic, Time time) const;
+  /// seek (R12) to offset_for_time(topic, time); returns that offset (R28). Throws
+  /// InvalidArgument (time after the clock's now), UnknownTopic, UnknownSubscription.
+  Offset seek_to_time(const std::string& topic, const std::string& name, Time time);
 
   // ---- observation ----
   /// Counters of a subscription or group (a group member reports its group). Throws

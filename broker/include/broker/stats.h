@@ -23,7 +23,19 @@ struct SubscriptionStats {
   std::uint64_t dead_lettered = 0;
   std::uint64_t skipped = 0;   // messages dropped by retention before this subscription got them
   std::uint64_t filtered = 0;  // messages the filter passed over
+  std::uint64_t redriven = 0;  // dead letters moved back or republished (SPEC R25)
+  std::uint64_t purged = 0;    // dead letters dropped (SPEC R25)
+  bool paused = false;         // SPEC R26
   bool operator==(const SubscriptionStats&) const = default;
+};
+
+/// How far a subscription (or group) is behind (SPEC R27): messages not yet confirmed
+/// (waiting or held; filtered, skipped and dead-lettered ones are done) and how long the
+/// lowest of them has waited since it was published.
+struct Lag {
+  std::uint64_t messages = 0;
+  Millis oldest_age{0};  // 0 when there is none; never negative
+  bool operator==(const Lag&) const = default;
 };
 
 /// A message that used up its deliveries: where it died, how often it was offered, why the

@@ -19,6 +19,7 @@ enum Type : std::uint8_t {
   kUnsubscribed = 4,
   kCommit = 5,
   kNextId = 6,
+  kCommitRewritingDead = 7,  // a commit whose dead letters replace the saved ones (R25)
 };
 
 void put_headers(Encoder& e, const Headers& h) {
@@ -149,14 +150,14 @@ std::string encode_unsubscribed(const std::string& topic, const std::string& nam
 
 std::string encode_commit(const std::string& topic, const std::string& name, Offset position,
                           const std::map<Offset, int>& attempts,
-                          const std::vector<DeadLetter>& new_dead) {
+                          const std::vector<DeadLetter>& dead, bool dead_rewritten) {
   Encoder e;
-  e.u8(kCommit);
+  e.u8(dead_rewritten ? kCommitRewritingDead : kCommit);
   e.str(topic);
   e.str(name);
   e.u64(position);
   put_attempts(e, attempts);
-  put_dead(e, new_dead);
+  put_dead(e, dead);
   return e.take();
 }
 
@@ -241,7 +242,8 @@ bool apply_record(std::string_view body, SavedState& state) {
       t->subscriptions.erase(it);
       return true;
     }
-    case kCommit: {
+    case kCommit:
+    case kCommitRewritingDead: {
       SavedTopic* t = state.find(d.str());
       SavedSubscription* s = t ? t->find(d.str()) : nullptr;
       if (!s) return false;
@@ -258,6 +260,7 @@ bool apply_record(std::string_view body, SavedState& state) {
       }
       s->position = position;
       s->attempts = std::move(attempts);
+      if (type == kCommitRewritingDead) s->dead.clear();
       for (auto& dl : dead) s->dead.push_back(std::move(dl));
       return true;
     }

@@ -53,10 +53,10 @@ std::string encode_topic_deleted(const std::string& name);
 std::string encode_subscribed(const std::string& topic, const SavedSubscription& s);
 std::string encode_unsubscribed(const std::string& topic, const std::string& name);
 /// A commit: the position, the attempts at or after it, and the dead letters since the
-/// previous commit of this subscription.
+/// previous commit of this subscription, or with `dead_rewritten` all of them (R25).
 std::string encode_commit(const std::string& topic, const std::string& name, Offset position,
                           const std::map<Offset, int>& attempts,
-                          const std::vector<DeadLetter>& new_dead);
+                          const std::vector<DeadLetter>& dead, bool dead_rewritten = false);
 
 /// Applies one record body to state; false if it is malformed or names nothing that exists.
 bool apply_record(std::string_view body, SavedState& state);

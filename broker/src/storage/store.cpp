@@ -146,7 +146,7 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
   std::unique_ptr<Store> store(
       new Store(options, std::move(fs), std::move(lock), out.saved, journal_size));
   for (const auto& [topic, s] : moved_back) {
-    store->wait(store->commit(topic, s->name, s->position, s->attempts, {}, true));
+    store->wait(store->commit(topic, s->name, s->position, s->attempts, {}, false, true));
   }
   return store;
 }
@@ -297,9 +297,11 @@ void Store::unsubscribed(const std::string& topic, const std::string& name) {
 
 std::uint64_t Store::commit(const std::string& topic, const std::string& name, Offset position,
                             const std::map<Offset, int>& attempts,
-                            const std::vector<DeadLetter>& new_dead, bool force) {
+                            const std::vector<DeadLetter>& dead, bool dead_rewritten,
+                            bool force) {
   sync::MutexLock lock(mu_);
-  const std::uint64_t ticket = write(encode_commit(topic, name, position, attempts, new_dead));
+  const std::uint64_t ticket =
+      write(encode_commit(topic, name, position, attempts, dead, dead_rewritten));
   const bool wait = force || options_.commit_sync.kind == FsyncPolicy::Kind::kAlways;
   return wait ? ticket : 0;
 }

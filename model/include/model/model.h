@@ -87,8 +87,8 @@ class Model {
   /// is used and the call records the effect "idempotent -> repeat".
   std::size_t drain();
   /// R15, synchronous: answers at once whether nothing can be offered now: no push
-  /// subscription has a redelivery, a held message or a matching message at its cursor
-  /// (after the catch-up, R3). Nothing backs off without threads, so it equals wait_delivered.
+  /// subscription that is not paused (R26) has a redelivery, a held message or a matching
+  /// message at its cursor (after the catch-up, R3). Nothing backs off without threads.
   bool wait_idle(Millis timeout);
   /// R15, synchronous: answers at once whether every message published so far is confirmed
   /// or dead-lettered (or filtered out or skipped) by every push subscription; pull
@@ -117,6 +117,29 @@ class Model {
             const std::string& member, Millis now);
   std::vector<Expired> expire(Millis now);
 
+  // ---- consumer controls (R25-R28); each also takes a push group's name ----
+  /// R25: every dead letter whose message the log still keeps leaves the dead letters and,
+  /// unless it is already waiting or held, is returned with its attempts back at 0.
+  /// Returns how many left.
+  std::size_t redrive(const std::string& topic, const std::string& name);
+  /// R25: publishes every dead letter (payload, headers, key) to `to_topic` in the order
+  /// they died and drops them; returns the new offsets.
+  std::vector<Offset> redrive_to(const std::string& topic, const std::string& name,
+                                 const std::string& to_topic);
+  /// R25: drops every dead letter; returns how many.
+  std::size_t purge_dead_letters(const std::string& topic, const std::string& name);
+  /// R26: nothing is offered while paused; returns whether this call changed the state.
+  bool pause(const std::string& topic, const std::string& name);
+  /// R26: offers go on in R5's order; returns whether this call changed the state.
+  bool resume(const std::string& topic, const std::string& name);
+  /// R27: messages not yet confirmed and the age of the lowest of them at `now`.
+  Lag lag(const std::string& topic, const std::string& name, Millis now);
+  /// R28: the first kept offset published at or after `time` (the end if none).
+  /// A time after now() is InvalidArgument.
+  Offset offset_for_time(const std::string& topic, Millis time) const;
+  /// R28: seek (R12) to offset_for_time(topic, time); returns that offset.
+  Offset seek_to_time(const std::string& topic, const std::string& name, Millis time);
+
   // ---- observation (R13); seek, stats and dead_letters also take a group's name ----
   Stats stats(const std::string& topic, const std::string& name);
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name);
@@ -142,7 +165,7 @@ class Model {
   /// R20: what a broker reopened on its directory holds (a clean restart, or a crash under
   /// `always`, which loses nothing that returned). Topics and logs stay; every subscription
   /// goes back to its last save (position, attempts, dead letters) with nothing held or
-  /// returned and its counters at zero; push subscriptions and groups stay without
+  /// returned, not paused (R26) and its counters at zero; push subscriptions and groups stay without
   /// handlers until subscribe resumes them (R20); handler calls in flight are gone.
   void restart();
   /// drain() that stops after `offers` offers (each with its save): what a power cut during
@@ -191,6 +214,7 @@ class Model {
     std::map<Offset, Held> in_flight;
     std::map<Offset, int> attempts;
     std::vector<DeadLetter> dead;
+    bool paused = false;  // R26 (not saved: a restart resumes it)
     Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
     // R19: what the last commit saved (a durable broker writes one when the committed
     // position moves or a message dies, at the end of poll, ack, nack, expire, each push
@@ -198,7 +222,7 @@ class Model {
     struct Saved {
       Offset position = 0;
       std::map<Offset, int> attempts;
-      std::size_t dead = 0;
+      std::vector<DeadLetter> dead;
     };
     Saved saved;
   };
@@ -254,9 +278,12 @@ class Model {
   bool settles_late(const Sub& s, Offset offset, const std::string& member) const;
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
   static void save(Sub& s, bool force = false);
+  static void move_cursor(Sub& s, Offset offset);
+  static std::optional<Offset> lowest_waiting(const Topic& t, const Sub& s);
 
   // drain pieces
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);
+  bool all_done(bool paused_is_idle);
   std::string run_effect(const Step& step, const std::string& topic, const std::string& self);
 
   Profile profile_;

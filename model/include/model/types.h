@@ -66,6 +66,8 @@ struct DeadLetter {
   int attempts = 0;
   std::string reason;
   Millis died_at = 0;  // push: the clock during the drain; pull: the call's `now`
+  Headers headers{};   // the message's, so redrive_to publishes it whole (R25)
+  std::string key{};
   bool operator==(const DeadLetter&) const = default;
 };
 
@@ -81,7 +83,18 @@ struct Stats {
   std::uint64_t dead_lettered = 0;
   std::uint64_t skipped = 0;
   std::uint64_t filtered = 0;
+  std::uint64_t redriven = 0;  // dead letters moved back or republished (R25)
+  std::uint64_t purged = 0;    // dead letters dropped (R25)
+  bool paused = false;         // R26
   bool operator==(const Stats&) const = default;
+};
+
+/// What lag() reports (R27): messages not yet confirmed (waiting or held; filtered, skipped
+/// and dead-lettered ones are done) and how long the lowest of them has waited.
+struct Lag {
+  std::uint64_t messages = 0;
+  Millis oldest_age = 0;  // now - its publish time (0 when none, never negative)
+  bool operator==(const Lag&) const = default;
 };
 
 /// One push handler call made during a drain, and what its scripted side effect returned.

@@ -14,7 +14,10 @@
 //   fields), 214 a subscribe_pull with max_in_flight (its fields, then 0..3), 215 a subscribe
 //   and 216 an idempotent one whose script verdicts are 0..4 (4: term), 217 a nack with a
 //   delay (ack's fields, then an advance-sized delay), 218 a subscribe_pull with 1-3 back-off
-//   waits (214's fields, then the count and the waits) (208 is not an escape: a
+//   waits (214's fields, then the count and the waits), 219 redrive, 221
+//   purge_dead_letters, 222 pause, 223 resume, 224 lag (topic, sub), 227 redrive_to (topic,
+//   sub, topic), 225 offset_for_time (topic, time 0..255 ms), 226 seek_to_time (topic, sub,
+//   time) (208 and 220 are not escapes: a
 //   committed input reads it as a kind byte, get_stats). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),

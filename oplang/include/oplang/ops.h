@@ -225,12 +225,64 @@ struct Crash {
   bool operator==(const Crash&) const = default;
 };
 
+/// redrive(topic, name): dead letters of kept messages back to be offered (R25).
+struct Redrive {
+  std::string topic;
+  std::string name;
+  bool operator==(const Redrive&) const = default;
+};
+/// redrive_to(topic, name, to): every dead letter published to `to` (R25).
+struct RedriveTo {
+  std::string topic;
+  std::string name;
+  std::string to;
+  bool operator==(const RedriveTo&) const = default;
+};
+/// purge_dead_letters(topic, name) (R25).
+struct Purge {
+  std::string topic;
+  std::string name;
+  bool operator==(const Purge&) const = default;
+};
+/// pause(topic, name) (R26).
+struct Pause {
+  std::string topic;
+  std::string name;
+  bool operator==(const Pause&) const = default;
+};
+/// resume(topic, name) (R26).
+struct Resume {
+  std::string topic;
+  std::string name;
+  bool operator==(const Resume&) const = default;
+};
+/// lag(topic, name, now) (R27).
+struct GetLag {
+  std::string topic;
+  std::string name;
+  bool operator==(const GetLag&) const = default;
+};
+/// offset_for_time(topic, time): `time` is a point of the shared clock (R28).
+struct OffsetForTime {
+  std::string topic;
+  Millis time = 0;
+  bool operator==(const OffsetForTime&) const = default;
+};
+/// seek_to_time(topic, name, time) (R28).
+struct SeekToTime {
+  std::string topic;
+  std::string name;
+  Millis time = 0;
+  bool operator==(const SeekToTime&) const = default;
+};
+
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
 /// reaches the others, but yield, and idempotent subscribes by escape bytes.)
 using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
                         Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
                         GetDeadLetters, Yield, Subscriptions, Topics, PollWait, WaitIdle,
-                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash, Term>;
+                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash, Term, Redrive,
+                        RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

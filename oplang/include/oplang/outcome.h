@@ -33,6 +33,17 @@ struct CountResult {
   bool operator==(const CountResult&) const = default;
 };
 
+/// redrive / purge_dead_letters: how many dead letters left.
+struct MovedResult {
+  std::uint64_t count = 0;
+  bool operator==(const MovedResult&) const = default;
+};
+/// redrive_to: the offsets it published, in order.
+struct OffsetsResult {
+  std::vector<model::Offset> offsets;
+  bool operator==(const OffsetsResult&) const = default;
+};
+
 /// subscriptions / topics: names in order.
 struct NamesResult {
   std::vector<std::string> names;
@@ -42,7 +53,8 @@ struct NamesResult {
 /// Any return value of an op.
 using Value = std::variant<Done, OffsetResult, BoolResult, CountResult,
                            std::vector<model::Received>, std::vector<model::Expired>, model::Stats,
-                           std::vector<model::DeadLetter>, NamesResult>;
+                           std::vector<model::DeadLetter>, NamesResult, MovedResult,
+                           OffsetsResult, model::Lag>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {
