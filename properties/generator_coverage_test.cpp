@@ -40,7 +40,7 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   const Coverage& c = Coverage::get();
   std::printf("%s: %ld sequences, %ld steps (%.1f per sequence)\n", what, c.sequences, c.steps,
               static_cast<double>(c.steps) / c.sequences);
-  EXPECT_EQ(c.steps_by_kind.size(), 24u) << "every op kind must appear";
+  EXPECT_EQ(c.steps_by_kind.size(), 32u) << "every op kind must appear";
   for (const auto& [kind, n] : c.steps_by_kind) {
     const double share = 100.0 * n / c.steps;
     std::printf("  step %-14s %5.1f%%\n", kind.c_str(), share);
@@ -48,15 +48,15 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   }
 }
 
-// Uniformly a kind listed once is 1/26 of the steps (3.8%); in swarm
+// Uniformly a kind listed once is 1/34 of the steps (2.9%); in swarm
 // sequences the kinds a sequence keeps share its steps, the always-kept ones (publish,
-// subscribe) get more (the others measured 3.0-3.6%). The floors sit a little below.
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastThreeAndAHalfPercentOfUniformSteps) {
-  expect_step_shares("every operation, uniform", Swarm::kUniform, 3.5);
+// subscribe) get more (the others measured 2.3-2.8%). The floors sit a little below.
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoAndAHalfPercentOfUniformSteps) {
+  expect_step_shares("every operation, uniform", Swarm::kUniform, 2.5);
 }
 
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoAndAHalfPercentOfSwarmSteps) {
-  expect_step_shares("every operation, swarm", Swarm::kSwarm, 2.5);
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfSwarmSteps) {
+  expect_step_shares("every operation, swarm", Swarm::kSwarm, 2.0);
 }
 
 TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {

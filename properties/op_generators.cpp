@@ -467,24 +467,42 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
 }
 
 // R25-R28: the controls aim at existing subscriptions and groups (gen_position_name), now
-// and then at unknown names and topics.
+// and then at unknown names and topics; the dead-letter ones mostly at a state that has
+// dead letters.
+namespace {
+
+std::pair<std::string, std::string> gen_dead_letter_owner(const Hints& h) {
+  if (*g::inRange(0, 4) != 0) {
+    std::vector<std::pair<std::string, std::string>> owners;
+    for (const std::string& topic : h.model().topics()) {
+      for (const std::string& name : h.model().dead_letter_names(topic)) {
+        owners.emplace_back(topic, name);
+      }
+    }
+    if (!owners.empty()) return pick(owners);
+  }
+  const std::string topic = gen_topic(h);
+  return {topic, gen_position_name(h, topic)};
+}
+
+}  // namespace
+
 template <>
 oplang::Op gen_op<oplang::Redrive>(const Hints& h) {
-  const std::string topic = gen_topic(h);
-  return oplang::Redrive{topic, gen_position_name(h, topic)};
+  const auto [topic, name] = gen_dead_letter_owner(h);
+  return oplang::Redrive{topic, name};
 }
 
 template <>
 oplang::Op gen_op<oplang::RedriveTo>(const Hints& h) {
-  const std::string topic = gen_topic(h);
-  const std::string name = gen_position_name(h, topic);
+  const auto [topic, name] = gen_dead_letter_owner(h);
   return oplang::RedriveTo{topic, name, gen_observed_topic(h)};
 }
 
 template <>
 oplang::Op gen_op<oplang::Purge>(const Hints& h) {
-  const std::string topic = gen_topic(h);
-  return oplang::Purge{topic, gen_position_name(h, topic)};
+  const auto [topic, name] = gen_dead_letter_owner(h);
+  return oplang::Purge{topic, name};
 }
 
 template <>

@@ -1,9 +1,11 @@
 // What the peers' consumers have (issue 18), through the public API: max_in_flight (SPEC R22),
-// terminate (R23) and retry later (R24), for pull workers, push handlers on every dispatcher,
-// and a durable broker that reopens its directory.
+// terminate (R23), retry later (R24), redrive and purge (R25), pause (R26), lag (R27) and
+// seek by time (R28), for pull workers, push handlers on every dispatcher, and a durable
+// broker that reopens its directory.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -191,6 +193,205 @@ TEST(RetryLater, TheBackoffListSetsTheWaitPerAttemptAndSurvivesARestart) {
   PullOptions bad = bounded(0);
   bad.backoff = {Millis{-1}};
   EXPECT_THROW(b.subscribe_pull("t", "x", bad), InvalidArgument);
+}
+
+const std::vector<BrokerOptions>& every_dispatcher() {
+  static const std::vector<BrokerOptions> all = {BrokerOptions::synchronous(),
+                                                 BrokerOptions::lane(), BrokerOptions::pool(2)};
+  return all;
+}
+const char* dispatcher_name(std::size_t k) { return k == 0 ? "synchronous" : k == 1 ? "lane" : "pool"; }
+
+// Push: a handler that fails "bad" messages until `healed`; after the fix, a redrive
+// delivers them again as first attempts, on every dispatcher.
+TEST(Redrive, DeadLettersComeBackAsFirstAttemptsOnEveryDispatcher) {
+  for (std::size_t k = 0; k < every_dispatcher().size(); ++k) {
+    SCOPED_TRACE(dispatcher_name(k));
+    Broker b(every_dispatcher()[k]);
+    b.create_topic("t");
+    std::atomic<bool> healed{false};
+    std::atomic<int> delivered_after_fix{0};
+    std::atomic<int> first_attempts_after_fix{0};
+    PushOptions o;
+    o.max_deliveries = 2;
+    o.start = StartPosition::beginning();
+    b.subscribe(
+        "t", "s",
+        [&](const Delivery& d) {
+          if (d.message->payload != "bad") return true;
+          if (!healed) return false;
+          ++delivered_after_fix;
+          if (d.attempt == 1) ++first_attempts_after_fix;
+          return true;
+        },
+        o);
+    for (const char* p : {"bad", "ok", "bad", "ok"}) b.publish("t", p);
+    for (int i = 0; i < 8 && k == 0; ++i) b.drain();
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    ASSERT_EQ(b.dead_letters("t", "s").size(), 2u);
+    healed = true;
+    EXPECT_EQ(b.redrive("t", "s"), 2u);
+    if (k == 0) b.drain();
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    EXPECT_EQ(delivered_after_fix.load(), 2);
+    EXPECT_EQ(first_attempts_after_fix.load(), 2);
+    EXPECT_TRUE(b.dead_letters("t", "s").empty());
+    const SubscriptionStats st = b.stats("t", "s");
+    EXPECT_EQ(st.redriven, 2u);
+    EXPECT_EQ(st.committed, 4u);
+  }
+}
+
+TEST(Redrive, RedriveToPublishesTheWholeMessageAndPurgeDropsTheRest) {
+  Broker b;
+  b.create_topic("t");
+  b.create_topic("parking");
+  PullOptions o = bounded(0);
+  o.max_deliveries = 1;
+  b.subscribe_pull("t", "s", o);
+  b.publish("t", "a", {{"kind", "x"}}, "key-a");
+  b.publish("t", "b");
+  for (const Received& r : b.poll("t", "s", "w", 2, Time{})) ASSERT_TRUE(b.term(r.receipt, Time{}));
+  EXPECT_THROW(b.redrive_to("t", "s", "nope"), UnknownTopic);
+  EXPECT_EQ(b.dead_letters("t", "s").size(), 2u);  // nothing changed
+  b.subscribe_pull("parking", "p", bounded(0));
+  EXPECT_EQ(b.redrive_to("t", "s", "parking"), (std::vector<Offset>{0, 1}));
+  const std::vector<Received> parked = b.poll("parking", "p", "w", 5, Time{});
+  ASSERT_EQ(parked.size(), 2u);
+  EXPECT_EQ(parked[0].message->payload, "a");
+  EXPECT_EQ(parked[0].message->headers, (Headers{{"kind", "x"}}));
+  EXPECT_EQ(parked[0].message->key, "key-a");
+  EXPECT_TRUE(b.dead_letters("t", "s").empty());
+  // Two more die; purge drops them and counts them.
+  b.publish("t", "c");
+  b.publish("t", "d");
+  for (const Received& r : b.poll("t", "s", "w", 2, Time{})) ASSERT_TRUE(b.term(r.receipt, Time{}));
+  EXPECT_EQ(b.purge_dead_letters("t", "s"), 2u);
+  EXPECT_TRUE(b.dead_letters("t", "s").empty());
+  const SubscriptionStats st = b.stats("t", "s");
+  EXPECT_EQ(st.redriven, 2u);
+  EXPECT_EQ(st.purged, 2u);
+  EXPECT_EQ(st.dead_lettered, 4u);
+}
+
+// The journal records what redrive and purge took away (a commit that rewrites the dead
+// letters): a restart neither brings them back nor loses the redriven position.
+TEST(Redrive, RedriveAndPurgeSurviveARestart) {
+  testing::TempDir dir("broker-consumer");
+  StorageOptions storage;
+  storage.directory = dir.str() + "/store";
+  PullOptions o = bounded(0);
+  o.max_deliveries = 1;
+  {
+    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    b.create_topic("t");
+    b.subscribe_pull("t", "s", o);
+    b.subscribe_pull("t", "q", o);
+    for (const char* p : {"a", "b"}) b.publish("t", p);
+    for (const char* sub : {"s", "q"}) {
+      for (const Received& r : b.poll("t", sub, "w", 2, Time{})) b.term(r.receipt, Time{});
+    }
+    EXPECT_EQ(b.redrive("t", "s"), 2u);
+    EXPECT_EQ(b.purge_dead_letters("t", "q"), 2u);
+  }
+  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  EXPECT_TRUE(b.dead_letters("t", "s").empty());
+  EXPECT_TRUE(b.dead_letters("t", "q").empty());
+  EXPECT_EQ(b.stats("t", "q").committed, 2u);
+  EXPECT_EQ(offsets(b.poll("t", "s", "w", 5, Time{})), (std::vector<Offset>{0, 1}));
+}
+
+// Pause on the threaded dispatchers: no offer starts while paused, wait_idle says idle,
+// wait_delivered says not delivered, and resume wakes the dispatcher, which delivers in order.
+TEST(Pause, APausedPushSubscriptionGetsNoOfferUntilResumedOnEveryDispatcher) {
+  for (std::size_t k = 0; k < every_dispatcher().size(); ++k) {
+    SCOPED_TRACE(dispatcher_name(k));
+    Broker b(every_dispatcher()[k]);
+    b.create_topic("t");
+    std::mutex mu;
+    std::vector<std::string> seen;
+    b.subscribe("t", "s", [&](const Delivery& d) {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(d.message->payload);
+      return true;
+    });
+    EXPECT_TRUE(b.pause("t", "s"));
+    for (int i = 0; i < 20; ++i) b.publish("t", std::to_string(i));
+    if (k == 0) {
+      EXPECT_EQ(b.drain(), 0u);
+    }
+    EXPECT_TRUE(b.wait_idle(Millis{10'000}));
+    EXPECT_FALSE(b.wait_delivered(Millis{20}));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_TRUE(seen.empty());
+    }
+    EXPECT_EQ(b.stats("t", "s").backlog, 20u);
+    EXPECT_TRUE(b.stats("t", "s").paused);
+    EXPECT_TRUE(b.resume("t", "s"));
+    if (k == 0) {
+      EXPECT_EQ(b.drain(), 20u);
+    }
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(seen.size(), 20u);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], std::to_string(i));
+  }
+}
+
+TEST(Pause, APausedPullSubscriptionHandsOutNothingButItsHeldMessagesAreAnswered) {
+  Broker b;
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(0));
+  b.publish("t", "a");
+  b.publish("t", "b");
+  const std::vector<Received> held = b.poll("t", "s", "w", 1, Time{});
+  EXPECT_TRUE(b.pause("t", "s"));
+  EXPECT_FALSE(b.pause("t", "s"));
+  EXPECT_TRUE(b.poll("t", "s", "w", 5, Time{}).empty());
+  EXPECT_TRUE(b.poll_wait("t", "s", "w", 5, Millis{20}).empty());
+  EXPECT_TRUE(b.ack(held.at(0).receipt, Time{}));
+  EXPECT_THROW(b.pause("t", "nope"), UnknownSubscription);
+  EXPECT_TRUE(b.resume("t", "s"));
+  EXPECT_EQ(offsets(b.poll("t", "s", "w", 5, Time{})), (std::vector<Offset>{1}));
+}
+
+TEST(Lag, CountsWhatIsNotConfirmedAndAgesTheLowestOnTheInjectedClock) {
+  auto clock = std::make_shared<ManualClock>(Time{});
+  Broker b(BrokerOptions::synchronous().with_clock(clock));
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(0));
+  b.publish("t", "a");
+  clock->advance(Millis{40});
+  b.publish("t", "b");
+  clock->advance(Millis{10});
+  EXPECT_EQ(b.lag("t", "s", clock->now()), (Lag{2, Millis{50}}));
+  const std::vector<Received> got = b.poll("t", "s", "w", 1, clock->now());
+  EXPECT_EQ(b.lag("t", "s", clock->now()), (Lag{2, Millis{50}}));  // held is not confirmed
+  ASSERT_TRUE(b.ack(got.at(0).receipt, clock->now()));
+  EXPECT_EQ(b.lag("t", "s", clock->now()), (Lag{1, Millis{10}}));
+  EXPECT_THROW((void)b.lag("t", "nope", clock->now()), UnknownSubscription);
+}
+
+TEST(SeekToTime, ReplaysFromTheFirstMessageAtOrAfterATimeAndRefusesTheFuture) {
+  auto clock = std::make_shared<ManualClock>(Time{});
+  Broker b(BrokerOptions::synchronous().with_clock(clock));
+  b.create_topic("t");
+  b.subscribe_pull("t", "s", bounded(0));
+  for (int i = 0; i < 3; ++i) {
+    b.publish("t", std::to_string(i));  // at 0, 10, 20
+    clock->advance(Millis{10});
+  }
+  for (const Received& r : b.poll("t", "s", "w", 5, clock->now())) b.ack(r.receipt, clock->now());
+  EXPECT_EQ(b.offset_for_time("t", Time{} + Millis{5}), 1u);
+  EXPECT_EQ(b.offset_for_time("t", Time{} + Millis{25}), 3u);  // none: the end
+  EXPECT_THROW((void)b.offset_for_time("t", clock->now() + Millis{1}), InvalidArgument);
+  EXPECT_THROW(b.seek_to_time("t", "s", clock->now() + Millis{1}), InvalidArgument);
+  EXPECT_EQ(b.stats("t", "s").cursor, 3u);  // the refused seek moved nothing
+  EXPECT_EQ(b.seek_to_time("t", "s", Time{} + Millis{10}), 1u);
+  const std::vector<Received> again = b.poll("t", "s", "w", 5, clock->now());
+  EXPECT_EQ(offsets(again), (std::vector<Offset>{1, 2}));
+  EXPECT_EQ(again.at(0).attempt, 1);
 }
 
 }  // namespace

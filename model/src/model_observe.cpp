@@ -63,6 +63,19 @@ std::vector<std::string> Model::group_names(const std::string& topic) const {
   return out;
 }
 
+// Generators only: the states with dead letters, by the name their dead letters carry.
+std::vector<std::string> Model::dead_letter_names(const std::string& topic) const {
+  std::vector<std::string> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    for (std::uint64_t id : t.order) {
+      const Sub& s = t.subs.at(id);
+      if (!s.dead.empty()) out.push_back(s.name);
+    }
+  }
+  return out;
+}
+
 // Generators only: push names a restart left without a handler (R20).
 std::vector<std::string> Model::dormant_names(const std::string& topic) const {
   std::vector<std::string> out;

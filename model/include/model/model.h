@@ -158,6 +158,9 @@ class Model {
   [[nodiscard]] std::vector<std::string> pull_names(const std::string& topic) const;
   /// Names of the push groups of a topic; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> group_names(const std::string& topic) const;
+  /// Names (a pull subscription's, a push subscription's or a group's) of the states of a
+  /// topic that have dead letters; empty if the topic is unknown.
+  [[nodiscard]] std::vector<std::string> dead_letter_names(const std::string& topic) const;
   /// Push subscriptions and groups of a topic back from a restart without a handler (R20).
   [[nodiscard]] std::vector<std::string> dormant_names(const std::string& topic) const;
 
