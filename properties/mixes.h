@@ -16,9 +16,9 @@ inline void every_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
                              SubscribePull, Unsubscribe, Seek, Drain, Poll, PollWait, Ack, Nack,
                              Term, Extend, Expire, Advance, GetStats, GetDeadLetters, WaitIdle,
-                             WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset,
-                             Redrive, RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime,
-                             SeekToTime>(swarm);
+                             WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset, Redrive,
+                             RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime>(
+      swarm);
 }
 
 /// Consumer controls (R25-R28): dead letters made by failing handlers, nacks, terms and
@@ -26,11 +26,10 @@ inline void every_operation(Swarm swarm = Swarm::kHalf) {
 /// drains and polls; lag and seeks by time as the clock moves.
 inline void consumer_controls(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, Subscribe,
-                             SubscribePull, SubscribePull, Poll, Poll, Nack, Nack, Term, Term,
-                             Ack, Drain, Drain, Expire, Advance, Advance, Redrive, Redrive,
-                             RedriveTo, Purge,
-                             Pause, Resume, Resume, GetLag, GetLag, OffsetForTime, SeekToTime,
-                             GetStats, GetDeadLetters, WaitIdle, WaitDelivered>(swarm);
+                             SubscribePull, SubscribePull, Poll, Poll, Nack, Nack, Term, Term, Ack,
+                             Drain, Drain, Expire, Advance, Advance, Redrive, Redrive, RedriveTo,
+                             Purge, Pause, Resume, Resume, GetLag, GetLag, OffsetForTime,
+                             SeekToTime, GetStats, GetDeadLetters, WaitIdle, WaitDelivered>(swarm);
 }
 
 /// Push delivery: scripted (and idempotent) handlers that fail, throw, unsubscribe, publish
@@ -62,11 +61,11 @@ inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
 /// model's restarted state (nothing that returned is lost; positions, attempts and dead
 /// letters as last saved), and push subscriptions resumed with their saved options.
 inline void durable_operation(Swarm swarm = Swarm::kHalf) {
-  check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
-                             SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Term, Expire,
-                             Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
-                             OldestOffset, Redrive, RedriveTo, Purge, Pause, SeekToTime, Restart,
-                             Crash, Crash>(swarm, true);
+  check_broker_matches_model<
+      CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe, SubscribePull, Unsubscribe,
+      Seek, Drain, Poll, Ack, Nack, Term, Expire, Advance, GetStats, GetDeadLetters, Subscriptions,
+      EndOffset, OldestOffset, Redrive, RedriveTo, Purge, Pause, SeekToTime, Restart, Crash, Crash>(
+      swarm, true);
 }
 
 /// Durable delivery: consuming across restarts: pull workers and push handlers, retention
@@ -74,8 +73,8 @@ inline void durable_operation(Swarm swarm = Swarm::kHalf) {
 inline void durable_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull,
                              Drain, Drain, Poll, Poll, Ack, Ack, Nack, Expire, Advance, Seek,
-                             Redrive, SeekToTime, GetStats, GetDeadLetters, Restart,
-                             Crash>(swarm, true);
+                             Redrive, SeekToTime, GetStats, GetDeadLetters, Restart, Crash>(swarm,
+                                                                                            true);
 }
 
 }  // namespace props

@@ -532,7 +532,8 @@ model::Millis gen_time(const Hints& h) {
   const int choice = *g::inRange(0, 10);
   if (choice == 0) return now + 1;
   if (choice == 1) return 0;
-  return std::max<model::Millis>(0, now - *g::elementOf(std::vector<model::Millis>{0, 1, 5, 10, 30}));
+  return std::max<model::Millis>(0,
+                                 now - *g::elementOf(std::vector<model::Millis>{0, 1, 5, 10, 30}));
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (std::holds_alternative<oplang::Redrive>(op)) states.insert("redrive moved");
     if (std::holds_alternative<oplang::Purge>(op)) states.insert("dead letters purged");
   }
-  if (const auto* o = std::get_if<oplang::OffsetsResult>(&outcome.value); o && !o->offsets.empty()) {
+  if (const auto* o = std::get_if<oplang::OffsetsResult>(&outcome.value);
+      o && !o->offsets.empty()) {
     states.insert("redriven to a topic");
   }
   if (const auto* o = std::get_if<oplang::Pause>(&op); o && !outcome.error) {

@@ -200,7 +200,9 @@ const std::vector<BrokerOptions>& every_dispatcher() {
                                                  BrokerOptions::lane(), BrokerOptions::pool(2)};
   return all;
 }
-const char* dispatcher_name(std::size_t k) { return k == 0 ? "synchronous" : k == 1 ? "lane" : "pool"; }
+const char* dispatcher_name(std::size_t k) {
+  return k == 0 ? "synchronous" : k == 1 ? "lane" : "pool";
+}
 
 // Push: a handler that fails "bad" messages until `healed`; after the fix, a redrive
 // delivers them again as first attempts, on every dispatcher.

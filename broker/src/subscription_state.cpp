@@ -50,8 +50,8 @@ std::uint64_t SubscriptionState::save_position(bool force) {
   const std::size_t from = dead_rewritten_ ? 0 : saved_dead_;
   const std::vector<DeadLetter> dead(dead_.begin() + static_cast<std::ptrdiff_t>(from),
                                      dead_.end());
-  const std::uint64_t ticket = sink_->commit(config_.topic, config_.name, position, attempts_,
-                                             dead, dead_rewritten_, force);
+  const std::uint64_t ticket =
+      sink_->commit(config_.topic, config_.name, position, attempts_, dead, dead_rewritten_, force);
   saved_position_ = position;
   saved_dead_ = dead_.size();
   dead_rewritten_ = false;

@@ -102,9 +102,9 @@ std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& l
 }
 
 model::Stats to_model(const broker::SubscriptionStats& s) {
-  return {s.committed, s.cursor,        s.backlog, s.in_flight, s.delivered, s.redelivered,
-          s.confirmed, s.dead_lettered, s.skipped, s.filtered,  s.redriven,  s.purged,
-          s.paused};
+  return {s.committed,   s.cursor,    s.backlog,       s.in_flight, s.delivered,
+          s.redelivered, s.confirmed, s.dead_lettered, s.skipped,   s.filtered,
+          s.redriven,    s.purged,    s.paused};
 }
 
 model::Lag to_model(const broker::Lag& l) { return {l.messages, l.oldest_age.count()}; }

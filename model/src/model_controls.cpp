@@ -21,8 +21,7 @@ std::size_t Model::redrive(const std::string& topic, const std::string& name) {
       continue;
     }
     moved += 1;
-    if (d.offset >= s.cursor || s.redelivery.contains(d.offset) ||
-        s.in_flight.contains(d.offset)) {
+    if (d.offset >= s.cursor || s.redelivery.contains(d.offset) || s.in_flight.contains(d.offset)) {
       continue;
     }
     s.attempts.erase(d.offset);
@@ -101,8 +100,8 @@ Lag Model::lag(const std::string& topic, const std::string& name, Millis now) {
   Lag out{st.backlog + st.in_flight, 0};
   if (const std::optional<Offset> o = lowest_waiting(t, s)) {
     auto held = s.in_flight.find(*o);
-    const Millis published = held != s.in_flight.end() ? held->second.message.publish_time
-                                                        : t.log.at(*o).publish_time;
+    const Millis published =
+        held != s.in_flight.end() ? held->second.message.publish_time : t.log.at(*o).publish_time;
     out.oldest_age = std::max<Millis>(0, now - published);
   }
   return out;

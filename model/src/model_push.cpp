@@ -220,7 +220,6 @@ bool Model::all_done(bool paused_is_idle) {
   return true;
 }
 
-
 // Script: the step's side effect, run from inside the handler; returns its printed result.
 std::string Model::run_effect(const Step& step, const std::string& topic, const std::string& self) {
   try {

@@ -88,8 +88,8 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
     if (profile_.dead_letter_when_offered_again && s.max_deliveries > 0 &&
         s.attempts[o] >= s.max_deliveries) {
       const Message& m = t.log.at(o);
-      s.dead.push_back(DeadLetter{t.name, s.name, o, m.payload, s.attempts[o], "max deliveries", now,
-                                  m.headers, m.key});
+      s.dead.push_back(DeadLetter{t.name, s.name, o, m.payload, s.attempts[o], "max deliveries",
+                                  now, m.headers, m.key});
       s.counters.dead_lettered += 1;
       s.attempts.erase(o);
       continue;

@@ -64,7 +64,8 @@ TEST_F(ModelPullTest, R11Seed004Trace) {
                                                 {"orders", "billing", 2, false}}));
   EXPECT_EQ(
       m.dead_letters("orders", "billing"),
-      (std::vector<DeadLetter>{{"orders", "billing", 1, "m2", 2, "ack deadline expired", 60, {{"type", "created"}}}}));
+      (std::vector<DeadLetter>{
+          {"orders", "billing", 1, "m2", 2, "ack deadline expired", 60, {{"type", "created"}}}}));
   EXPECT_EQ(m.stats("orders", "email").backlog, 2u);
 }
 
@@ -133,8 +134,9 @@ TEST_F(ModelPullTest, R7PullDeadLettersCarryTopicSubscriptionAndTheCallsNow) {
   EXPECT_EQ(m.expire(700).size(), 1u);  // offset 1: dead at the expire's now
   EXPECT_EQ(
       m.dead_letters("orders", "billing"),
-      (std::vector<DeadLetter>{{"orders", "billing", 0, "m1", 2, "nacked", 125, {{"type", "created"}}},
-                               {"orders", "billing", 1, "m2", 2, "ack deadline expired", 700, {{"type", "created"}}}}));
+      (std::vector<DeadLetter>{
+          {"orders", "billing", 0, "m1", 2, "nacked", 125, {{"type", "created"}}},
+          {"orders", "billing", 1, "m2", 2, "ack deadline expired", 700, {{"type", "created"}}}}));
 }
 
 TEST_F(ModelPullTest, R22PollStopsAtMaxInFlightAcrossMembersAndRedeliveries) {
@@ -178,7 +180,8 @@ TEST_F(ModelPullTest, R23TermDeadLettersAtOnceWhateverMaxDeliveries) {
   EXPECT_TRUE(m.term("orders", "unlimited", 0, "w", 12));
   EXPECT_FALSE(m.term("orders", "unlimited", 0, "w", 13));  // already dead
   EXPECT_EQ(m.dead_letters("orders", "unlimited"),
-            (std::vector<DeadLetter>{{"orders", "unlimited", 0, "m1", 1, "terminated", 12, {{"type", "created"}}}}));
+            (std::vector<DeadLetter>{
+                {"orders", "unlimited", 0, "m1", 1, "terminated", 12, {{"type", "created"}}}}));
   // Offset 1 was still held at 40 (the term came too late): it expires back, 0 never does.
   const std::vector<Expired> back = m.expire(40);
   ASSERT_EQ(back.size(), 1u);

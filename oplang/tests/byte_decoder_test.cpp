@@ -114,7 +114,8 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     ASSERT_EQ(script.size(), 1u) << kind;
     // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe
     // (218 reads one back-off wait however short the input).
-    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 227 && kind != 220);
+    const bool escape =
+        (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 227 && kind != 220);
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -108,7 +108,11 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
         rc::gen::set(
             &PushScript::seek_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})));
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+        rc::gen::set(
+            &PushScript::pause_after,
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+        rc::gen::set(&PushScript::pause_for, rc::gen::inRange(0, 12)));
   });
 }
 

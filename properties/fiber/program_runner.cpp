@@ -53,6 +53,7 @@ struct Plan {
   std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
   std::set<Key> seeked;               // checked ones a fiber seeks: judged from the last seek on
   std::map<Key, std::size_t> bounds;  // checked pull subscriptions' max_in_flight (R22)
+  std::set<Key> paused;               // checked push subscriptions a fiber pauses (R26)
   // Checked push groups, (topic, group) -> member names: members may join from a fiber while
   // publishers run; the group as a whole is judged like one subscription from the beginning.
   std::map<Key, std::vector<std::string>> groups;
@@ -65,7 +66,7 @@ Plan make_plan(const oplang::Program& p) {
   std::set<std::string> retained, deleted;
   std::map<Key, int> created;
   std::map<Key, model::Start::Kind> late;
-  std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked;
+  std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked, paused;
   std::map<Key, std::vector<std::string>> group_members;
   std::map<Key, std::size_t> bounds;
   std::set<Key> bad_groups;
@@ -117,6 +118,8 @@ Plan make_plan(const oplang::Program& p) {
       if (o->max_in_flight > 0) bounds[key] = o->max_in_flight;
     } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
       seeked.insert({o->topic, o->name});
+    } else if (const auto* o = std::get_if<oplang::Pause>(&op)) {
+      paused.insert({o->topic, o->name});
     } else if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) {
       unsubscribed.insert({o->topic, o->name});
     }
@@ -138,7 +141,10 @@ Plan make_plan(const oplang::Program& p) {
     if (seeked.count(key)) plan.seeked.insert(key);
     if (late.count(key)) plan.late[key] = late[key];
     if (push_subs.count(key)) plan.push.insert(key);
-    if (pull_subs.count(key) && !unsubscribed.count(key)) plan.pull.insert(key);
+    if (push_subs.count(key) && paused.count(key)) plan.paused.insert(key);
+    // A paused pull subscription's empty polls are not poll-skips: not judged.
+    if (pull_subs.count(key) && !unsubscribed.count(key) && !paused.count(key))
+      plan.pull.insert(key);
     // A seek forgets what was held without a call that says so: no bound check then.
     if (bounds.count(key) && !seeked.count(key)) plan.bounds[key] = bounds[key];
   }
@@ -188,6 +194,9 @@ struct Recorder {
     Offset offset;
   };
   std::map<Key, std::vector<SeekCall>> seeks;  // the accepted ones
+  // R26: when a pause returned, and (pause return, resume invoke) windows once resumed.
+  std::map<Key, std::uint64_t> paused_since;
+  std::map<Key, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pause_windows;
   std::vector<PullRecord> pull;
   std::vector<HandlerCall> handlers;  // HandlerCall::sub indexes `push`
   std::vector<PushIncarnation> push;
@@ -645,10 +654,16 @@ class Exec {
     call([&] { return std::to_string(c_.b->purge_dead_letters(o.topic, o.name)); });
   }
   void operator()(const oplang::Pause& o) {
-    call([&] { return text_of(c_.b->pause(o.topic, o.name)); });
+    const Called r = call([&] { return text_of(c_.b->pause(o.topic, o.name)); });
+    if (r.ok) rec().paused_since.emplace(Key{o.topic, o.name}, r.ret);  // the first pause's
   }
   void operator()(const oplang::Resume& o) {
-    call([&] { return text_of(c_.b->resume(o.topic, o.name)); });
+    const Called r = call([&] { return text_of(c_.b->resume(o.topic, o.name)); });
+    auto& since = rec().paused_since;
+    if (auto it = since.find({o.topic, o.name}); r.ok && it != since.end()) {
+      rec().pause_windows[it->first].emplace_back(it->second, r.invoke);
+      since.erase(it);
+    }
   }
   void operator()(const oplang::GetLag& o) {
     call([&] {
@@ -1092,6 +1107,35 @@ std::optional<std::pair<std::uint64_t, Offset>> last_seek(const Recorder& h, con
   return std::make_pair(after, from);
 }
 
+// R26: between a pause's return and its resume's call no offer starts. The lane or pool task
+// may have taken one message before the pause and enter its handler just after it returned
+// (a scheduling point lies between), so one call may begin in the window, not two. A pause
+// never resumed by the end is judged up to the end.
+std::string check_paused(const Recorder& h, const Key& key, int sub) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;
+  if (auto w = h.pause_windows.find(key); w != h.pause_windows.end()) windows = w->second;
+  if (auto p = h.paused_since.find(key); p != h.paused_since.end()) {
+    windows.emplace_back(p->second, std::numeric_limits<std::uint64_t>::max());
+  }
+  std::string failures;
+  for (const auto& [from, to] : windows) {
+    std::vector<std::string> inside;
+    for (const HandlerCall& c : h.handlers) {
+      if (c.sub == sub && c.enter > from && c.enter < to) {
+        inside.push_back(std::to_string(c.offset) + "#" + std::to_string(c.attempt) + "@" +
+                         std::to_string(c.enter));
+      }
+    }
+    if (inside.size() <= 1) continue;
+    failures += "offered-while-paused: " + key.second + " was paused at tick " +
+                std::to_string(from) + " and " + std::to_string(inside.size()) +
+                " handler calls began before resume (offset#attempt@tick:";
+    for (const std::string& c : inside) failures += " " + c;
+    failures += "); at most the one taken before the pause may\n";
+  }
+  return failures;
+}
+
 std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string& checked) {
   std::string failures;
   const bool threaded = timing.threads > 0;
@@ -1138,6 +1182,11 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       failures += check_push(hs, alive, timing.pool ? timing.timeout_ms : 0);
       checked += ", push " + key.second;
       if (h.plan.late.count(key)) checked += " (subscribed by a fiber)";
+      if (h.plan.paused.count(key)) {
+        failures += check_paused(h, key, i);
+        checked += " (paused by a fiber: no offer starts while paused, R26; no R15 timing)";
+        continue;
+      }
       if (threaded) {
         failures += check_timing(hs, h.handlers, timing, alive);
         checked += " (with R15 timing)";

@@ -183,6 +183,15 @@ oplang::Program PushScript::program() const {
     f.ops.push_back(oplang::Seek{kTopic, "s0", 0});  // replays everything from 0
     p.fibers.push_back(std::move(f));
   }
+  if (pause_after >= 0 && !handlers.empty() &&
+      join_after < 0) {  // (a member's pause is its group's)
+    oplang::Fiber f{"pauser", {}};
+    if (pause_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(pause_after)});
+    f.ops.push_back(oplang::Pause{kTopic, "s0"});
+    if (pause_for > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(pause_for)});
+    f.ops.push_back(oplang::Resume{kTopic, "s0"});
+    p.fibers.push_back(std::move(f));
+  }
   return p;
 }
 

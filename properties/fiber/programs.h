@@ -62,6 +62,7 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 ///   fiber late              (yield N, then subscribe t late max=3 script=s0's: start=end)
 ///   fiber seeker            (yield N, then seek t s0 0)
 ///   fiber joiner            (s0 is in group g; yield N, then subscribe t j0 ... group=g)
+///   fiber pauser            (yield N, pause t s0, yield M, resume t s0: R26)
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)

@@ -297,8 +297,7 @@ void Store::unsubscribed(const std::string& topic, const std::string& name) {
 
 std::uint64_t Store::commit(const std::string& topic, const std::string& name, Offset position,
                             const std::map<Offset, int>& attempts,
-                            const std::vector<DeadLetter>& dead, bool dead_rewritten,
-                            bool force) {
+                            const std::vector<DeadLetter>& dead, bool dead_rewritten, bool force) {
   sync::MutexLock lock(mu_);
   const std::uint64_t ticket =
       write(encode_commit(topic, name, position, attempts, dead, dead_rewritten));

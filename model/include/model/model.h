@@ -168,8 +168,8 @@ class Model {
   /// R20: what a broker reopened on its directory holds (a clean restart, or a crash under
   /// `always`, which loses nothing that returned). Topics and logs stay; every subscription
   /// goes back to its last save (position, attempts, dead letters) with nothing held or
-  /// returned, not paused (R26) and its counters at zero; push subscriptions and groups stay without
-  /// handlers until subscribe resumes them (R20); handler calls in flight are gone.
+  /// returned, not paused (R26) and its counters at zero; push subscriptions and groups stay
+  /// without handlers until subscribe resumes them (R20); handler calls in flight are gone.
   void restart();
   /// drain() that stops after `offers` offers (each with its save): what a power cut during
   /// a drain can leave, since every offer's commit is its own record (R19).
@@ -218,7 +218,7 @@ class Model {
     std::map<Offset, int> attempts;
     std::vector<DeadLetter> dead;
     bool paused = false;  // R26 (not saved: a restart resumes it)
-    Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
+    Stats counters;       // committed, cursor, backlog and in_flight are filled in by stats()
     // R19: what the last commit saved (a durable broker writes one when the committed
     // position moves or a message dies, at the end of poll, ack, nack, expire, each push
     // offer, and seek, which always saves).
