@@ -78,6 +78,8 @@ struct PushScript {
   int seek_after = -1;        // -1: none; else a fiber yields this often, then seeks s0 to 0
   int join_after = -1;        // -1: none; else s0 is in group g and a fiber joins it as j0
   std::size_t retention = 0;  // retention_messages of t (0: none)
+  int pause_after = -1;       // -1: none; else a fiber yields this often, then pauses s0,
+  int pause_for = 0;          // yields this often, then resumes it (R26; not with join_after)
   [[nodiscard]] oplang::Program program() const;
 };
 
