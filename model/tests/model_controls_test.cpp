@@ -2,20 +2,11 @@
 // and seek by time (R28).
 #include <gtest/gtest.h>
 
+#include "code_of.h"
 #include "model/model.h"
 
 namespace model {
 namespace {
-
-ErrorCode code_of(auto&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorCode::kInvalidArgument;
-}
 
 // Three messages 10 ms apart (published at 0, 10, 20); "work" gives up after 1 delivery.
 class ModelControlsTest : public ::testing::Test {

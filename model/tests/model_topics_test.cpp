@@ -1,20 +1,11 @@
 // Model unit tests: topics, publish, retention and errors (R1, R2, R3, R14).
 #include <gtest/gtest.h>
 
+#include "code_of.h"
 #include "model/model.h"
 
 namespace model {
 namespace {
-
-ErrorCode code_of(auto&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorCode::kNotSynchronous;
-}
 
 TEST(ModelTopicsTest, R1CreateDeleteAndOrder) {
   Model m;
