@@ -220,6 +220,13 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   }
   op.script = gen_script(h);
   op.idempotent = *g::inRange(0, 3) == 0;  // broker::idempotent(): repeats need seeks back
+  // R24: a quarter of the new single subscriptions wait between failed offers (groups keep
+  // one set of options, so their joins agree); drains skip them until the clock passes it.
+  if (op.group.empty() && *g::inRange(0, 4) == 0) {
+    op.backoff = *g::container<std::vector<model::Millis>>(
+        *g::inRange<std::size_t>(1, 3), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
+    if (*g::inRange(0, 20) == 0) op.backoff.back() = -1;  // InvalidArgument
+  }
   return op;
 }
 

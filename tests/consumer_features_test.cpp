@@ -204,6 +204,75 @@ const char* dispatcher_name(std::size_t k) {
   return k == 0 ? "synchronous" : k == 1 ? "lane" : "pool";
 }
 
+// R24 for push: a failed offer waits its back-off on the injected clock while newer messages
+// are offered; wait_idle calls the wait idle, wait_delivered does not call it delivered.
+TEST(RetryLater, AFailedPushOfferWaitsItsBackoffWhileNewerMessagesGoOn) {
+  auto clock = std::make_shared<ManualClock>(Time{});
+  Broker b(BrokerOptions::synchronous().with_clock(clock));
+  b.create_topic("t");
+  std::vector<std::string> calls;
+  PushOptions o;
+  o.start = StartPosition::beginning();
+  o.backoff = {Millis{100}};
+  b.subscribe(
+      "t", "s",
+      [&](const Delivery& d) {
+        calls.push_back(d.message->payload + "#" + std::to_string(d.attempt));
+        return d.message->payload != "a" || d.attempt > 1;
+      },
+      o);
+  b.publish("t", "a");
+  b.publish("t", "b");
+  EXPECT_EQ(b.drain(), 0u);  // a fails: the drain stops for s (R8)
+  EXPECT_EQ(b.drain(), 1u);  // b; a waits until t=100
+  EXPECT_EQ(b.drain(), 0u);
+  EXPECT_TRUE(b.wait_idle(Millis{0}));
+  EXPECT_FALSE(b.wait_delivered(Millis{0}));
+  clock->advance(Millis{99});
+  EXPECT_EQ(b.drain(), 0u);
+  clock->advance(Millis{1});
+  EXPECT_EQ(b.drain(), 1u);
+  EXPECT_EQ(calls, (std::vector<std::string>{"a#1", "b#1", "a#2"}));
+  PushOptions bad;
+  bad.backoff = {Millis{-1}};
+  EXPECT_THROW(b.subscribe("t", "x", [](const Delivery&) { return true; }, bad),
+               InvalidArgument);
+}
+
+// The threaded dispatchers sleep through the wait and look again when it ends.
+TEST(RetryLater, ThreadedDispatchersOfferAFailedMessageAgainOnlyAfterItsBackoff) {
+  for (std::size_t k = 1; k < every_dispatcher().size(); ++k) {
+    SCOPED_TRACE(dispatcher_name(k));
+    Broker b(every_dispatcher()[k]);
+    b.create_topic("t");
+    std::mutex mu;
+    std::vector<std::pair<std::string, Time>> calls;  // payload#attempt, when it began
+    Time failed_at{};
+    PushOptions o;
+    o.backoff = {Millis{50}};
+    b.subscribe(
+        "t", "s",
+        [&](const Delivery& d) {
+          std::lock_guard<std::mutex> lock(mu);
+          calls.emplace_back(d.message->payload + "#" + std::to_string(d.attempt),
+                             b.clock().now());
+          const bool ok = d.message->payload != "a" || d.attempt > 1;
+          if (!ok) failed_at = b.clock().now();
+          return ok;
+        },
+        o);
+    b.publish("t", "a");
+    b.publish("t", "b");
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(calls.size(), 3u);
+    EXPECT_EQ(calls[0].first, "a#1");
+    EXPECT_EQ(calls[1].first, "b#1");  // not held back by the wait
+    EXPECT_EQ(calls[2].first, "a#2");
+    EXPECT_GE(calls[2].second - failed_at, Millis{50});  // never before its wait ended
+  }
+}
+
 // Push: a handler that fails "bad" messages until `healed`; after the fix, a redrive
 // delivers them again as first attempts, on every dispatcher.
 TEST(Redrive, DeadLettersComeBackAsFirstAttemptsOnEveryDispatcher) {

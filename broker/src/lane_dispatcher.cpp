@@ -1,5 +1,6 @@
 #include <atomic>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "dispatcher.h"
@@ -16,6 +17,8 @@ struct Lane {
   sync::Mutex mu;
   sync::CondVar wake;
   bool pending GUARDED_BY(mu) = true;  // something may be waiting: look before sleeping
+  // R24: a returned message waits out its back-off: look again after this long (real time).
+  std::optional<Millis> recheck GUARDED_BY(mu);
   bool stop GUARDED_BY(mu) = false;
   std::atomic<bool> stopping{false};  // stop, readable between offers without mu
   bool finished GUARDED_BY(mu) = false;
@@ -110,9 +113,14 @@ class LaneDispatcher final : public Dispatcher {
     for (;;) {
       {
         sync::MutexLock lock(lane.mu);
-        while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
+        if (!lane.pending && !lane.stop && lane.recheck) {
+          lane.wake.wait_for(lane.mu, *lane.recheck);  // a publish or stop ends it early
+        } else {
+          while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
+        }
         if (lane.stop) break;
         lane.pending = false;
+        lane.recheck.reset();
       }
       lane.s->wake.clear();  // before looking
       if (!deliver_until_idle(lane)) break;
@@ -156,6 +164,11 @@ class LaneDispatcher final : public Dispatcher {
       if (r == OfferResult::kFailed) continue;  // the first failure in a row: again at once
       failures_in_a_row = 0;
       if (r == OfferResult::kConfirmed || r == OfferResult::kIgnored) continue;
+      if (r == OfferResult::kNothing) {
+        const std::optional<Millis> recheck = wait_recheck(*lane.s);
+        sync::MutexLock lock(lane.mu);
+        lane.recheck = recheck;
+      }
       return r != OfferResult::kGone;
     }
   }

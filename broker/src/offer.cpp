@@ -1,5 +1,6 @@
 #include "offer.h"
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -83,6 +84,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   std::shared_ptr<const Handler> handler;
   Held held;
   OfferTicket ticket;
+  const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
   {
     sync::MutexLock lock(s.mu);
     if (!s.offers.open()) return OfferResult::kGone;
@@ -91,7 +93,7 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
     if (member == nullptr) return OfferResult::kGone;
     std::optional<Held> next;
     try {
-      next = s.take_next(member->name, Time::max(), Time::max());  // push: no waits (R24)
+      next = s.take_next(member->name, Time::max(), now);  // push: no deadline
     } catch (const Error&) {
       // A recovered record that cannot be read back (I/O error, a file changed under us):
       // nothing was taken, so the offer is tried again at the next wake (R18).
@@ -141,6 +143,17 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
   }
   wait_quietly(s, saved);
   return result;
+}
+
+std::optional<Millis> wait_recheck(SubscriptionState& s) {
+  const Time now = s.now();
+  std::optional<Time> end;
+  {
+    sync::MutexLock lock(s.mu);
+    end = s.next_wait_end(now);
+  }
+  if (!end) return std::nullopt;
+  return std::clamp(*end - now, Millis{1}, kWaitRecheck);
 }
 
 bool abandon_offer(SubscriptionState& s, std::uint64_t token) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "subscription_state.h"
@@ -34,6 +35,13 @@ class OfferWatch {
 /// Offers the next message of a push subscription. Locks s.mu twice, briefly; never holds
 /// a lock while the handler runs. Never throws (handler exceptions are failures).
 OfferResult offer_next(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watch);
+
+/// SPEC R24 for threaded dispatchers: after an offer found nothing, how long (real time) to
+/// sleep before looking again because a returned message waits out its back-off: its wait's
+/// end on the injected clock, at most kWaitRecheck (the clock may be a test's, moved by
+/// hand); none if nothing waits. Reads the clock, then locks s.mu.
+std::optional<Millis> wait_recheck(SubscriptionState& s);
+inline constexpr Millis kWaitRecheck{10};
 
 /// Fails the running offer identified by token (handler timeout), so the subscription can
 /// go on and unsubscribe need not wait. Locks s.mu. Returns whether it abandoned it.

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "dispatcher.h"
@@ -126,6 +127,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     OfferResult last = OfferResult::kNothing;
     int done = 0;           // offers made
     bool back_off = false;  // a second failure in a row: wait retry_backoff (R15)
+    std::optional<Millis> recheck;  // nothing now, but a returned message waits (R24)
   };
 
   // Runs up to kBatch offers of one subscription, with no pool lock held. A failure is
@@ -162,6 +164,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       sync::MutexLock s_lock(e.s->mu);
       e.s->offers.set_backing_off(true);
     }
+    if (end.last == OfferResult::kNothing) end.recheck = wait_recheck(*e.s);
     return end;
   }
 
@@ -184,6 +187,13 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
         failed = true;
       } else if (end.done == kBatch || e->again || e->failed_last) {
         enqueue(e);
+      } else if (end.recheck) {
+        // R24: look again when the wait ends (at most kWaitRecheck later: the clock may be
+        // moved by hand); a publish meanwhile waits for that look too.
+        e->retrying = true;
+        e->retry_at = sync::steady_now() + *end.recheck;
+        retry_list.push_back(e);
+        tick.notify_one();
       }
       e->again = false;
     }

@@ -151,6 +151,10 @@ void BrokerImpl::Progress::notify() {
 }
 
 bool BrokerImpl::all_idle(bool backing_off_is_idle) const {
+  // Idle: nothing can be offered now, so a returned message still waiting (R24) does not
+  // count; delivered: it does.
+  const std::optional<Time> now =
+      backing_off_is_idle ? std::optional<Time>(clock_->now()) : std::nullopt;
   for (const auto& t : topic_snapshot()) {
     const std::shared_ptr<const StateList> push = t->push_states();  // alive for the loop
     for (const auto& s : *push) {
@@ -158,7 +162,7 @@ bool BrokerImpl::all_idle(bool backing_off_is_idle) const {
       if (!s->offers.open()) continue;
       if (s->offers.busy()) return false;
       if (backing_off_is_idle && (s->offers.backing_off() || s->paused())) continue;
-      if (s->has_next()) return false;
+      if (s->has_next(now)) return false;
     }
   }
   return true;

@@ -9,6 +9,13 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw InvalidArgument(what);
 }
 
+void validate_backoff(const std::vector<Millis>& backoff) {
+  require(backoff.size() <= kMaxBackoffSteps, "backoff takes at most kMaxBackoffSteps");
+  for (Millis wait : backoff) {
+    require(wait.count() >= 0 && wait <= kMaxDuration, "backoff waits must be 0..kMaxDuration");
+  }
+}
+
 }  // namespace
 
 SubscriptionConfig SubscriptionConfig::push(const BrokerImpl* broker, const std::string& topic,
@@ -23,6 +30,7 @@ SubscriptionConfig SubscriptionConfig::push(const BrokerImpl* broker, const std:
   c.max_deliveries = options.max_deliveries;
   c.start = options.start;
   c.group = !options.group.empty();
+  c.backoff = options.backoff;
   return c;
 }
 
@@ -47,6 +55,7 @@ void validate(const std::string& name, const Handler& handler, const PushOptions
   require(static_cast<bool>(handler), "handler must not be empty");
   require(options.max_deliveries >= 0, "max_deliveries must be >= 0");
   require(options.group.empty() || !options.filter, "a group takes no predicate");
+  validate_backoff(options.backoff);
 }
 
 void validate(const std::string& name, const PullOptions& options) {
@@ -55,16 +64,14 @@ void validate(const std::string& name, const PullOptions& options) {
   require(options.ack_timeout <= kMaxDuration, "ack_timeout must be <= kMaxDuration");
   require(options.max_deliveries >= 0, "max_deliveries must be >= 0");
   require(options.max_in_flight <= kMaxInFlight, "max_in_flight must be <= kMaxInFlight");
-  require(options.backoff.size() <= kMaxBackoffSteps, "backoff takes at most kMaxBackoffSteps");
-  for (Millis wait : options.backoff) {
-    require(wait.count() >= 0 && wait <= kMaxDuration, "backoff waits must be 0..kMaxDuration");
-  }
+  validate_backoff(options.backoff);
 }
 
 std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const PushOptions& o) {
   if (c.header_filter != o.header_filter) return "header_filter";
   if (c.max_deliveries != o.max_deliveries) return "max_deliveries";
   if (!(c.start == o.start)) return "start";
+  if (c.backoff != o.backoff) return "backoff";
   return std::nullopt;
 }
 

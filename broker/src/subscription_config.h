@@ -26,7 +26,7 @@ struct SubscriptionConfig {
   int max_deliveries = kDefaultMaxDeliveries;
   Millis ack_timeout{0};          // pull only
   std::size_t max_in_flight = 0;  // pull only (SPEC R22; 0: no limit)
-  std::vector<Millis> backoff{};  // pull only (SPEC R24)
+  std::vector<Millis> backoff{};  // SPEC R24
   StartPosition start;
   bool group = false;
 

@@ -158,6 +158,14 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   return false;
 }
 
+std::optional<Time> SubscriptionState::next_wait_end(Time now) const {
+  std::optional<Time> earliest;
+  for (const auto& [offset, not_before] : redelivery_) {
+    if (not_before > now && (!earliest || not_before < *earliest)) earliest = not_before;
+  }
+  return earliest;
+}
+
 Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
@@ -190,9 +198,11 @@ void SubscriptionState::seek(Offset offset) {
   offers.void_running();
 }
 
-bool SubscriptionState::has_next() {
+bool SubscriptionState::has_next(std::optional<Time> now) {
   catch_up();
-  if (!redelivery_.empty()) return true;
+  for (const auto& [offset, not_before] : redelivery_) {
+    if (!now || not_before <= *now) return true;
+  }
   const Offset end = log_->end();
   // Without a filter every kept offset counts, and the newest is always kept: no read
   // (a durable topic's recovered messages are read from disk).

@@ -100,8 +100,12 @@ class SubscriptionState {
   /// and time) that is still a dead letter, counting it as redriven (else purged); returns
   /// how many it dropped.
   std::size_t drop_dead_letters(const std::vector<DeadLetter>& gone, bool redriven) REQUIRES(mu);
-  /// Whether a message could be offered now (redelivery or a matching one after the cursor).
-  bool has_next() REQUIRES(mu);
+  /// Whether a message is waiting to be offered (a returned one, or a matching one after the
+  /// cursor); with `now`, only returned ones whose wait is over by then count (R24).
+  bool has_next(std::optional<Time> now = std::nullopt) REQUIRES(mu);
+  /// SPEC R24: the earliest time a returned message may be offered again, if one waits past
+  /// `now`.
+  [[nodiscard]] std::optional<Time> next_wait_end(Time now) const REQUIRES(mu);
   [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
   /// Offers made so far of messages not yet confirmed or dead-lettered.
   [[nodiscard]] const std::map<Offset, int>& attempts() const REQUIRES(mu) { return attempts_; }

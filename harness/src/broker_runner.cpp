@@ -136,6 +136,7 @@ struct BrokerRunner::Apply {
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
     options.group = o.group;
+    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     broker::Handler scripted = [runner, handler](const broker::Delivery& d) {
       return runner->handle(*handler, d);
     };

@@ -24,9 +24,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
   if (name.empty() || options.ack_timeout <= 0 || options.ack_timeout > kMaxDuration ||
       options.max_deliveries < 0 || options.max_in_flight > kMaxInFlight ||
-      options.backoff.size() > kMaxBackoffSteps ||
-      std::any_of(options.backoff.begin(), options.backoff.end(),
-                  [](Millis w) { return w < 0 || w > kMaxDuration; })) {
+      !valid_backoff(options.backoff)) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& t = topic_or_throw(topic);

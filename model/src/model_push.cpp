@@ -10,16 +10,15 @@ namespace model {
 // R4, R10: a new push subscription, or a new member of a group with equal options.
 void Model::subscribe(const std::string& topic, const std::string& name,
                       const PushOptions& options) {
-  if (name.empty() || options.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
+  if (name.empty() || options.max_deliveries < 0 || !valid_backoff(options.backoff)) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
   Topic& t = topic_or_throw(topic);
   if (auto d = t.dormant.find(name); d != t.dormant.end()) {
     // R20: the same name and options resume a subscription a restart left without handler.
     if (!options.group.empty()) throw Error(ErrorCode::kDuplicateSubscription);
     Sub& s = t.subs.at(d->second);
-    if (s.filter != options.header_filter || s.max_deliveries != options.max_deliveries ||
-        s.start != options.start) {
-      throw Error(ErrorCode::kOptionsMismatch);
-    }
+    if (!same_options(s, options)) throw Error(ErrorCode::kOptionsMismatch);
     s.members.push_back(name);
     t.members[name] = Member{s.id, options.script, 0, options.idempotent, {}};
     t.dormant.erase(d);
@@ -28,11 +27,7 @@ void Model::subscribe(const std::string& topic, const std::string& name,
   if (find_sub(t, name) != nullptr) throw Error(ErrorCode::kDuplicateSubscription);
   auto g = options.group.empty() ? t.groups.end() : t.groups.find(options.group);
   if (g != t.groups.end()) {
-    const Sub& s = t.subs.at(g->second);
-    if (s.filter != options.header_filter || s.max_deliveries != options.max_deliveries ||
-        s.start != options.start) {
-      throw Error(ErrorCode::kOptionsMismatch);
-    }
+    if (!same_options(t.subs.at(g->second), options)) throw Error(ErrorCode::kOptionsMismatch);
   }
   std::uint64_t id = 0;
   if (g != t.groups.end()) {
@@ -47,6 +42,7 @@ void Model::subscribe(const std::string& topic, const std::string& name,
     s.max_deliveries = options.max_deliveries;
     s.start = options.start;
     s.group = options.group;
+    s.backoff = options.backoff;
     s.cursor = start_cursor(t, options.start);
     s.saved.position = s.cursor;
     t.subs[id] = std::move(s);
@@ -55,6 +51,19 @@ void Model::subscribe(const std::string& topic, const std::string& name,
   }
   t.subs.at(id).members.push_back(name);
   t.members[name] = Member{id, options.script, 0, options.idempotent, {}};
+}
+
+// R10, R20: a group joins and a resume take the options the state has.
+bool Model::same_options(const Sub& s, const PushOptions& options) {
+  return s.filter == options.header_filter && s.max_deliveries == options.max_deliveries &&
+         s.start == options.start && s.backoff == options.backoff;
+}
+
+// R24: at most kMaxBackoffSteps waits, each 0..kMaxDuration.
+bool Model::valid_backoff(const std::vector<Millis>& backoff) {
+  return backoff.size() <= kMaxBackoffSteps &&
+         std::none_of(backoff.begin(), backoff.end(),
+                      [](Millis w) { return w < 0 || w > kMaxDuration; });
 }
 
 // R10: a state lives while it has members (pull states until unsubscribed).
@@ -211,7 +220,10 @@ bool Model::all_done(bool paused_is_idle) {
       Sub& s = t.subs.at(id);
       if (s.pull || (paused_is_idle && s.paused)) continue;
       catch_up(t, s);
-      if (!s.redelivery.empty() || !s.in_flight.empty()) return false;
+      if (!s.in_flight.empty()) return false;
+      for (const Offset r : s.redelivery) {  // idle: one still waiting (R24) cannot be offered
+        if (!paused_is_idle || s.returned.at(r).not_before <= now_) return false;
+      }
       for (auto it = t.log.lower_bound(s.cursor); it != t.log.end(); ++it) {
         if (matches(s.filter, it->second)) return false;
       }

@@ -95,6 +95,24 @@ TEST(ModelPushTest, R23TerminateDeadLettersAtOnceAndStopsTheDrainForThatSubscrip
   EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:poison", "s:poison", "s:next"}));
 }
 
+TEST(ModelPushTest, R24AFailedOfferWaitsItsBackoffWhileNewerMessagesGoOn) {
+  Model m;
+  m.create_topic("t");
+  EXPECT_THROW(m.subscribe("t", "bad", {.backoff = {-1}}), Error);
+  m.subscribe("t", "s",
+              {.script = {verdict(Verdict::kReject), verdict(Verdict::kReject)},
+               .backoff = {10, 30}});
+  m.publish("t", "a");
+  m.publish("t", "b");
+  EXPECT_EQ(m.drain(), 0u);  // a#1 rejected: waits 10
+  EXPECT_EQ(m.drain(), 0u);  // b#1 rejected too: waits 10; a still waits
+  EXPECT_TRUE(m.wait_idle(0));
+  EXPECT_FALSE(m.wait_delivered(0));
+  m.advance(10);
+  EXPECT_EQ(m.drain(), 2u);  // a#2 and b#2, lowest first
+  EXPECT_EQ(payloads(m.take_calls()), (std::vector<std::string>{"s:a", "s:b", "s:a", "s:b"}));
+}
+
 TEST(ModelPushTest, R8FailureStopsOnlyThatSubscriptionAndLiveEndIsSeen) {
   Model m;
   m.create_topic("t");

@@ -37,6 +37,7 @@ constexpr std::uint8_t kDelayedNack = 217;           // ack's fields, then a del
 constexpr std::uint8_t kBackoffPull = 218;           // 214's, then 1..3 back-off waits (R24)
 constexpr std::uint8_t kRedrive = 219;               // topic, sub (R25)
 constexpr std::uint8_t kRedriveTo = 227;             // topic, sub, topic (R25)
+constexpr std::uint8_t kBackoffSubscribe = 230;      // 215's, idempotent 0/1, 1..3 waits (R24)
 constexpr std::uint8_t kPurge = 221;                 // topic, sub (R25)
 constexpr std::uint8_t kPause = 222;                 // topic, sub (R26)
 constexpr std::uint8_t kResume = 223;                // topic, sub (R26)
@@ -182,6 +183,13 @@ oplang::Op read_op(Reader& r) {
       op.idempotent = kind != kTerminatingSubscribe;
       return op;
     }
+    case kBackoffSubscribe: {
+      Subscribe op = read_subscribe(r, 5);
+      op.idempotent = r.pick(2) == 1;
+      op.backoff.resize(1 + r.pick(3));
+      for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
+      return op;
+    }
     case kRedrive:
       return Redrive{r.from(kTopics), r.from(kSubs)};
     case kRedriveTo:
@@ -324,7 +332,8 @@ struct OpWriter {
     const bool terminates = std::any_of(op.script.begin(), op.script.end(), [](const auto& step) {
       return step.verdict == model::Verdict::kTerminate;
     });
-    const std::size_t kind = terminates      ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
+    const std::size_t kind = !op.backoff.empty() ? kBackoffSubscribe
+                             : terminates ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
                              : op.idempotent ? kIdempotentSubscribe
                                              : 3;
     w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
@@ -344,7 +353,12 @@ struct OpWriter {
         w.name(step.topic, kTopics), w.name(step.name, kSubs), w.byte(step.offset);
       }
     }
+    if (kind == kBackoffSubscribe) {
+      w.byte(op.idempotent ? 1 : 0), w.byte(op.backoff.size() - 1);
+      for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
+    }
   }
+
   void operator()(const oplang::SubscribePull& op) {
     const std::size_t kind = !op.backoff.empty()     ? kBackoffPull
                              : op.max_in_flight != 0 ? kBoundedPull

@@ -23,7 +23,7 @@ struct Apply {
   }
   Value operator()(const Subscribe& o) const {
     m.subscribe(o.topic, o.name,
-                {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent});
+                {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent, o.backoff});
     return Done{};
   }
   Value operator()(const SubscribePull& o) const {

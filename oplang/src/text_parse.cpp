@@ -369,7 +369,7 @@ class LineParser {
     Subscribe o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, max=, start=, group=, idempotent or script=";
+    const char* expected = "filter=, max=, start=, group=, idempotent, script= or backoff=";
     while (true) {
       if (!o.idempotent && peek().kind == Token::Kind::kWord && peek().text == "idempotent") {
         next();
@@ -388,11 +388,24 @@ class LineParser {
         o.group = value("a group name");
       } else if (*key == "script") {
         o.script = script();
+      } else if (*key == "backoff") {
+        o.backoff = backoff();
       } else {
         fail(expected);
       }
     }
     return o;
+  }
+  // `[MS,MS,...]` after backoff= (R24).
+  std::vector<Millis> backoff() {
+    std::vector<Millis> out;
+    expect_punct('[');
+    while (!at_punct(']')) {
+      if (!out.empty()) expect_punct(',');
+      out.push_back(millis("a wait in ms"));
+    }
+    next();
+    return out;
   }
   Op subscribe_pull() {
     SubscribePull o;
@@ -411,12 +424,7 @@ class LineParser {
       } else if (*key == "inflight") {
         o.max_in_flight = unsigned_number("a number of messages in flight");
       } else if (*key == "backoff") {
-        expect_punct('[');
-        while (!at_punct(']')) {
-          if (!o.backoff.empty()) expect_punct(',');
-          o.backoff.push_back(millis("a wait in ms"));
-        }
-        next();
+        o.backoff = backoff();
       } else {
         fail(expected);
       }

@@ -48,6 +48,16 @@ std::string print_start(const Start& s) {
   return "end";
 }
 
+// ` backoff=[a,b]`, or nothing for an empty list (R24).
+std::string print_backoff(const std::vector<Millis>& backoff) {
+  if (backoff.empty()) return "";
+  std::string out = " backoff=[";
+  for (std::size_t i = 0; i < backoff.size(); ++i) {
+    out += (i > 0 ? "," : "") + std::to_string(backoff[i]);
+  }
+  return out + "]";
+}
+
 std::string print_headers(const Headers& h, const char* separator) {
   std::string out;
   bool first = true;
@@ -128,6 +138,7 @@ struct Printer {
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (!o.group.empty()) out += " group=" + format_value(o.group);
     if (o.idempotent) out += " idempotent";
+    out += print_backoff(o.backoff);
     if (!o.script.empty()) {
       out += " script=[";
       for (std::size_t i = 0; i < o.script.size(); ++i) {
@@ -144,14 +155,7 @@ struct Printer {
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (o.max_in_flight != 0) out += " inflight=" + std::to_string(o.max_in_flight);
-    if (!o.backoff.empty()) {
-      out += " backoff=[";
-      for (std::size_t i = 0; i < o.backoff.size(); ++i) {
-        out += (i > 0 ? "," : "") + std::to_string(o.backoff[i]);
-      }
-      out += "]";
-    }
-    return out;
+    return out + print_backoff(o.backoff);
   }
   std::string operator()(const Unsubscribe& o) const {
     return "unsubscribe " + format_value(o.topic) + " " + format_value(o.name);

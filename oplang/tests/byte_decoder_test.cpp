@@ -20,7 +20,8 @@ namespace {
 
 bool escaped(const oplang::Op& op) {
   if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
-    return s->idempotent || std::any_of(s->script.begin(), s->script.end(), [](const auto& step) {
+    return s->idempotent || !s->backoff.empty() ||
+           std::any_of(s->script.begin(), s->script.end(), [](const auto& step) {
              return step.verdict == oplang::Verdict::kTerminate;
            });
   }
@@ -114,8 +115,8 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     ASSERT_EQ(script.size(), 1u) << kind;
     // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe
     // (218 reads one back-off wait however short the input).
-    const bool escape =
-        (kind >= 200 && kind <= 213 && kind != 208) || (kind >= 216 && kind <= 227 && kind != 220);
+    const bool escape = (kind >= 200 && kind <= 213 && kind != 208) ||
+                        (kind >= 216 && kind <= 230 && kind != 220 && kind != 228 && kind != 229);
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -287,7 +287,7 @@ TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {
   EXPECT_EQ(e.column(), 31u);
 
   e = error_of("subscribe t s colour=red");
-  EXPECT_EQ(e.expected(), "filter=, max=, start=, group=, idempotent or script=");
+  EXPECT_EQ(e.expected(), "filter=, max=, start=, group=, idempotent, script= or backoff=");
 
   e = error_of("drain now");
   EXPECT_EQ(e.expected(), "end of line");

@@ -514,6 +514,7 @@ class Exec {
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
     options.group = o.group;
+    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     const Called r = call([&] {
       broker::Handler handler = make_handler(&c_, index, o.script);
       if (o.idempotent) handler = broker::idempotent(std::move(handler));

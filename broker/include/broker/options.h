@@ -32,7 +32,7 @@ struct TopicOptions {
 /// so `now + timeout` can never overflow.
 inline constexpr Millis kMaxDuration{1LL << 40};
 
-/// The most entries of a pull subscription's back-off list (SPEC R24).
+/// The most entries of a subscription's back-off list (SPEC R24).
 inline constexpr std::size_t kMaxBackoffSteps = 32;
 
 /// The largest max_in_flight of a pull subscription (SPEC R22): larger is InvalidArgument.
@@ -48,6 +48,10 @@ struct PushOptions {
   int max_deliveries = kDefaultMaxDeliveries;  // >= 1, or 0 for no limit
   StartPosition start;
   std::string group;  // non-empty: members of one group share one position
+  /// SPEC R24: after a failed offer of attempt k the message waits backoff[min(k, size) - 1]
+  /// of the injected clock before it is offered again; newer messages are offered meanwhile
+  /// (empty: no wait but the dispatcher's own retry_backoff, R15). As PullOptions::backoff.
+  std::vector<Millis> backoff{};
 };
 
 /// Options of a pull subscription (workers call poll / ack).

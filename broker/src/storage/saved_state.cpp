@@ -224,7 +224,7 @@ bool apply_record(std::string_view body, SavedState& state) {
       });
       const bool bound_ok = s.max_in_flight <= kMaxInFlight &&
                             s.backoff.size() <= kMaxBackoffSteps && waits_ok &&
-                            (s.pull || (s.max_in_flight == 0 && s.backoff.empty()));
+                            (s.pull || s.max_in_flight == 0);
       if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
           !dead_ok || !d.done() || s.name.empty() || t->find(s.name)) {
         return false;

@@ -23,6 +23,9 @@ struct PushOptions {
   std::string group{};      // non-empty: join or create this group (R10)
   Script script{};          // what this handler does on each offer
   bool idempotent = false;  // the handler is wrapped in broker::idempotent(): see drain()
+  /// R24: after a failed offer of attempt k the message waits backoff[min(k, size) - 1] ms
+  /// before it is offered again (empty: no wait).
+  std::vector<Millis> backoff{};
 };
 
 /// Options of a pull subscription (R11).
@@ -87,8 +90,9 @@ class Model {
   /// is used and the call records the effect "idempotent -> repeat".
   std::size_t drain();
   /// R15, synchronous: answers at once whether nothing can be offered now: no push
-  /// subscription that is not paused (R26) has a redelivery, a held message or a matching
-  /// message at its cursor (after the catch-up, R3). Nothing backs off without threads.
+  /// subscription that is not paused (R26) has a redelivery whose wait is over (R24), a held
+  /// message or a matching message at its cursor (after the catch-up, R3). (R15's own
+  /// back-off needs threads.)
   bool wait_idle(Millis timeout);
   /// R15, synchronous: answers at once whether every message published so far is confirmed
   /// or dead-lettered (or filtered out or skipped) by every push subscription; pull
@@ -197,7 +201,7 @@ class Model {
     Start start;
     Millis ack_timeout = 0;            // pull only
     std::size_t max_in_flight = 0;     // pull only (R22)
-    std::vector<Millis> backoff;       // pull only (R24)
+    std::vector<Millis> backoff;       // R24
     std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
     std::string last_member;           // push: who got the previous offer (R10)
@@ -280,6 +284,8 @@ class Model {
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;
   bool settles_late(const Sub& s, Offset offset, const std::string& member) const;
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
+  static bool same_options(const Sub& s, const PushOptions& options);
+  static bool valid_backoff(const std::vector<Millis>& backoff);
   static void save(Sub& s, bool force = false);
   static void move_cursor(Sub& s, Offset offset);
   static std::optional<Offset> lowest_waiting(const Topic& t, const Sub& s);

@@ -17,7 +17,8 @@
 //   waits (214's fields, then the count and the waits), 219 redrive, 221
 //   purge_dead_letters, 222 pause, 223 resume, 224 lag (topic, sub), 227 redrive_to (topic,
 //   sub, topic), 225 offset_for_time (topic, time 0..255 ms), 226 seek_to_time (topic, sub,
-//   time) (208 and 220 are not escapes: a
+//   time), 230 a subscribe with 1-3 back-off waits (215's fields, idempotent 0/1, the
+//   count and the waits) (208, 220, 228 and 229 are not escapes: a
 //   committed input reads it as a kind byte, get_stats). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),

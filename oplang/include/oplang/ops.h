@@ -58,6 +58,7 @@ struct Subscribe {
   std::string group;
   model::Script script;
   bool idempotent = false;
+  std::vector<Millis> backoff{};  // R24 (empty: no wait)
   bool operator==(const Subscribe&) const = default;
 };
 /// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start,
