@@ -4,7 +4,7 @@
 //   delete_topic orders
 //   publish orders "order-1" [NAME=VALUE ...] [key:VALUE]
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
-//             [idempotent] [script=[STEP,...]]    # idempotent: broker::idempotent(handler)
+//             [idempotent] [backoff=[MS,...]] [script=[STEP,...]]  # broker::idempotent()
 //   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...] [inflight=N]
 //                  [backoff=[MS,...]]
 //   nack TOPIC SUB OFFSET MEMBER [delay=MS]
@@ -17,6 +17,9 @@
 //   wait_idle [timeout=MS]          wait_delivered [timeout=MS]
 //   end_offset TOPIC                oldest_offset TOPIC
 //   restart                         crash [seed=N]     # durable runners only (R20)
+//   redrive TOPIC NAME              redrive_to TOPIC NAME TOPIC     purge_dead_letters TOPIC NAME
+//   pause TOPIC NAME                resume TOPIC NAME               lag TOPIC NAME
+//   offset_for_time TOPIC MS        seek_to_time TOPIC NAME MS      # R25-R28
 //
 // STEP = VERDICT | EFFECT | EFFECT+VERDICT, VERDICT = confirm|reject|throw|throw42|term,
 // EFFECT = unsubscribe | unsubscribe(TOPIC,NAME) | publish(TOPIC,PAYLOAD)
