@@ -235,7 +235,8 @@ TEST(RetryLater, AFailedPushOfferWaitsItsBackoffWhileNewerMessagesGoOn) {
   EXPECT_EQ(calls, (std::vector<std::string>{"a#1", "b#1", "a#2"}));
   PushOptions bad;
   bad.backoff = {Millis{-1}};
-  EXPECT_THROW(b.subscribe("t", "x", [](const Delivery&) { return true; }, bad),
+  EXPECT_THROW(b.subscribe(
+                   "t", "x", [](const Delivery&) { return true; }, bad),
                InvalidArgument);
 }
 
@@ -254,8 +255,7 @@ TEST(RetryLater, ThreadedDispatchersOfferAFailedMessageAgainOnlyAfterItsBackoff)
         "t", "s",
         [&](const Delivery& d) {
           std::lock_guard<std::mutex> lock(mu);
-          calls.emplace_back(d.message->payload + "#" + std::to_string(d.attempt),
-                             b.clock().now());
+          calls.emplace_back(d.message->payload + "#" + std::to_string(d.attempt), b.clock().now());
           const bool ok = d.message->payload != "a" || d.attempt > 1;
           if (!ok) failed_at = b.clock().now();
           return ok;

@@ -125,8 +125,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   /// How a task ended.
   struct TaskEnd {
     OfferResult last = OfferResult::kNothing;
-    int done = 0;           // offers made
-    bool back_off = false;  // a second failure in a row: wait retry_backoff (R15)
+    int done = 0;                   // offers made
+    bool back_off = false;          // a second failure in a row: wait retry_backoff (R15)
     std::optional<Millis> recheck;  // nothing now, but a returned message waits (R24)
   };
 

@@ -99,9 +99,9 @@ TEST(ModelPushTest, R24AFailedOfferWaitsItsBackoffWhileNewerMessagesGoOn) {
   Model m;
   m.create_topic("t");
   EXPECT_THROW(m.subscribe("t", "bad", {.backoff = {-1}}), Error);
-  m.subscribe("t", "s",
-              {.script = {verdict(Verdict::kReject), verdict(Verdict::kReject)},
-               .backoff = {10, 30}});
+  m.subscribe(
+      "t", "s",
+      {.script = {verdict(Verdict::kReject), verdict(Verdict::kReject)}, .backoff = {10, 30}});
   m.publish("t", "a");
   m.publish("t", "b");
   EXPECT_EQ(m.drain(), 0u);  // a#1 rejected: waits 10

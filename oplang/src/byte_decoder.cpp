@@ -333,9 +333,9 @@ struct OpWriter {
       return step.verdict == model::Verdict::kTerminate;
     });
     const std::size_t kind = !op.backoff.empty() ? kBackoffSubscribe
-                             : terminates ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
-                             : op.idempotent ? kIdempotentSubscribe
-                                             : 3;
+                             : terminates        ? kTerminatingSubscribe + (op.idempotent ? 1 : 0)
+                             : op.idempotent     ? kIdempotentSubscribe
+                                                 : 3;
     w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
         w.index_of(op.filter, kHeaders);
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
