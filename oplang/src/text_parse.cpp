@@ -396,10 +396,11 @@ class LineParser {
     }
     return o;
   }
-  // `[MS,MS,...]` after backoff= (R24).
+  // `[MS,MS,...]` after backoff= (R24): at least one wait; no list is written as no option.
   std::vector<Millis> backoff() {
     std::vector<Millis> out;
     expect_punct('[');
+    if (at_punct(']')) fail("a wait in ms (for no back-off leave backoff= out)");
     while (!at_punct(']')) {
       if (!out.empty()) expect_punct(',');
       out.push_back(millis("a wait in ms"));

@@ -286,6 +286,9 @@ TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {
   e = error_of("subscribe t s script=[confirm,explode]");
   EXPECT_EQ(e.column(), 31u);
 
+  e = error_of("subscribe_pull t p backoff=[]");
+  EXPECT_EQ(e.expected(), "a wait in ms (for no back-off leave backoff= out)");
+
   e = error_of("subscribe t s colour=red");
   EXPECT_EQ(e.expected(), "filter=, max=, start=, group=, idempotent, script= or backoff=");
 
