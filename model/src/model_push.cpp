@@ -211,18 +211,20 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
 // A paused one (R26) is not delivered while it has any.
 bool Model::wait_delivered(Millis) { return all_done(false); }
 
-// R15, R26: idle is delivered except for paused states: nothing can be offered to them now.
+// R15, R26, R24: idle is delivered, except that paused states and returned messages still
+// waiting out their back-off do not count: nothing can be offered to them now.
 bool Model::wait_idle(Millis) { return all_done(true); }
 
-bool Model::all_done(bool paused_is_idle) {
+// The waits' one check; `idle`: what cannot be offered now does not count (see wait_idle).
+bool Model::all_done(bool idle) {
   for (Topic& t : topics_) {
     for (std::uint64_t id : t.order) {
       Sub& s = t.subs.at(id);
-      if (s.pull || (paused_is_idle && s.paused)) continue;
+      if (s.pull || (idle && s.paused)) continue;
       catch_up(t, s);
       if (!s.in_flight.empty()) return false;
       for (const Offset r : s.redelivery) {  // idle: one still waiting (R24) cannot be offered
-        if (!paused_is_idle || s.returned.at(r).not_before <= now_) return false;
+        if (!idle || s.returned.at(r).not_before <= now_) return false;
       }
       for (auto it = t.log.lower_bound(s.cursor); it != t.log.end(); ++it) {
         if (matches(s.filter, it->second)) return false;

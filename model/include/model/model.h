@@ -292,7 +292,7 @@ class Model {
 
   // drain pieces
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);
-  bool all_done(bool paused_is_idle);
+  bool all_done(bool idle);
   std::string run_effect(const Step& step, const std::string& topic, const std::string& self);
 
   Profile profile_;
