@@ -372,6 +372,38 @@ TEST(Redrive, RedriveAndPurgeSurviveARestart) {
   EXPECT_EQ(offsets(b.poll("t", "s", "w", 5, Time{})), (std::vector<Offset>{0, 1}));
 }
 
+// Found by DurableDeliveryAcrossRestarts: a push subscription back from a restart waits for
+// subscribe (R20); what a redrive returns meanwhile must survive that resume.
+TEST(Redrive, WhatARedriveReturnsBeforeAPushSubscriptionResumesIsDelivered) {
+  testing::TempDir dir("broker-consumer");
+  StorageOptions storage;
+  storage.directory = dir.str() + "/store";
+  PushOptions o;
+  o.max_deliveries = 1;
+  o.start = StartPosition::beginning();
+  {
+    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    b.create_topic("t");
+    b.subscribe(
+        "t", "s", [](const Delivery&) { return false; }, o);
+    b.publish("t", "a");
+    b.drain();
+    ASSERT_EQ(b.dead_letters("t", "s").size(), 1u);
+  }
+  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  EXPECT_EQ(b.redrive("t", "s"), 1u);  // no handler yet
+  std::vector<std::string> seen;
+  b.subscribe(
+      "t", "s",
+      [&](const Delivery& d) {
+        seen.push_back(d.message->payload);
+        return true;
+      },
+      o);
+  EXPECT_EQ(b.drain(), 1u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a"}));
+}
+
 // Pause on the threaded dispatchers: no offer starts while paused, wait_idle says idle,
 // wait_delivered says not delivered, and resume wakes the dispatcher, which delivers in order.
 TEST(Pause, APausedPushSubscriptionGetsNoOfferUntilResumedOnEveryDispatcher) {

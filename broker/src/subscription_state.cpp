@@ -25,6 +25,7 @@ void SubscriptionState::restore(std::map<Offset, int> attempts, std::vector<Dead
 
 void SubscriptionState::continue_from(const SubscriptionState& old) {
   cursor_ = old.cursor_;
+  redelivery_ = old.redelivery_;  // what a redrive returned while nobody was subscribed (R25)
   attempts_ = old.attempts_;
   dead_ = old.dead_;
   counters_ = old.counters_;

@@ -113,7 +113,8 @@ class SubscriptionState {
   /// the cursor it was built with; that is also what counts as saved (R19).
   void restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) REQUIRES(mu);
   /// A resumed subscription (R20) goes on where `old`, which holds nothing, stood: cursor,
-  /// attempts, dead letters, counters, pause (R26) and what was saved.
+  /// returned messages (a redrive, R25), attempts, dead letters, counters, pause (R26) and
+  /// what was saved.
   void continue_from(const SubscriptionState& old) REQUIRES(mu, old.mu);
   /// SPEC R19: the committed position (lowest offset not confirmed, dead-lettered, filtered
   /// out or skipped).
