@@ -11,6 +11,10 @@ const std::vector<std::string> kTopics = {"t0", "t1", "t2"};
 const std::vector<std::string> kSubs = {"s0", "s1", "s2", "s3"};
 const std::vector<std::string> kMembers = {"w0", "w1", "w2"};
 const std::vector<std::string> kGroups = {"g0", "g1"};
+// R29: keys that spread over partitions under both partitioners; "polygenelubricants" is the
+// Java hash Math.abs leaves negative.
+const std::vector<std::string> kKeys = {"w0",      "order-0", "order-1",
+                                        "order-2", "order-3", "polygenelubricants"};
 
 template <class T>
 T pick(const std::vector<T>& xs) {
@@ -159,6 +163,14 @@ model::Script gen_script(const Hints& h) {
 template <>
 oplang::Op gen_op<oplang::CreateTopic>(const Hints&) {
   oplang::CreateTopic op{pick(kTopics), 0, 0};
+  // R29: now and then a plain topic named like a partition, so names collide both ways.
+  if (*g::inRange(0, 10) == 0) op.name = "t0-1";
+  // R29: a third of the topics are partitioned (a count of 0 or past the bound, rarely).
+  if (*g::inRange(0, 3) == 0) {
+    op.partitions = *g::weightedOneOf<std::uint32_t>(
+        {{4, g::just(2u)}, {3, g::just(3u)}, {1, g::just(0u)}, {1, g::just(1025u)}});
+    if (*g::inRange(0, 2) == 0) op.partitioner = model::Partitioner::kJavaHashCode;
+  }
   switch (*g::inRange(0, 4)) {
     case 0:
       op.retention_messages = *g::inRange<std::size_t>(1, 4);
@@ -177,19 +189,47 @@ oplang::Op gen_op<oplang::DeleteTopic>(const Hints& h) {
   return oplang::DeleteTopic{gen_topic(h)};
 }
 
-// Publishes go mostly where someone listens.
+// Publishes go mostly where someone listens: a topic with subscriptions, or a partitioned
+// topic one of whose partitions has some (R29).
+std::string gen_publish_topic(const Hints& h) {
+  std::vector<std::string> listened;
+  for (const auto& t : h.model().topics()) {
+    const std::uint32_t n = h.model().partitions(t);
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (!h.model().subscriptions(n > 1 ? t + "-" + std::to_string(p) : t).empty()) {
+        listened.push_back(t);
+        break;
+      }
+    }
+  }
+  return !listened.empty() && *g::inRange(0, 3) != 0 ? pick(listened) : gen_topic(h);
+}
+
 template <>
 oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   oplang::Publish op;
-  std::vector<std::string> listened;
-  for (const auto& t : h.model().topics()) {
-    if (!h.model().subscriptions(t).empty()) listened.push_back(t);
-  }
-  op.topic = !listened.empty() && *g::inRange(0, 3) != 0 ? pick(listened) : gen_topic(h);
+  op.topic = gen_publish_topic(h);
   op.payload = "m" + std::to_string(h.payloads);
   op.headers = gen_headers();
-  if (*g::inRange(0, 4) == 0) op.key = pick(kMembers);
+  if (*g::inRange(0, 3) == 0) op.key = pick(kKeys);
   return op;
+}
+
+// R29: an explicit partition, one past the last now and then.
+template <>
+oplang::Op gen_op<oplang::PublishTo>(const Hints& h) {
+  oplang::PublishTo op;
+  op.topic = gen_publish_topic(h);
+  op.partition = static_cast<std::uint32_t>(*g::inRange(0, 4));
+  op.payload = "m" + std::to_string(h.payloads);
+  op.headers = gen_headers();
+  if (*g::inRange(0, 3) == 0) op.key = pick(kKeys);
+  return op;
+}
+
+template <>
+oplang::Op gen_op<oplang::Partitions>(const Hints& h) {
+  return oplang::Partitions{gen_topic(h)};
 }
 
 template <>

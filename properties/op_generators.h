@@ -44,6 +44,8 @@ std::string gen_position_name(const Hints& h, const std::string& topic);
 /// Whether name comes from the group pool (no subscription name does).
 bool is_group_name(const std::string& name);
 std::string gen_member();
+/// A topic for publish: mostly one that someone listens to (on a partition, R29).
+std::string gen_publish_topic(const Hints& h);
 /// A handler script that fails often and sometimes acts on the broker from inside.
 model::Script gen_script(const Hints& h);
 

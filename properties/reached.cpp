@@ -91,6 +91,40 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   if (std::holds_alternative<oplang::SeekToTime>(op) && !outcome.error) {
     states.insert("seek to time");
   }
+  // R29: routing by key, messages handed out from a partition, and the two typed errors.
+  if (const auto* o = std::get_if<oplang::Publish>(&op); o && !o->key.empty()) {
+    const auto* r = std::get_if<oplang::OffsetResult>(&outcome.value);
+    if (r != nullptr && r->partition) states.insert("keyed publish on a partition");
+  }
+  const auto on_partition = [](const std::string& topic) {
+    return topic.size() > 2 && topic[topic.size() - 2] == '-';
+  };
+  for (const auto& call : outcome.calls) {
+    if (on_partition(call.topic)) states.insert("delivery on a partition");
+  }
+  if (const auto* o = std::get_if<oplang::Poll>(&op); o && on_partition(o->topic)) {
+    const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value);
+    if (got != nullptr && !got->empty()) states.insert("delivery on a partition");
+  }
+  if (outcome.error == model::ErrorCode::kPartitionOutOfRange) {
+    states.insert("partition out of range");
+  }
+  if (const auto* o = std::get_if<oplang::CreateTopic>(&op); o && !outcome.error) {
+    if (o->partitions > 1) partitioned.insert(o->name);
+  }
+  if (const auto* o = std::get_if<oplang::DeleteTopic>(&op); o && !outcome.error) {
+    partitioned.erase(o->name);
+  }
+  if (outcome.error == model::ErrorCode::kWrongKind) {
+    std::visit(
+        [this](const auto& o) {
+          if constexpr (requires { o.topic; }) {
+            if (partitioned.contains(o.topic))
+              states.insert("partitioned topic named for a partition");
+          }
+        },
+        op);
+  }
   // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
   const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
                            std::holds_alternative<oplang::EndOffset>(op) ||

@@ -76,6 +76,14 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// Options of a synchronous broker that keeps its state in `dir` (SPEC R18-R20): open one,
+/// drop it, open another on the same directory to restart.
+inline BrokerOptions durable_in(const TempDir& dir) {
+  StorageOptions storage;
+  storage.directory = dir.str();
+  return BrokerOptions::synchronous().with_storage(storage);
+}
+
 /// Guards against a hang: only a broken broker ever gets near it. Never an assertion on
 /// speed; a passing run returns as soon as the condition holds.
 inline constexpr std::chrono::seconds kHangGuard{60};

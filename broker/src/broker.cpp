@@ -18,6 +18,18 @@ Offset Broker::publish(const std::string& topic, std::string payload, Headers he
                        std::string key) {
   return impl_->publish(topic, std::move(payload), std::move(headers), std::move(key));
 }
+Placement Broker::send(const std::string& topic, std::string payload, Headers headers,
+                       std::string key) {
+  return impl_->send(topic, std::move(payload), std::move(headers), std::move(key));
+}
+Offset Broker::publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
+                          Headers headers, std::string key) {
+  return impl_->publish_to(topic, partition, std::move(payload), std::move(headers),
+                           std::move(key));
+}
+std::uint32_t Broker::partitions(const std::string& topic) const {
+  return impl_->partitions(topic);
+}
 Offset Broker::end_offset(const std::string& topic) const { return impl_->end_offset(topic); }
 Offset Broker::oldest_offset(const std::string& topic) const { return impl_->oldest_offset(topic); }
 

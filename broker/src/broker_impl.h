@@ -38,6 +38,10 @@ class BrokerImpl {
   void delete_topic(const std::string& name);
   std::vector<std::string> topics() const;
   Offset publish(const std::string& topic, std::string payload, Headers headers, std::string key);
+  Placement send(const std::string& topic, std::string payload, Headers headers, std::string key);
+  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
+                    Headers headers, std::string key);
+  std::uint32_t partitions(const std::string& topic) const;
   Offset end_offset(const std::string& topic) const;
   Offset oldest_offset(const std::string& topic) const;
 
@@ -81,8 +85,13 @@ class BrokerImpl {
   const RecoveryReport& recovery() const { return recovery_; }
 
  private:
-  /// The topic called name. Throws UnknownTopic.
+  /// The topic called name, which holds a log (not a partitioned topic's router). Throws
+  /// UnknownTopic, WrongKind (a partitioned topic: name one of its partitions, R29).
   std::shared_ptr<Topic> find_topic(const std::string& name) const EXCLUDES(mu_);
+  /// The topic called name, partitioned or not. Throws UnknownTopic.
+  std::shared_ptr<Topic> find_any_topic(const std::string& name) const EXCLUDES(mu_);
+  /// Appends to the topic that holds a log, then wakes its push subscriptions.
+  Offset append(Topic& t, std::string payload, Headers headers, std::string key);
   /// Topics in creation order (a copy).
   std::vector<std::shared_ptr<Topic>> topic_snapshot() const EXCLUDES(mu_);
   /// The state that name (a subscription, member or group name) resolves to on topic.
@@ -97,6 +106,10 @@ class BrokerImpl {
   bool wait_until_idle(Millis timeout, bool backing_off_is_idle);
   /// Durable brokers: rebuilds the topics and subscriptions the store read back (R20).
   void recover(storage::Store::Opened& opened);
+  /// A topic that holds a log: in memory, or durable with storage id `id` (R29: `parent`
+  /// names the partitioned topic it is a partition of).
+  std::shared_ptr<Topic> make_topic(const std::string& name, const TopicOptions& options,
+                                    std::uint64_t id, const std::string& parent) const;
   /// A subscription state of topic t; durable topics get the store as their commit sink.
   StatePtr make_state(const Topic& t, SubscriptionConfig config, Offset cursor) const;
   /// The record a durable store keeps of a new subscription.

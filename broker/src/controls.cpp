@@ -20,7 +20,7 @@ std::size_t BrokerImpl::redrive(const std::string& topic, const std::string& nam
 std::vector<Offset> BrokerImpl::redrive_to(const std::string& topic, const std::string& name,
                                            const std::string& to_topic) {
   StatePtr s = find_state(topic, name);
-  find_topic(to_topic);  // UnknownTopic before anything changes
+  find_any_topic(to_topic);  // UnknownTopic before anything changes
   std::vector<DeadLetter> dead;
   {
     sync::MutexLock lock(s->mu);

@@ -36,6 +36,8 @@ const char* to_string(ErrorCode code) noexcept {
       return "not_broker_storage";
     case ErrorCode::kUnsupportedFormat:
       return "unsupported_format";
+    case ErrorCode::kPartitionOutOfRange:
+      return "partition_out_of_range";
   }
   return "unknown_error";
 }

@@ -1,6 +1,7 @@
 // A topic: its log and its subscriptions in creation order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,18 +23,31 @@ using StateList = std::vector<StatePtr>;
 /// never takes mu on its hot path with the synchronous dispatcher.
 class Topic {
  public:
-  /// An in-memory topic, or one with the given (durable) log and storage id.
-  Topic(std::string n, TopicOptions o, std::shared_ptr<TopicLog> l = nullptr, std::uint64_t id = 0)
+  /// An in-memory topic, or one with the given (durable) log and storage id; with `parts`,
+  /// a partitioned topic whose partitions those are (R29), and `of` names the partitioned
+  /// topic a partition belongs to.
+  Topic(std::string n, TopicOptions o, std::shared_ptr<TopicLog> l = nullptr, std::uint64_t id = 0,
+        std::vector<std::shared_ptr<Topic>> parts = {}, std::string of = {})
       : name(std::move(n)),
         options(o),
         log(l ? std::move(l) : std::make_shared<TopicLog>(o)),
-        storage_id(id) {}
+        storage_id(id),
+        partitions(std::move(parts)),
+        parent(std::move(of)) {}
 
   // Constant after construction.
   const std::string name;
   const TopicOptions options;
-  const std::shared_ptr<TopicLog> log;
-  const std::uint64_t storage_id;  // its directory in the store (durable brokers)
+  const std::shared_ptr<TopicLog> log;  // a partitioned topic's stays empty
+  const std::uint64_t storage_id;       // its directory in the store (durable brokers)
+  /// R29: the partitions of a partitioned topic, in order; empty for any other topic.
+  const std::vector<std::shared_ptr<Topic>> partitions;
+  /// R29: the partitioned topic this one is a partition of ("" if none).
+  const std::string parent;
+
+  /// R29: keyless publishes to a partitioned topic take partitions round robin from here.
+  /// Relaxed: only the spread matters, no other memory is published through it.
+  std::atomic<std::uint64_t> round_robin{0};
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;

@@ -42,12 +42,19 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
   std::vector<StatePtr> push;
   {
     sync::MutexLock lock(mu_);
+    std::vector<std::pair<std::size_t, const storage::SavedTopic*>> partitioned;
     for (storage::SavedTopic& saved : opened.saved.topics) {
+      if (saved.options.partitions > 1) {  // R29: built below, once its partitions are
+        partitioned.emplace_back(order_.size(), &saved);
+        order_.push_back(nullptr);
+        continue;
+      }
       storage::SegmentLog::Loaded& loaded = opened.logs[saved.id];
       std::shared_ptr<storage::SegmentLog> disk = store_->topic_log(saved.id, loaded);
       auto log = std::make_shared<TopicLog>(saved.options, std::move(disk), policy, loaded.sizes,
                                             loaded.end);
-      auto t = std::make_shared<Topic>(saved.name, saved.options, std::move(log), saved.id);
+      auto t = std::make_shared<Topic>(saved.name, saved.options, std::move(log), saved.id,
+                                       std::vector<std::shared_ptr<Topic>>{}, saved.parent);
       sync::MutexLock topic_lock(t->mu);
       for (storage::SavedSubscription& sub : saved.subscriptions) {
         SubscriptionConfig c;
@@ -78,6 +85,16 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
       }
       topics_[saved.name] = t;
       order_.push_back(std::move(t));
+    }
+    for (const auto& [at, saved] : partitioned) {
+      std::vector<std::shared_ptr<Topic>> parts;
+      for (std::uint32_t p = 0; p < saved->options.partitions; ++p) {
+        parts.push_back(topics_.at(partition_name(saved->name, p)));
+      }
+      auto t = std::make_shared<Topic>(saved->name, saved->options, nullptr, saved->id,
+                                       std::move(parts));
+      topics_[saved->name] = t;
+      order_[at] = std::move(t);
     }
   }
   for (const auto& s : push) dispatcher_->attach(s);
@@ -113,20 +130,51 @@ BrokerImpl::~BrokerImpl() {
 
 void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   if (name.empty()) throw InvalidArgument("topic name must not be empty");
-  sync::MutexLock lock(mu_);
-  if (topics_.count(name)) throw DuplicateTopic("topic '" + name + "' already exists");
-  std::shared_ptr<Topic> topic;
-  if (store_) {
-    const std::uint64_t id = store_->create_topic(name, options);
-    storage::SegmentLog::Loaded fresh;
-    auto log = std::make_shared<TopicLog>(options, store_->topic_log(id, fresh),
-                                          store_->options().publish_sync, fresh.sizes, 0);
-    topic = std::make_shared<Topic>(name, options, std::move(log), id);
-  } else {
-    topic = std::make_shared<Topic>(name, options);
+  if (options.partitions == 0 || options.partitions > kMaxPartitions) {
+    throw InvalidArgument("partitions must be 1.." + std::to_string(kMaxPartitions) + ", not " +
+                          std::to_string(options.partitions));
   }
+  std::vector<std::string> names{name};
+  if (options.partitions > 1) {
+    for (std::uint32_t p = 0; p < options.partitions; ++p) {
+      names.push_back(partition_name(name, p));
+    }
+  }
+  sync::MutexLock lock(mu_);
+  for (const std::string& n : names) {
+    if (topics_.count(n)) throw DuplicateTopic("topic '" + n + "' already exists");
+  }
+  // One journal record makes the topic and its partitions (ids id + 1 + p), so a crash
+  // never leaves half of them.
+  const std::uint64_t id = store_ ? store_->create_topic(name, options) : 0;
+  std::vector<std::shared_ptr<Topic>> parts;
+  TopicOptions part_options = options;
+  part_options.partitions = 1;
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    parts.push_back(make_topic(names[i], part_options, store_ ? id + i : 0, name));
+  }
+  std::shared_ptr<Topic> topic = parts.empty()
+                                     ? make_topic(name, options, id, {})
+                                     : std::make_shared<Topic>(name, options, nullptr, id, parts);
   topics_[name] = topic;
   order_.push_back(std::move(topic));
+  for (auto& part : parts) {
+    topics_[part->name] = part;
+    order_.push_back(std::move(part));
+  }
+}
+
+std::shared_ptr<Topic> BrokerImpl::make_topic(const std::string& name, const TopicOptions& options,
+                                              std::uint64_t id, const std::string& parent) const {
+  if (!store_) {
+    return std::make_shared<Topic>(name, options, nullptr, 0, std::vector<std::shared_ptr<Topic>>{},
+                                   parent);
+  }
+  storage::SegmentLog::Loaded fresh;
+  auto log = std::make_shared<TopicLog>(options, store_->topic_log(id, fresh),
+                                        store_->options().publish_sync, fresh.sizes, 0);
+  return std::make_shared<Topic>(name, options, std::move(log), id,
+                                 std::vector<std::shared_ptr<Topic>>{}, parent);
 }
 
 void BrokerImpl::delete_topic(const std::string& name) {
@@ -134,15 +182,26 @@ void BrokerImpl::delete_topic(const std::string& name) {
   auto it = topics_.find(name);
   if (it == topics_.end()) throw UnknownTopic("no topic '" + name + "'");
   std::shared_ptr<Topic> topic = it->second;
-  sync::MutexLock topic_lock(topic->mu);
-  if (topic->state_count() > 0) {
-    throw TopicInUse("topic '" + name + "' still has " + std::to_string(topic->state_count()) +
-                     " subscription(s)");
+  if (!topic->parent.empty()) {
+    throw WrongKind("'" + name + "' is a partition: delete its topic '" + topic->parent + "'");
   }
-  if (store_) store_->delete_topic(name, topic->storage_id);
-  topic->deleted = true;
-  topics_.erase(it);
-  std::erase(order_, topic);
+  std::vector<std::shared_ptr<Topic>> gone{topic};
+  gone.insert(gone.end(), topic->partitions.begin(), topic->partitions.end());
+  for (const auto& t : gone) {
+    sync::MutexLock topic_lock(t->mu);
+    if (t->state_count() > 0) {
+      throw TopicInUse("topic '" + t->name + "' still has " + std::to_string(t->state_count()) +
+                       " subscription(s)");
+    }
+  }
+  // A subscribe between the check above and here would need mu_, which this call holds.
+  if (store_) store_->delete_topic(name, topic->storage_id, topic->partitions.size());
+  for (const auto& t : gone) {
+    sync::MutexLock topic_lock(t->mu);
+    t->deleted = true;
+    topics_.erase(t->name);
+    std::erase(order_, t);
+  }
 }
 
 std::vector<std::string> BrokerImpl::topics() const {
@@ -152,11 +211,21 @@ std::vector<std::string> BrokerImpl::topics() const {
   return names;
 }
 
-std::shared_ptr<Topic> BrokerImpl::find_topic(const std::string& name) const {
+std::shared_ptr<Topic> BrokerImpl::find_any_topic(const std::string& name) const {
   sync::MutexLock lock(mu_);
   auto it = topics_.find(name);
   if (it == topics_.end()) throw UnknownTopic("no topic '" + name + "'");
   return it->second;
+}
+
+std::shared_ptr<Topic> BrokerImpl::find_topic(const std::string& name) const {
+  std::shared_ptr<Topic> t = find_any_topic(name);
+  if (!t->partitions.empty()) {
+    throw WrongKind("'" + name + "' has " + std::to_string(t->partitions.size()) +
+                    " partitions: name one, " + partition_name(name, 0) + ".." +
+                    partition_name(name, static_cast<std::uint32_t>(t->partitions.size() - 1)));
+  }
+  return t;
 }
 
 std::vector<std::shared_ptr<Topic>> BrokerImpl::topic_snapshot() const {
@@ -166,11 +235,45 @@ std::vector<std::shared_ptr<Topic>> BrokerImpl::topic_snapshot() const {
 
 Offset BrokerImpl::publish(const std::string& topic, std::string payload, Headers headers,
                            std::string key) {
-  std::shared_ptr<Topic> t = find_topic(topic);
+  return send(topic, std::move(payload), std::move(headers), std::move(key)).offset;
+}
+
+Placement BrokerImpl::send(const std::string& topic, std::string payload, Headers headers,
+                           std::string key) {
+  std::shared_ptr<Topic> t = find_any_topic(topic);
+  if (t->partitions.empty()) {
+    return {0, append(*t, std::move(payload), std::move(headers), std::move(key))};
+  }
+  const auto n = static_cast<std::uint32_t>(t->partitions.size());
+  const std::uint32_t p =
+      key.empty()
+          ? static_cast<std::uint32_t>(t->round_robin.fetch_add(1, std::memory_order_relaxed) % n)
+          : partition_for_key(t->options.partitioner, key, n);
+  return {p, append(*t->partitions[p], std::move(payload), std::move(headers), std::move(key))};
+}
+
+Offset BrokerImpl::publish_to(const std::string& topic, std::uint32_t partition,
+                              std::string payload, Headers headers, std::string key) {
+  std::shared_ptr<Topic> t = find_any_topic(topic);
+  const std::size_t n = std::max<std::size_t>(1, t->partitions.size());
+  if (partition >= n) {
+    throw PartitionOutOfRange("topic '" + topic + "' has " + std::to_string(n) +
+                              " partition(s), so no partition " + std::to_string(partition));
+  }
+  Topic& target = t->partitions.empty() ? *t : *t->partitions[partition];
+  return append(target, std::move(payload), std::move(headers), std::move(key));
+}
+
+std::uint32_t BrokerImpl::partitions(const std::string& topic) const {
+  return std::max<std::uint32_t>(
+      1, static_cast<std::uint32_t>(find_any_topic(topic)->partitions.size()));
+}
+
+Offset BrokerImpl::append(Topic& t, std::string payload, Headers headers, std::string key) {
   const Offset offset =
-      t->log->append(std::move(payload), std::move(headers), std::move(key), clock_->now());
+      t.log->append(std::move(payload), std::move(headers), std::move(key), clock_->now());
   if (!dispatcher_->synchronous()) {
-    const std::shared_ptr<const StateList> push = t->push_states();
+    const std::shared_ptr<const StateList> push = t.push_states();
     for (const auto& s : *push) dispatcher_->notify(s);  // wakes lanes; never runs a handler
   }
   return offset;

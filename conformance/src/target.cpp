@@ -11,7 +11,7 @@ bool in_subset(const oplang::Op& op) {
       [](const auto& o) -> bool {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
-          return o.retention_messages == 0 && o.retention_bytes == 0;
+          return o.retention_messages == 0 && o.retention_bytes == 0 && o.partitions == 1;
         } else if constexpr (std::is_same_v<T, oplang::Publish>) {
           return o.key.empty();
         } else if constexpr (std::is_same_v<T, oplang::Nack>) {

@@ -43,6 +43,8 @@ model::ErrorCode to_model(broker::ErrorCode code) {
       return M::kNotBrokerStorage;
     case B::kUnsupportedFormat:
       return M::kUnsupportedFormat;
+    case B::kPartitionOutOfRange:
+      return M::kPartitionOutOfRange;
   }
   throw std::logic_error("unknown broker::ErrorCode");
 }
@@ -118,7 +120,12 @@ struct BrokerRunner::Apply {
   broker::Time now() const { return r.clock_->now(); }
 
   oplang::Value operator()(const oplang::CreateTopic& o) const {
-    b.create_topic(o.name, {o.retention_messages, o.retention_bytes});
+    broker::TopicOptions options{o.retention_messages, o.retention_bytes};
+    options.partitions = o.partitions;
+    options.partitioner = o.partitioner == model::Partitioner::kJavaHashCode
+                              ? broker::Partitioner::kJavaHashCode
+                              : broker::Partitioner::kMurmur2;
+    b.create_topic(o.name, options);
     return oplang::Done{};
   }
   oplang::Value operator()(const oplang::DeleteTopic& o) const {
@@ -126,7 +133,15 @@ struct BrokerRunner::Apply {
     return oplang::Done{};
   }
   oplang::Value operator()(const oplang::Publish& o) const {
-    return oplang::OffsetResult{b.publish(o.topic, o.payload, o.headers, o.key)};
+    const broker::Placement p = b.send(o.topic, o.payload, o.headers, o.key);
+    if (b.partitions(o.topic) == 1) return oplang::OffsetResult{p.offset};
+    return oplang::OffsetResult{p.offset, p.partition};
+  }
+  oplang::Value operator()(const oplang::PublishTo& o) const {
+    return oplang::OffsetResult{b.publish_to(o.topic, o.partition, o.payload, o.headers, o.key)};
+  }
+  oplang::Value operator()(const oplang::Partitions& o) const {
+    return oplang::PartitionsResult{b.partitions(o.topic)};
   }
   oplang::Value operator()(const oplang::Subscribe& o) const {
     auto handler = std::make_shared<Handler>(Handler{o.topic, o.name, o.script, 0});

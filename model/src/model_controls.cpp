@@ -39,7 +39,7 @@ std::vector<Offset> Model::redrive_to(const std::string& topic, const std::strin
                                       const std::string& to_topic) {
   Topic& t = topic_or_throw(topic);
   Sub& s = position_or_throw(t, name);
-  topic_or_throw(to_topic);
+  any_topic_or_throw(to_topic);
   catch_up(t, s);
   const std::vector<DeadLetter> dead = std::move(s.dead);
   s.dead.clear();

@@ -15,8 +15,10 @@ void Model::save(Sub& s, bool force) {
 
 // R20: every state resumes from its last save; nothing is held or returned; counters
 // restart at zero; push handlers are gone (their states wait for subscribe to resume).
+// R29: keyless publishes start again at partition 0 (the turn is not saved).
 void Model::restart() {
   for (Topic& t : topics_) {
+    t.round_robin = 0;
     t.members.clear();
     for (auto& [id, s] : t.subs) {
       s.cursor = std::min(s.saved.position, t.end);

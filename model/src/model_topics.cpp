@@ -19,10 +19,22 @@ Model::Topic* Model::find_topic(std::uint64_t id) {
   return nullptr;
 }
 
-Model::Topic& Model::topic_or_throw(const std::string& name) {
+Model::Topic& Model::any_topic_or_throw(const std::string& name) {
   Topic* t = find_topic(name);
   if (t == nullptr) throw Error(ErrorCode::kUnknownTopic);
   return *t;
+}
+
+const Model::Topic& Model::any_topic_or_throw(const std::string& name) const {
+  return const_cast<Model*>(this)->any_topic_or_throw(name);
+}
+
+// R29: a partitioned topic has no log of its own: a call that reads or subscribes names
+// one of its partitions.
+Model::Topic& Model::topic_or_throw(const std::string& name) {
+  Topic& t = any_topic_or_throw(name);
+  if (t.partitions > 1) throw Error(ErrorCode::kWrongKind);
+  return t;
 }
 
 const Model::Topic& Model::topic_or_throw(const std::string& name) const {
@@ -46,24 +58,43 @@ Model::Sub& Model::position_or_throw(Topic& t, const std::string& name) {
   return t.subs.at(g->second);
 }
 
-// R1: a non-empty, unused name makes an empty topic.
+// R1: a non-empty, unused name makes an empty topic. R29: with partitions > 1, also its
+// partitions "name-0".."name-(n-1)" right after it, each a topic with the same retention;
+// every one of those names must be free.
 void Model::create_topic(const std::string& name, std::size_t retention_messages,
-                         std::size_t retention_bytes) {
-  if (name.empty()) throw Error(ErrorCode::kInvalidArgument);
-  if (find_topic(name) != nullptr) throw Error(ErrorCode::kDuplicateTopic);
-  Topic t;
-  t.id = next_id_++;
-  t.name = name;
-  t.retention_messages = retention_messages;
-  t.retention_bytes = retention_bytes;
-  topics_.push_back(std::move(t));
+                         std::size_t retention_bytes, std::uint32_t partitions,
+                         Partitioner partitioner) {
+  if (name.empty() || partitions == 0 || partitions > kMaxPartitions) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  std::vector<Topic> made(partitions > 1 ? partitions + 1 : 1);
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    Topic& t = made[i];
+    t.name = i == 0 ? name : name + "-" + std::to_string(i - 1);
+    if (find_topic(t.name) != nullptr) throw Error(ErrorCode::kDuplicateTopic);
+    t.retention_messages = retention_messages;
+    t.retention_bytes = retention_bytes;
+    if (i > 0) t.parent = name;
+  }
+  made[0].partitions = partitions;
+  made[0].partitioner = partitioner;
+  for (Topic& t : made) {
+    t.id = next_id_++;
+    topics_.push_back(std::move(t));
+  }
 }
 
-// R1: only a topic without subscriptions can be deleted.
+// R1: only a topic without subscriptions can be deleted. R29: a partitioned topic goes with
+// its partitions, none of which may have subscriptions; a partition alone cannot go.
 void Model::delete_topic(const std::string& name) {
-  Topic& t = topic_or_throw(name);
-  if (!t.order.empty()) throw Error(ErrorCode::kTopicInUse);
-  std::erase_if(topics_, [&name](const Topic& x) { return x.name == name; });
+  Topic& t = any_topic_or_throw(name);
+  if (!t.parent.empty()) throw Error(ErrorCode::kWrongKind);
+  for (const Topic& x : topics_) {
+    if ((x.name == name || x.parent == name) && !x.order.empty()) {
+      throw Error(ErrorCode::kTopicInUse);
+    }
+  }
+  std::erase_if(topics_, [&name](const Topic& x) { return x.name == name || x.parent == name; });
 }
 
 // R1: names in creation order.
@@ -73,14 +104,37 @@ std::vector<std::string> Model::topics() const {
   return names;
 }
 
-// R2: append at the next offset, stamped with the clock; then retention (R3).
 Offset Model::publish(const std::string& topic, const std::string& payload, const Headers& headers,
                       const std::string& key) {
-  Topic& t = topic_or_throw(topic);
+  return send(topic, payload, headers, key).offset;
+}
+
+// R29: a keyed message goes where the topic's partitioner says, a keyless one to the next
+// partition in turn; a topic without partitions is its own partition 0.
+Placement Model::send(const std::string& topic, const std::string& payload, const Headers& headers,
+                      const std::string& key) {
+  Topic& t = any_topic_or_throw(topic);
+  std::uint32_t p = 0;
+  if (t.partitions > 1) p = key.empty() ? t.round_robin++ % t.partitions : partition_of(t, key);
+  return {p, publish_to(topic, p, payload, headers, key)};
+}
+
+// R2: append at the next offset, stamped with the clock; then retention (R3).
+Offset Model::publish_to(const std::string& topic, std::uint32_t partition,
+                         const std::string& payload, const Headers& headers,
+                         const std::string& key) {
+  const Topic& named = any_topic_or_throw(topic);
+  if (partition >= named.partitions) throw Error(ErrorCode::kPartitionOutOfRange);
+  Topic& t = named.partitions > 1 ? topic_or_throw(topic + "-" + std::to_string(partition))
+                                  : *find_topic(topic);
   const Offset offset = t.end++;
   t.log[offset] = Message{offset, payload, headers, key, now_};
   apply_retention(t);
   return offset;
+}
+
+std::uint32_t Model::partitions(const std::string& topic) const {
+  return any_topic_or_throw(topic).partitions;
 }
 
 Offset Model::end_offset(const std::string& topic) const { return topic_or_throw(topic).end; }

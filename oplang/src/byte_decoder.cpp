@@ -18,6 +18,9 @@ const std::vector<model::Headers> kHeaders = {
 const std::vector<model::Millis> kTimeouts = {10, 20, 30};
 const std::vector<model::Millis> kAdvances = {0, 1, 5, 10, 20, 30};
 const std::vector<model::Millis> kWaits = {0, 1};
+// R29: keys that spread over partitions; "polygenelubricants" is the Java hash -2^31.
+const std::vector<std::string> kKeys = {"",        "k",       "order-0",           "order-1",
+                                        "order-2", "order-3", "polygenelubricants"};
 
 // Escape kind bytes (byte_decoder.h): no committed input reads one of them as a kind byte.
 constexpr std::uint8_t kPollWait = 200;              // and 201
@@ -44,6 +47,12 @@ constexpr std::uint8_t kOffsetForTime = 225;         // topic, time 0..255 ms (R
 constexpr std::uint8_t kSeekToTime = 226;            // topic, sub, time 0..255 ms (R28)
 constexpr std::uint8_t kRedriveTo = 227;             // topic, sub, topic (R25)
 constexpr std::uint8_t kBackoffSubscribe = 230;      // 215's, idempotent 0/1, 1..3 waits (R24)
+constexpr std::uint8_t kPartitionedTopic = 231;      // topic, 0..4 messages, 2..4 partitions,
+                                                     // partitioner 0/1 (R29)
+constexpr std::uint8_t kPublishTo = 232;             // topic, partition 0..3, payload, key (R29)
+constexpr std::uint8_t kOnPartition = 233;           // partition 0..2, then an op on topic-p
+constexpr std::uint8_t kKeyedPublish = 234;          // publish's fields, a key from kKeys
+constexpr std::uint8_t kPartitionsKind = 235;        // topic (R29)
 // (220, 228 and 229 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -128,10 +137,49 @@ T read_ack_like(Reader& r) {
   return op;
 }
 
+oplang::Op read_op(Reader& r);
+
+// R29: names partition p of the op's topic ("t0" becomes "t0-1").
+oplang::Op on_partition(oplang::Op op, std::size_t p) {
+  std::visit(
+      [p](auto& o) {
+        if constexpr (requires { o.topic; }) o.topic += "-" + std::to_string(p);
+      },
+      op);
+  return op;
+}
+
 oplang::Op read_op(Reader& r) {
   using namespace oplang;  // NOLINT: op kinds
   const std::uint8_t kind = r.byte();
   switch (kind) {
+    case kPartitionedTopic: {
+      CreateTopic op{r.from(kTopics), r.pick(5), 0};
+      op.partitions = static_cast<std::uint32_t>(2 + r.pick(3));
+      op.partitioner =
+          r.pick(2) == 1 ? model::Partitioner::kJavaHashCode : model::Partitioner::kMurmur2;
+      return op;
+    }
+    case kPublishTo: {
+      PublishTo op;
+      op.topic = r.from(kTopics);
+      op.partition = static_cast<std::uint32_t>(r.pick(4));
+      op.payload = "m" + std::to_string(r.byte());
+      op.key = r.from(kKeys);
+      return op;
+    }
+    case kOnPartition: {
+      const std::size_t p = r.pick(3);
+      return on_partition(read_op(r), p);  // a chain of these makes t0-1-2: no such topic
+    }
+    case kKeyedPublish: {
+      Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
+      op.headers = r.from(kHeaders);
+      op.key = r.from(kKeys);
+      return op;
+    }
+    case kPartitionsKind:
+      return Partitions{r.from(kTopics)};
     case kPollWait:
     case kPollWait + 1: {
       PollWait op{r.from(kTopics), r.from(kSubs), r.from(kMembers), 0, 0};
@@ -322,12 +370,31 @@ void write_start(Writer& w, const model::Start& s) {
 struct OpWriter {
   Writer& w;
   void operator()(const oplang::CreateTopic& op) {
+    if (op.partitions > 1) {
+      w.byte(kPartitionedTopic), w.name(op.name, kTopics), w.byte(op.retention_messages);
+      w.byte(op.partitions - 2);
+      w.byte(op.partitioner == model::Partitioner::kJavaHashCode ? 1 : 0);
+      return;
+    }
     w.byte(0), w.name(op.name, kTopics), w.byte(op.retention_messages), w.byte(op.retention_bytes);
+  }
+  void operator()(const oplang::PublishTo& op) {
+    w.byte(kPublishTo), w.name(op.topic, kTopics), w.byte(op.partition), w.payload(op.payload);
+    w.index_of(op.key, kKeys);
+  }
+  void operator()(const oplang::Partitions& op) {
+    w.byte(kPartitionsKind), w.name(op.topic, kTopics);
   }
   void operator()(const oplang::DeleteTopic& op) { w.byte(1), w.name(op.name, kTopics); }
   void operator()(const oplang::Publish& op) {
-    w.byte(2), w.name(op.topic, kTopics), w.payload(op.payload), w.index_of(op.headers, kHeaders);
-    w.byte(op.key.empty() ? 1 : 0);
+    const bool pooled = op.key.empty() || op.key == "k";
+    w.byte(pooled ? 2 : kKeyedPublish), w.name(op.topic, kTopics), w.payload(op.payload);
+    w.index_of(op.headers, kHeaders);
+    if (pooled) {
+      w.byte(op.key.empty() ? 1 : 0);
+    } else {
+      w.index_of(op.key, kKeys);
+    }
   }
   void operator()(const oplang::Subscribe& op) {
     const bool terminates = std::any_of(op.script.begin(), op.script.end(), [](const auto& step) {
@@ -452,7 +519,22 @@ struct OpWriter {
 std::vector<std::uint8_t> encode_ops(const oplang::Script& script) {
   Writer w;
   OpWriter ow{w};
-  for (const auto& op : script) std::visit(ow, op);
+  for (oplang::Op op : script) {
+    // R29: an op on partition p (0..2) of a topic is that op on the topic behind a prefix.
+    std::visit(
+        [&w](auto& o) {
+          if constexpr (requires { o.topic; }) {
+            const std::size_t dash = o.topic.rfind('-');
+            if (dash == std::string::npos || dash + 2 != o.topic.size()) return;
+            const char p = o.topic.back();
+            if (p < '0' || p > '2') return;
+            w.byte(kOnPartition), w.byte(static_cast<std::size_t>(p - '0'));
+            o.topic.resize(dash);
+          }
+        },
+        op);
+    std::visit(ow, op);
+  }
   return w.done();
 }
 

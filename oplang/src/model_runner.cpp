@@ -11,7 +11,7 @@ struct Apply {
   model::Model& m;
 
   Value operator()(const CreateTopic& o) const {
-    m.create_topic(o.name, o.retention_messages, o.retention_bytes);
+    m.create_topic(o.name, o.retention_messages, o.retention_bytes, o.partitions, o.partitioner);
     return Done{};
   }
   Value operator()(const DeleteTopic& o) const {
@@ -19,8 +19,14 @@ struct Apply {
     return Done{};
   }
   Value operator()(const Publish& o) const {
-    return OffsetResult{m.publish(o.topic, o.payload, o.headers, o.key)};
+    const model::Placement p = m.send(o.topic, o.payload, o.headers, o.key);
+    if (m.partitions(o.topic) == 1) return OffsetResult{p.offset};
+    return OffsetResult{p.offset, p.partition};
   }
+  Value operator()(const PublishTo& o) const {
+    return OffsetResult{m.publish_to(o.topic, o.partition, o.payload, o.headers, o.key)};
+  }
+  Value operator()(const Partitions& o) const { return PartitionsResult{m.partitions(o.topic)}; }
   Value operator()(const Subscribe& o) const {
     m.subscribe(o.topic, o.name,
                 {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent, o.backoff});

@@ -9,7 +9,11 @@ namespace oplang {
 namespace {
 
 void print_value(std::ostream& os, const Done&) { os << "ok"; }
-void print_value(std::ostream& os, const OffsetResult& r) { os << "offset " << r.offset; }
+void print_value(std::ostream& os, const OffsetResult& r) {
+  os << "offset " << r.offset;
+  if (r.partition) os << " partition " << *r.partition;
+}
+void print_value(std::ostream& os, const PartitionsResult& r) { os << "partitions " << r.count; }
 void print_value(std::ostream& os, const BoolResult& r) { os << (r.value ? "true" : "false"); }
 void print_value(std::ostream& os, const CountResult& r) { os << "confirmed " << r.count; }
 

@@ -334,36 +334,65 @@ class LineParser {
 
   Op create_topic() {
     CreateTopic o{value("a topic name")};
-    const char* expected = "messages= or bytes=";
+    const char* expected = "messages=, bytes=, partitions= or partitioner=";
     while (auto key = option_key(expected)) {
       if (*key == "messages") {
         o.retention_messages = unsigned_number("a message count");
       } else if (*key == "bytes") {
         o.retention_bytes = unsigned_number("a byte count");
+      } else if (*key == "partitions") {
+        o.partitions = partition("a partition count");
+      } else if (*key == "partitioner") {
+        const Token& t = peek();
+        if (t.kind == Token::Kind::kWord && t.text == "murmur2") {
+          o.partitioner = model::Partitioner::kMurmur2;
+        } else if (t.kind == Token::Kind::kWord && t.text == "java") {
+          o.partitioner = model::Partitioner::kJavaHashCode;
+        } else {
+          fail("murmur2 or java");
+        }
+        next();
       } else {
         fail(expected);
       }
     }
     return o;
   }
+  // A number that fits a partition count or index (R29's bound is checked by the broker).
+  std::uint32_t partition(const char* what) {
+    const std::size_t n = unsigned_number(what);
+    if (n > UINT32_MAX) fail(what);
+    return static_cast<std::uint32_t>(n);
+  }
+  Op publish_to() {
+    PublishTo o;
+    o.topic = value("a topic");
+    o.partition = partition("a partition");
+    o.payload = value("a payload");
+    headers_and_key(o.headers, o.key);
+    return o;
+  }
   Op publish() {
     Publish o;
     o.topic = value("a topic");
     o.payload = value("a payload");
+    headers_and_key(o.headers, o.key);
+    return o;
+  }
+  void headers_and_key(Headers& headers, std::string& key) {
     while (peek().kind != Token::Kind::kEnd) {
       const Token& name = peek();
       if (name.kind == Token::Kind::kWord && name.text == "key" &&
           tokens_[pos_ + 1].kind == Token::Kind::kPunct && tokens_[pos_ + 1].text == ":") {
         next();
         next();
-        o.key = value("a key");
+        key = value("a key");
         continue;
       }
       std::string header = value("a header NAME=VALUE or key:VALUE");
       expect_punct('=');
-      o.headers[header] = value("a header value");
+      headers[header] = value("a header value");
     }
-    return o;
   }
   Op subscribe() {
     Subscribe o;
@@ -550,6 +579,8 @@ class LineParser {
     if (name == "wait_idle") return WaitIdle{wait_timeout()};
     if (name == "wait_delivered") return WaitDelivered{wait_timeout()};
     if (name == "end_offset") return EndOffset{value("a topic")};
+    if (name == "publish_to") return publish_to();
+    if (name == "partitions") return Partitions{value("a topic")};
     if (name == "oldest_offset") return OldestOffset{value("a topic")};
     if (name == "restart") return Restart{};
     if (name == "crash") return crash();
@@ -575,7 +606,8 @@ class LineParser {
         "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
         "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "
-        "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time or seek_to_time");
+        "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time, seek_to_time, "
+        "publish_to or partitions");
   }
 
   std::vector<Token> tokens_;

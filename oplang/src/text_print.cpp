@@ -120,15 +120,28 @@ struct Printer {
     std::string out = "create_topic " + format_value(o.name);
     if (o.retention_messages) out += " messages=" + std::to_string(o.retention_messages);
     if (o.retention_bytes) out += " bytes=" + std::to_string(o.retention_bytes);
+    if (o.partitions != 1) out += " partitions=" + std::to_string(o.partitions);
+    if (o.partitioner == model::Partitioner::kJavaHashCode) out += " partitioner=java";
     return out;
   }
   std::string operator()(const DeleteTopic& o) const {
     return "delete_topic " + format_value(o.name);
   }
   std::string operator()(const Publish& o) const {
-    std::string out = "publish " + format_value(o.topic) + " " + format_value(o.payload);
-    if (!o.headers.empty()) out += " " + print_headers(o.headers, " ");
-    if (!o.key.empty()) out += " key:" + format_value(o.key);
+    return "publish " + format_value(o.topic) + " " + format_value(o.payload) +
+           headers_and_key(o.headers, o.key);
+  }
+  std::string operator()(const PublishTo& o) const {
+    return "publish_to " + format_value(o.topic) + " " + std::to_string(o.partition) + " " +
+           format_value(o.payload) + headers_and_key(o.headers, o.key);
+  }
+  std::string operator()(const Partitions& o) const {
+    return "partitions " + format_value(o.topic);
+  }
+  static std::string headers_and_key(const Headers& headers, const std::string& key) {
+    std::string out;
+    if (!headers.empty()) out += " " + print_headers(headers, " ");
+    if (!key.empty()) out += " key:" + format_value(key);
     return out;
   }
   std::string operator()(const Subscribe& o) const {

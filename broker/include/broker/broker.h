@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "broker/errors.h"
 #include "broker/message.h"
 #include "broker/options.h"
+#include "broker/partitioner.h"
 #include "broker/stats.h"
 #include "broker/storage_options.h"
 
@@ -23,6 +25,14 @@ struct Expired {
   Offset offset = 0;
   bool dead_lettered = false;  // false: returned to the front of the queue
   bool operator==(const Expired&) const = default;
+};
+
+/// Where send() put a message (R29): its partition (0 on a topic without partitions) and
+/// its offset within that partition.
+struct Placement {
+  std::uint32_t partition = 0;
+  Offset offset = 0;
+  bool operator==(const Placement&) const = default;
 };
 
 class BrokerImpl;
@@ -51,17 +61,35 @@ class Broker {
   Broker& operator=(const Broker&) = delete;
 
   // ---- topics ----
-  /// Creates an empty topic. Throws InvalidArgument (empty name), DuplicateTopic.
+  /// Creates an empty topic; with options.partitions > 1 also its partitions, each a topic
+  /// named partition_name(name, p) (R29). Throws InvalidArgument (empty name, partitions 0
+  /// or above kMaxPartitions), DuplicateTopic (the name or a partition's name is in use).
   void create_topic(const std::string& name, TopicOptions options = {});
-  /// Deletes a topic that has no subscriptions. Throws UnknownTopic, TopicInUse.
+  /// Deletes a topic that has no subscriptions, a partitioned topic with its partitions
+  /// (none may have subscriptions). Throws UnknownTopic, WrongKind (a partition: delete its
+  /// topic), TopicInUse.
   void delete_topic(const std::string& name);
-  /// Topic names in creation order.
+  /// Topic names in creation order; a partitioned topic is followed by its partitions.
   [[nodiscard]] std::vector<std::string> topics() const;
   /// Appends a message and returns its offset. Never waits for a subscriber; may drop the
-  /// oldest messages to keep the retention bound. Throws UnknownTopic (nothing appended).
+  /// oldest messages to keep the retention bound. On a partitioned topic, as send() (the
+  /// offset is within the partition send picked). Throws UnknownTopic (nothing appended).
   Offset publish(const std::string& topic, std::string payload, Headers headers = {},
                  std::string key = {});
-  /// One past the newest offset (the offset the next publish gets). Throws UnknownTopic.
+  /// publish, also telling the partition. A partitioned topic picks it by its partitioner
+  /// from a non-empty key, round robin without one (R29). Throws UnknownTopic.
+  Placement send(const std::string& topic, std::string payload, Headers headers = {},
+                 std::string key = {});
+  /// Appends to the named partition (0 for a topic without partitions), whatever the key.
+  /// Throws UnknownTopic, PartitionOutOfRange (nothing appended).
+  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
+                    Headers headers = {}, std::string key = {});
+  /// How many partitions the topic has (1 for a topic without partitions and for a
+  /// partition). Throws UnknownTopic.
+  [[nodiscard]] std::uint32_t partitions(const std::string& topic) const;
+  /// One past the newest offset (the offset the next publish gets). Throws UnknownTopic,
+  /// WrongKind (a partitioned topic: ask a partition; so for every call below that names
+  /// a topic, R29).
   [[nodiscard]] Offset end_offset(const std::string& topic) const;
   /// The oldest offset still kept. Throws UnknownTopic.
   [[nodiscard]] Offset oldest_offset(const std::string& topic) const;

@@ -26,6 +26,7 @@ enum class ErrorCode {
   kStorageLocked,          // the storage directory is open in another broker
   kNotBrokerStorage,       // the directory holds files that are not a broker's
   kUnsupportedFormat,      // the storage was written by a newer format version
+  kPartitionOutOfRange,    // publish_to a partition the topic does not have
 };
 
 /// Stable lower-case name of an error code, as printed by scripts ("unknown_topic").
@@ -61,6 +62,7 @@ BROKER_DEFINE_ERROR(IoError, kIoError);
 BROKER_DEFINE_ERROR(StorageLocked, kStorageLocked);
 BROKER_DEFINE_ERROR(NotBrokerStorage, kNotBrokerStorage);
 BROKER_DEFINE_ERROR(UnsupportedFormat, kUnsupportedFormat);
+BROKER_DEFINE_ERROR(PartitionOutOfRange, kPartitionOutOfRange);
 
 #undef BROKER_DEFINE_ERROR
 

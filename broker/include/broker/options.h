@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,25 @@ struct StartPosition {
   bool operator==(const StartPosition&) const = default;
 };
 
-/// Bounded retention. Zero means unbounded. When a bound is passed, publish drops the
-/// oldest messages (it never blocks or refuses); offsets stay absolute.
+/// How a partitioned topic picks the partition of a keyed message (SPEC R29).
+enum class Partitioner {
+  kMurmur2,       // Kafka's default: murmur2(key bytes) & 0x7fffffff, modulo the partitions
+  kJavaHashCode,  // seed 003's Java code: |String.hashCode(key)| modulo the partitions
+};
+
+/// The most partitions a topic takes: more is InvalidArgument.
+inline constexpr std::uint32_t kMaxPartitions = 1024;
+
+/// Bounded retention (per partition). Zero means unbounded. When a bound is passed, publish
+/// drops the oldest messages (it never blocks or refuses); offsets stay absolute.
+/// partitions > 1 makes a partitioned topic (SPEC R29): one log per partition, each its
+/// own topic named partition_name(topic, p), and the topic itself routes publishes.
 struct TopicOptions {
   std::size_t retention_messages = 0;
   std::size_t retention_bytes = 0;  // counts payload bytes
+  std::uint32_t partitions = 1;     // 1..kMaxPartitions
+  Partitioner partitioner = Partitioner::kMurmur2;
+  bool operator==(const TopicOptions&) const = default;
 };
 
 /// The longest ack timeout or extension (about 34 years): longer ones are InvalidArgument,

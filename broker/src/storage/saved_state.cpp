@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "broker/partitioner.h"
 #include "codec.h"
 #include "segment_log.h"
 
@@ -105,6 +106,12 @@ std::string encode_topic_created(const std::string& name, std::uint64_t id,
   e.u64(id);
   e.u64(options.retention_messages);
   e.u64(options.retention_bytes);
+  // R29's partitions trail the record, written only for a partitioned topic: a journal
+  // without them stays what a build before them wrote (and reads).
+  if (options.partitions > 1) {
+    e.u32(options.partitions);
+    e.u8(static_cast<std::uint8_t>(options.partitioner));
+  }
   return e.take();
 }
 
@@ -171,12 +178,30 @@ bool apply_record(std::string_view body, SavedState& state) {
       t.id = d.u64();
       t.options.retention_messages = d.u64();
       t.options.retention_bytes = d.u64();
+      std::uint8_t partitioner = 0;
+      if (!d.done()) {
+        t.options.partitions = d.u32();
+        partitioner = d.u8();
+        t.options.partitioner = static_cast<Partitioner>(partitioner);
+      }
+      const std::uint32_t n = t.options.partitions;
       if (!d.done() || t.name.empty() || state.find(t.name) || t.id < state.next_id ||
-          t.id >= kMaxId) {
+          t.id >= kMaxId - kMaxPartitions - 1 || n == 0 || n > kMaxPartitions || partitioner > 1) {
         return false;
       }
-      state.next_id = t.id + 1;
-      state.topics.push_back(std::move(t));
+      std::vector<SavedTopic> made{t};
+      for (std::uint32_t p = 0; n > 1 && p < n; ++p) {
+        SavedTopic part;
+        part.name = partition_name(t.name, p);
+        part.id = t.id + 1 + p;
+        part.options = t.options;
+        part.options.partitions = 1;
+        part.parent = t.name;
+        if (state.find(part.name)) return false;
+        made.push_back(std::move(part));
+      }
+      state.next_id = made.back().id + 1;
+      state.topics.insert(state.topics.end(), made.begin(), made.end());
       return true;
     }
     case kTopicDeleted: {
@@ -184,8 +209,9 @@ bool apply_record(std::string_view body, SavedState& state) {
       if (!d.done()) return false;
       auto it = std::find_if(state.topics.begin(), state.topics.end(),
                              [&](const SavedTopic& t) { return t.name == name; });
-      if (it == state.topics.end()) return false;
+      if (it == state.topics.end() || !it->parent.empty()) return false;
       state.topics.erase(it);
+      std::erase_if(state.topics, [&](const SavedTopic& t) { return t.parent == name; });
       return true;
     }
     case kSubscribed: {
@@ -278,7 +304,8 @@ bool apply_record(std::string_view body, SavedState& state) {
 std::vector<std::string> snapshot(const SavedState& state) {
   std::vector<std::string> out;
   for (const SavedTopic& t : state.topics) {
-    out.push_back(encode_topic_created(t.name, t.id, t.options));
+    // A partition comes back with its partitioned topic's record, which comes first.
+    if (t.parent.empty()) out.push_back(encode_topic_created(t.name, t.id, t.options));
     for (const SavedSubscription& s : t.subscriptions) out.push_back(encode_subscribed(t.name, s));
   }
   // Keeps next_id: a deleted topic's directory name is never given again.

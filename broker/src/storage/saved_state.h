@@ -34,6 +34,7 @@ struct SavedTopic {
   std::string name;
   std::uint64_t id = 0;  // names its directory, "t<id>": a new topic of an old name is new
   TopicOptions options;
+  std::string parent;  // R29: a partition's partitioned topic ("" if none)
   std::vector<SavedSubscription> subscriptions;
   SavedSubscription* find(const std::string& sub);
 };
@@ -46,6 +47,7 @@ struct SavedState {
 };
 
 /// The journal's record bodies. Each encode_* has a matching case in apply_record().
+/// A partitioned topic's record also makes its partitions, with ids id + 1 + p (R29).
 std::string encode_topic_created(const std::string& name, std::uint64_t id,
                                  const TopicOptions& options);
 std::string encode_topic_deleted(const std::string& name);

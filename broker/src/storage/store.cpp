@@ -258,7 +258,11 @@ std::uint64_t Store::create_topic(const std::string& name, const TopicOptions& o
   {
     sync::MutexLock lock(mu_);
     id = mirror_.next_id;
-    fs_->create_directories(topic_dir(options_.directory, id));
+    // R29: a partitioned topic's own log stays empty, so only its partitions get a directory.
+    if (options.partitions <= 1) fs_->create_directories(topic_dir(options_.directory, id));
+    for (std::uint32_t p = 0; options.partitions > 1 && p < options.partitions; ++p) {
+      fs_->create_directories(topic_dir(options_.directory, id + 1 + p));
+    }
     fs_->sync_dir(options_.directory);
     ticket = write(encode_topic_created(name, id, options));
   }
@@ -266,15 +270,18 @@ std::uint64_t Store::create_topic(const std::string& name, const TopicOptions& o
   return id;
 }
 
-void Store::delete_topic(const std::string& name, std::uint64_t id) {
+void Store::delete_topic(const std::string& name, std::uint64_t id, std::size_t partitions) {
   std::uint64_t ticket = 0;
   {
     sync::MutexLock lock(mu_);
     ticket = write(encode_topic_deleted(name));
   }
   journal_syncer_.wait(ticket);
-  const std::string tdir = topic_dir(options_.directory, id);
-  for (const std::string& f : fs_->list(tdir)) fs_->remove(tdir + "/" + f);
+  for (std::uint64_t i = id; i <= id + partitions; ++i) {
+    const std::string tdir = topic_dir(options_.directory, i);
+    if (partitions > 0 && i == id) continue;  // a partitioned topic's has no directory
+    for (const std::string& f : fs_->list(tdir)) fs_->remove(tdir + "/" + f);
+  }
 }
 
 void Store::subscribed(const std::string& topic, const SavedSubscription& s) {

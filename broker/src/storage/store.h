@@ -43,10 +43,11 @@ class Store final : public CommitSink {
   std::shared_ptr<SegmentLog> topic_log(std::uint64_t id, SegmentLog::Loaded& loaded) EXCLUDES(mu_);
 
   // Journal records. Control records are durable when the call returns (any policy).
-  /// Records a new topic; returns its id.
+  /// Records a new topic; returns its id (a partitioned topic's partitions get id + 1 + p).
   std::uint64_t create_topic(const std::string& name, const TopicOptions& options) EXCLUDES(mu_);
-  /// Records the deletion and removes the topic's segments.
-  void delete_topic(const std::string& name, std::uint64_t id) EXCLUDES(mu_);
+  /// Records the deletion and removes the topic's segments (and those of its `partitions`).
+  void delete_topic(const std::string& name, std::uint64_t id, std::size_t partitions = 0)
+      EXCLUDES(mu_);
   void subscribed(const std::string& topic, const SavedSubscription& s) EXCLUDES(mu_);
   void unsubscribed(const std::string& topic, const std::string& name) EXCLUDES(mu_);
 

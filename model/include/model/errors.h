@@ -25,6 +25,7 @@ enum class ErrorCode {
   kStorageLocked,
   kNotBrokerStorage,
   kUnsupportedFormat,
+  kPartitionOutOfRange,  // R29: a partition the topic does not have
 };
 
 /// Stable lower-case name of a code ("unknown_topic"), the spelling scripts print.

@@ -71,13 +71,24 @@ class Model {
   /// Moves the clock forward by ms.
   void advance(Millis ms) { now_ += ms; }
 
-  // ---- topics (R1-R3) ----
+  // ---- topics (R1-R3, R29) ----
+  /// R1; with partitions > 1, R29: the topic and its partitions "name-p", each a topic.
   void create_topic(const std::string& name, std::size_t retention_messages = 0,
-                    std::size_t retention_bytes = 0);
+                    std::size_t retention_bytes = 0, std::uint32_t partitions = 1,
+                    Partitioner partitioner = Partitioner::kMurmur2);
   void delete_topic(const std::string& name);
   [[nodiscard]] std::vector<std::string> topics() const;
   Offset publish(const std::string& topic, const std::string& payload, const Headers& headers = {},
                  const std::string& key = {});
+  /// R29: publish, telling the partition: a partitioned topic routes a keyed message by its
+  /// partitioner, a keyless one round robin; any other topic is partition 0.
+  Placement send(const std::string& topic, const std::string& payload, const Headers& headers = {},
+                 const std::string& key = {});
+  /// R29: publish to partition `partition` (0 for a topic without partitions).
+  Offset publish_to(const std::string& topic, std::uint32_t partition, const std::string& payload,
+                    const Headers& headers = {}, const std::string& key = {});
+  /// R29: the partition count (1 for a topic without partitions or a partition).
+  [[nodiscard]] std::uint32_t partitions(const std::string& topic) const;
   [[nodiscard]] Offset end_offset(const std::string& topic) const;
   [[nodiscard]] Offset oldest_offset(const std::string& topic) const;
 
@@ -255,11 +266,20 @@ class Model {
     std::map<std::string, std::uint64_t> pulls;    // pull names
     std::map<std::string, std::uint64_t> groups;   // group name -> state id
     std::map<std::string, std::uint64_t> dormant;  // push names back from a restart (R20)
+    // R29: a partitioned topic holds no log and no subscriptions, only these.
+    std::uint32_t partitions = 1;
+    Partitioner partitioner = Partitioner::kMurmur2;
+    std::uint64_t round_robin = 0;  // keyless publishes sent so far
+    std::string parent;             // a partition's partitioned topic ("" if none)
   };
 
-  // lookups
+  // lookups: topic_or_throw is a topic that holds a log (WrongKind for a partitioned one,
+  // R29); any_topic_or_throw may be partitioned.
   Topic& topic_or_throw(const std::string& name);
   const Topic& topic_or_throw(const std::string& name) const;
+  Topic& any_topic_or_throw(const std::string& name);
+  const Topic& any_topic_or_throw(const std::string& name) const;
+  static std::uint32_t partition_of(const Topic& t, const std::string& key);
   Topic* find_topic(const std::string& name);
   Topic* find_topic(std::uint64_t id);
   static Sub* find_sub(Topic& t, const std::string& name);

@@ -21,6 +21,21 @@ inline constexpr std::size_t kMaxBackoffSteps = 32;
 /// The largest max_in_flight a pull subscription takes (R22).
 inline constexpr std::size_t kMaxInFlight = std::size_t{1} << 20;
 
+/// How a partitioned topic picks the partition of a keyed message (R29).
+enum class Partitioner {
+  kMurmur2,       // Kafka's default partitioner
+  kJavaHashCode,  // seed 003's: |String.hashCode(key)| % partitions
+};
+/// The most partitions a topic takes (R29).
+inline constexpr std::uint32_t kMaxPartitions = 1024;
+
+/// Where send put a message (R29): its partition and its offset there.
+struct Placement {
+  std::uint32_t partition = 0;
+  Offset offset = 0;
+  bool operator==(const Placement&) const = default;
+};
+
 /// Where a new subscription starts reading (R4).
 struct Start {
   enum class Kind { kEnd, kBeginning, kOffset };

@@ -27,11 +27,13 @@ using model::Millis;
 using model::Offset;
 using model::Start;
 
-/// create_topic(name, {retention_messages, retention_bytes})
+/// create_topic(name, {retention_messages, retention_bytes, partitions, partitioner})
 struct CreateTopic {
   std::string name;
   std::size_t retention_messages = 0;
   std::size_t retention_bytes = 0;
+  std::uint32_t partitions = 1;  // R29: > 1 makes name-0.. too
+  model::Partitioner partitioner = model::Partitioner::kMurmur2;
   bool operator==(const CreateTopic&) const = default;
 };
 /// delete_topic(name)
@@ -39,13 +41,28 @@ struct DeleteTopic {
   std::string name;
   bool operator==(const DeleteTopic&) const = default;
 };
-/// publish(topic, payload, headers, key)
+/// publish(topic, payload, headers, key); on a partitioned topic send(), whose partition
+/// the outcome shows (R29)
 struct Publish {
   std::string topic;
   std::string payload;
   Headers headers;
   std::string key;
   bool operator==(const Publish&) const = default;
+};
+/// publish_to(topic, partition, payload, headers, key) (R29)
+struct PublishTo {
+  std::string topic;
+  std::uint32_t partition = 0;
+  std::string payload;
+  Headers headers;
+  std::string key;
+  bool operator==(const PublishTo&) const = default;
+};
+/// partitions(topic) (R29)
+struct Partitions {
+  std::string topic;
+  bool operator==(const Partitions&) const = default;
 };
 /// subscribe(topic, name, handler running `script`, {header_filter, max_deliveries, start, group});
 /// with `idempotent` the handler is wrapped in broker::idempotent() (broker/idempotent.h).
@@ -279,11 +296,12 @@ struct SeekToTime {
 
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
 /// reaches the others, but yield, and idempotent subscribes by escape bytes.)
-using Op = std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe,
-                        Seek, Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats,
-                        GetDeadLetters, Yield, Subscriptions, Topics, PollWait, WaitIdle,
-                        WaitDelivered, EndOffset, OldestOffset, Restart, Crash, Term, Redrive,
-                        RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime>;
+using Op =
+    std::variant<CreateTopic, DeleteTopic, Publish, Subscribe, SubscribePull, Unsubscribe, Seek,
+                 Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
+                 Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
+                 Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
+                 OffsetForTime, SeekToTime, PublishTo, Partitions>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

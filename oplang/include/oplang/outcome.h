@@ -17,15 +17,21 @@ namespace oplang {
 struct Done {
   bool operator==(const Done&) const = default;
 };
-/// publish's offset.
+/// publish's offset; on a partitioned topic also the partition send picked (R29).
 struct OffsetResult {
   model::Offset offset = 0;
+  std::optional<std::uint32_t> partition{};
   bool operator==(const OffsetResult&) const = default;
 };
 /// unsubscribe / ack / nack / extend.
 struct BoolResult {
   bool value = false;
   bool operator==(const BoolResult&) const = default;
+};
+/// partitions(topic) (R29).
+struct PartitionsResult {
+  std::uint32_t count = 0;
+  bool operator==(const PartitionsResult&) const = default;
 };
 /// drain's number of confirmations.
 struct CountResult {
@@ -54,7 +60,7 @@ struct NamesResult {
 using Value =
     std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
                  std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>,
-                 NamesResult, MovedResult, OffsetsResult, model::Lag>;
+                 NamesResult, MovedResult, OffsetsResult, model::Lag, PartitionsResult>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {

@@ -1,8 +1,10 @@
 // The text form of scripts: one op per line, `#` starts a comment.
 //
-//   create_topic orders [messages=N] [bytes=B]
+//   create_topic orders [messages=N] [bytes=B] [partitions=N] [partitioner=murmur2|java]
 //   delete_topic orders
 //   publish orders "order-1" [NAME=VALUE ...] [key:VALUE]
+//   publish_to orders PARTITION "order-1" [NAME=VALUE ...] [key:VALUE]    # R29
+//   partitions orders
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
 //             [idempotent] [backoff=[MS,...]] [script=[STEP,...]]  # broker::idempotent()
 //   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...] [inflight=N]
