@@ -22,6 +22,8 @@ RC_GTEST_PROP(BrokerMatchesModel, RedrivePausesLagAndSeeksByTime, ()) { consumer
 
 RC_GTEST_PROP(BrokerMatchesModel, PartitionedTopicsRouteByKey, ()) { partitioned_topics(); }
 
+RC_GTEST_PROP(BrokerMatchesModel, OrderedWorkersKeepEachKeysOrder, ()) { ordered_workers(); }
+
 RC_GTEST_PROP(BrokerMatchesModel, DurableStateSurvivesRestartsAndCrashes, ()) {
   durable_operation();
 }

@@ -68,11 +68,13 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   ASSERT_TRUE(rc::check("retention and seek", [] { retention_and_seek(); }));
   ASSERT_TRUE(rc::check("consumer controls", [] { consumer_controls(); }));
   ASSERT_TRUE(rc::check("partitioned topics", [] { partitioned_topics(); }));
+  ASSERT_TRUE(rc::check("ordered workers", [] { ordered_workers(); }));
   const Coverage& c = Coverage::get();
   std::printf("%ld sequences, %ld of them swarm\n", c.sequences, c.swarm_sequences);
   // Minimum share of all sequences that must reach each state (percent). Measured shares
-  // are about twice these (see the printout; set from a run at budget x1 on 2026-12-01), so
-  // a fifth of the budget, with its wider spread, still passes.
+  // are about twice these (see the printout; set from a run at budget x1 on 2026-12-01,
+  // three lowered on 2026-12-02 when two mixes joined the count), so a fifth of the budget,
+  // with its wider spread, still passes.
   const std::map<std::string, double> wanted = {
       {"redelivery", 10},
       {"dead letter", 3},
@@ -91,13 +93,13 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"committed behind cursor", 4},
       // issue 13: poll_wait, the waits, broker::idempotent()
       {"poll_wait received", 5},
-      {"poll_wait invalid argument", 6},
+      {"poll_wait invalid argument", 4},
       {"wait: work left", 15},
       {"wait: nothing left", 20},
-      {"idempotent repeat", 1.5},
+      {"idempotent repeat", 1},
       // issue 13: the observations (subscriptions, end_offset, oldest_offset)
       {"observation unknown topic", 15},
-      {"oldest offset moved", 3},
+      {"oldest offset moved", 2},
       // issue 18: R22's bound holding a poll back, R23's term (pull) and terminate (push)
       {"poll held back by max_in_flight", 1},
       {"term accepted", 1},
@@ -116,6 +118,8 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"delivery on a partition", 1},
       {"partition out of range", 0.5},
       {"partitioned topic named for a partition", 1},
+      // issue 15: R31
+      {"key held back, then handed out", 0.1},  // rare (0.2% measured): OrderingKeys.* pin it
   };
   for (const auto& [state, min_share] : wanted) {
     auto it = c.sequences_reaching.find(state);

@@ -21,6 +21,15 @@ inline void every_operation(Swarm swarm = Swarm::kHalf) {
                              PublishTo, Partitions>(swarm);
 }
 
+/// Order per key (R31): workers polling ordered and unordered subscriptions of keyed
+/// messages, failing some (nack, term, expiry) so a key's next message must wait, and
+/// seeking back.
+inline void ordered_workers(Swarm swarm = Swarm::kHalf) {
+  check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Publish, SubscribePull, Poll,
+                             Poll, Poll, Poll, Ack, Ack, Ack, Nack, Term, Expire, Advance, Seek,
+                             GetStats>(swarm);
+}
+
 /// Partitioned topics (R29): keyed and keyless publishes routed by both partitioners,
 /// explicit partitions, subscriptions and workers on partitions, the partitioned topic
 /// named where a partition is meant, and deletes of both.

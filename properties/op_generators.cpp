@@ -1,6 +1,8 @@
 #include "op_generators.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 namespace props {
 namespace {
@@ -61,7 +63,10 @@ model::Millis gen_timeout() { return *g::elementOf(std::vector<model::Millis>{10
 
 void Hints::observe(const oplang::Op& op) {
   runner.step(op);
-  if (std::holds_alternative<oplang::Publish>(op)) ++payloads;
+  if (const auto* p = std::get_if<oplang::Publish>(&op)) {
+    ++payloads;
+    if (!p->key.empty()) last_key = p->key;
+  }
   if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
     subscribes[s->topic + "/" + s->name] = *s;
     if (!s->group.empty()) subscribes[s->topic + "/" + s->group] = *s;
@@ -211,7 +216,11 @@ oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   op.topic = gen_publish_topic(h);
   op.payload = "m" + std::to_string(h.payloads);
   op.headers = gen_headers();
-  if (*g::inRange(0, 3) == 0) op.key = pick(kKeys);
+  // R29 routes by the key, R31 orders by it: half the publishes have one, half of those the
+  // last one again, so a key's messages follow each other.
+  if (*g::inRange(0, 2) == 0) {
+    op.key = !h.last_key.empty() && *g::inRange(0, 2) == 0 ? h.last_key : pick(kKeys);
+  }
   return op;
 }
 
@@ -302,6 +311,9 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
         *g::inRange<std::size_t>(1, 4), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
     if (*g::inRange(0, 20) == 0) op.backoff.back() = -1;
   }
+  // R31: half the subscriptions ordered, half of those reading from the beginning.
+  op.ordered_by_key = *g::inRange(0, 2) == 0;
+  if (op.ordered_by_key && *g::inRange(0, 2) == 0) op.start = {model::Start::Kind::kBeginning, 0};
   return op;
 }
 
@@ -336,8 +348,20 @@ namespace {
 // poll and poll_wait: now and then a bad argument (max 0, no member), so R14's order of
 // InvalidArgument before the topic and name checks is compared too.
 oplang::Poll gen_poll(const Hints& h) {
-  const std::string topic = gen_topic(h);
-  oplang::Poll op{topic, gen_pull_name(h, topic), gen_member(), *g::inRange<std::size_t>(1, 4)};
+  std::string topic = gen_topic(h);
+  std::string sub = gen_pull_name(h, topic);
+  // Half the time a pull subscription with something waiting, if any: workers poll where
+  // there is work, so holds, acks and R31's waiting keys come up often.
+  if (*g::inRange(0, 2) == 0) {
+    std::vector<std::pair<std::string, std::string>> busy;
+    for (const std::string& t : h.model().topics()) {
+      for (const std::string& p : h.model().pull_names(t)) {
+        if (h.model().has_waiting(t, p)) busy.emplace_back(t, p);
+      }
+    }
+    if (!busy.empty()) std::tie(topic, sub) = pick(busy);
+  }
+  oplang::Poll op{topic, sub, gen_member(), *g::inRange<std::size_t>(1, 4)};
   switch (*g::inRange(0, 16)) {
     case 0:
       op.max = 0;

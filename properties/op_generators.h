@@ -20,7 +20,8 @@ namespace props {
 /// exist the rest of the time, so typed errors stay covered.
 struct Hints {
   oplang::ModelRunner runner;
-  int payloads = 0;  // next payload number, so every payload is unique and readable
+  int payloads = 0;      // next payload number, so every payload is unique and readable
+  std::string last_key;  // of the last keyed publish: reused often, so keys repeat (R31)
   /// The last subscribe seen per "topic/name" and "topic/group": a restarted broker's push
   /// subscriptions resume only with the same options (R20).
   std::map<std::string, oplang::Subscribe> subscribes;

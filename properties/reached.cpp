@@ -2,6 +2,7 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "op_generators.h"
@@ -90,6 +91,43 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   }
   if (std::holds_alternative<oplang::SeekToTime>(op) && !outcome.error) {
     states.insert("seek to time");
+  }
+  // R31: an ordered, unbounded subscription hands out a first offer that was held back by
+  // its key: below an offset it handed out before, or after a poll that came back short with
+  // no publish since (so the message was there then).
+  if (const auto* o = std::get_if<oplang::SubscribePull>(&op); o && !outcome.error) {
+    if (o->ordered_by_key && o->max_in_flight == 0) ordered.try_emplace({o->topic, o->name});
+  }
+  if (const auto* o = std::get_if<oplang::Poll>(&op)) {
+    auto it = ordered.find({o->topic, o->sub});
+    const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value);
+    if (it != ordered.end() && got != nullptr && !paused.contains(it->first)) {
+      OrderedSeen& seen = it->second;
+      for (const auto& r : *got) {
+        if (r.attempt == 1 && (seen.came_back_short || r.offset + 1 < seen.high)) {
+          states.insert("key held back, then handed out");
+        }
+        seen.high = std::max(seen.high, r.offset + 1);
+      }
+      seen.came_back_short = got->size() < o->max;
+    }
+  }
+  if (const auto* o = std::get_if<oplang::Unsubscribe>(&op)) ordered.erase({o->topic, o->name});
+  // A publish to a topic (or to the partitioned topic it is a partition of) may be what a
+  // later poll hands out; seeks, restarts and drains (handlers publish) may too.
+  std::string published;
+  if (const auto* o = std::get_if<oplang::Publish>(&op)) published = o->topic;
+  if (const auto* o = std::get_if<oplang::PublishTo>(&op)) published = o->topic;
+  const bool anything =
+      std::holds_alternative<oplang::Seek>(op) || std::holds_alternative<oplang::Restart>(op) ||
+      std::holds_alternative<oplang::Crash>(op) || std::holds_alternative<oplang::Drain>(op);
+  for (auto& [key, seen] : ordered) {
+    const std::string& topic = key.first;
+    if (anything) seen.high = 0;
+    if (anything ||
+        (!published.empty() && (topic == published || topic.rfind(published + "-", 0) == 0))) {
+      seen.came_back_short = false;
+    }
   }
   // R29: routing by key, messages handed out from a partition, and the two typed errors.
   if (const auto* o = std::get_if<oplang::Publish>(&op); o && !o->key.empty()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -20,9 +21,9 @@ namespace props {
 /// messages, a backlog of 5; R22 and R23: a poll held back by max_in_flight, a term
 /// accepted, a message dead-lettered as terminated; R25-R28: a redrive, a redrive to a topic
 /// and a purge that moved something, a poll and a drain while paused, a lag with an age, a
-/// seek by time; R29: a keyed publish routed, a delivery from a partition, a partition out
-/// of range, the partitioned topic named where a partition is meant), judged from the
-/// model's outcomes.
+/// seek by time; R31: a message held back by its key, then handed out; R29: a keyed publish routed,
+/// a delivery from a partition, a partition out of range, the partitioned topic named where a
+/// partition is meant), judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
   int publishes_in_a_row = 0;  // the current run of publish steps
@@ -30,6 +31,13 @@ struct Reached {
   /// hold (what their polls were given, less what ack/nack/term accepted; 0 again after
   /// anything that may return messages in bulk: expire, seek, restart, crash).
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> bounded;
+  /// Ordered pull subscriptions without a bound (R31): one past the highest offset handed
+  /// out, and whether the last poll came back short with no publish since.
+  struct OrderedSeen {
+    std::uint64_t high = 0;
+    bool came_back_short = false;
+  };
+  std::map<std::pair<std::string, std::string>, OrderedSeen> ordered;
   /// Partitioned topics that exist (R29).
   std::set<std::string> partitioned;
   /// Subscriptions paused and not resumed since (R26).

@@ -47,6 +47,7 @@ SubscriptionConfig SubscriptionConfig::pull(const BrokerImpl* broker, const std:
   c.start = options.start;
   c.max_in_flight = options.max_in_flight;
   c.backoff = options.backoff;
+  c.ordered_by_key = options.ordered_by_key;
   return c;
 }
 
@@ -82,6 +83,7 @@ std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const Pul
   if (!(c.start == o.start)) return "start";
   if (c.max_in_flight != o.max_in_flight) return "max_in_flight";
   if (c.backoff != o.backoff) return "backoff";
+  if (c.ordered_by_key != o.ordered_by_key) return "ordered_by_key";
   return std::nullopt;
 }
 

@@ -97,24 +97,38 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   // counted and a later message is still found (R3).
   while (!message) {
     catch_up();
-    // Returned messages first, lowest offset first (R6), of those whose wait is over (R24).
-    auto ready = std::find_if(redelivery_.begin(), redelivery_.end(),
-                              [now](const auto& entry) { return entry.second <= now; });
-    if (ready != redelivery_.end()) {
-      message = log_->read(ready->first);
-      if (message) redelivery_.erase(ready);
-      continue;
+    // Returned messages first, lowest offset first (R6), of those whose wait is over (R24)
+    // and, ordered, whose key is free (R31).
+    bool dropped = false;
+    for (auto it = redelivery_.begin(); it != redelivery_.end(); ++it) {
+      if (it->second > now) continue;
+      MessagePtr m = log_->read(it->first);
+      if (!m) {
+        dropped = true;  // retention took it meanwhile: catch up again
+        break;
+      }
+      if (config_.ordered_by_key && key_blocked(*m)) continue;
+      message = std::move(m);
+      redelivery_.erase(it);
+      break;
     }
+    if (message || dropped) continue;
     MessagePtr m = log_->read(cursor_);
     if (!m) {
       if (cursor_ < log_->oldest()) continue;
       return std::nullopt;  // nothing after the cursor
     }
-    ++cursor_;
-    if (matches(*m)) {
-      message = std::move(m);
-    } else {
+    if (!matches(*m)) {
+      ++cursor_;
       ++counters_.filtered;
+    } else if (config_.ordered_by_key && key_blocked(*m)) {
+      // R31: passed over, it waits like a returned message; past the bound the line waits.
+      if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
+      redelivery_.emplace(m->offset, Time::min());
+      ++cursor_;
+    } else {
+      ++cursor_;
+      message = std::move(m);
     }
   }
   const int attempt = ++attempts_[message->offset];
@@ -123,6 +137,19 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
   return held;
+}
+
+bool SubscriptionState::key_blocked(const Message& m) const {
+  if (m.key.empty()) return false;
+  for (const auto& [offset, held] : in_flight_) {
+    if (offset != m.offset && held.message->key == m.key) return true;
+  }
+  for (const auto& [offset, ready] : redelivery_) {
+    if (offset >= m.offset) break;
+    MessagePtr waiting = log_->read(offset);
+    if (waiting && waiting->key == m.key) return true;
+  }
+  return false;
 }
 
 bool SubscriptionState::confirm(Offset offset) {

@@ -67,6 +67,7 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
         c.ack_timeout = sub.ack_timeout;
         c.max_in_flight = sub.max_in_flight;
         c.backoff = sub.backoff;
+        c.ordered_by_key = sub.ordered_by_key;
         c.start = sub.start;
         c.group = sub.group;
         StatePtr s = make_state(*t, std::move(c), sub.position);
@@ -118,6 +119,7 @@ storage::SavedSubscription BrokerImpl::saved_of(const SubscriptionConfig& c, Off
   s.ack_timeout = c.ack_timeout;
   s.max_in_flight = c.max_in_flight;
   s.backoff = c.backoff;
+  s.ordered_by_key = c.ordered_by_key;
   s.start = c.start;
   s.position = cursor;
   return s;

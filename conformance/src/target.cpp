@@ -21,7 +21,7 @@ bool in_subset(const oplang::Op& op) {
         } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
           return (o.start.kind == model::Start::Kind::kBeginning ||
                   o.start.kind == model::Start::Kind::kEnd) &&
-                 o.max_in_flight == 0 && o.backoff.empty();
+                 o.max_in_flight == 0 && o.backoff.empty() && !o.ordered_by_key;
         } else {
           return std::is_same_v<T, oplang::DeleteTopic> || std::is_same_v<T, oplang::Unsubscribe> ||
                  std::is_same_v<T, oplang::Poll> || std::is_same_v<T, oplang::Advance> ||

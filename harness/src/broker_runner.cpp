@@ -175,6 +175,7 @@ struct BrokerRunner::Apply {
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
     options.max_in_flight = o.max_in_flight;
+    options.ordered_by_key = o.ordered_by_key;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     b.subscribe_pull(o.topic, o.name, options);
     return oplang::Done{};

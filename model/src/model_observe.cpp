@@ -53,6 +53,18 @@ std::vector<std::string> Model::pull_names(const std::string& topic) const {
   return out;
 }
 
+// Generators only: whether a pull subscription has something to hand out, roughly.
+bool Model::has_waiting(const std::string& topic, const std::string& sub) const {
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    auto it = t.pulls.find(sub);
+    if (it == t.pulls.end()) return false;
+    const Sub& s = t.subs.at(it->second);
+    return !s.redelivery.empty() || s.cursor < t.end;
+  }
+  return false;
+}
+
 // Generators only: the push group names of a topic.
 std::vector<std::string> Model::group_names(const std::string& topic) const {
   std::vector<std::string> out;

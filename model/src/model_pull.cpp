@@ -31,8 +31,8 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
-    const PullOptions existing{s.filter, s.ack_timeout,   s.max_deliveries,
-                               s.start,  s.max_in_flight, s.backoff};
+    const PullOptions existing{s.filter,        s.ack_timeout, s.max_deliveries, s.start,
+                               s.max_in_flight, s.backoff,     s.ordered_by_key};
     if (existing == options) return;
     throw Error(ErrorCode::kOptionsMismatch);
   }
@@ -47,6 +47,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.start = options.start;
   s.max_in_flight = options.max_in_flight;
   s.backoff = options.backoff;
+  s.ordered_by_key = options.ordered_by_key;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
   t.pulls[name] = s.id;

@@ -74,7 +74,7 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
     // or under the profile the one that came back first.
     std::optional<Offset> ready;
     for (const Offset r : s.redelivery) {
-      if (s.returned.at(r).not_before > now) continue;
+      if (s.returned.at(r).not_before > now || key_blocked(t, s, r)) continue;
       if (!ready) {
         ready = r;
       } else if (profile_.redelivery_in_return_order &&
@@ -98,11 +98,37 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
   }
   while (s.cursor < t.end) {
     const Message& m = t.log.at(s.cursor);
+    if (!matches(s.filter, m)) {
+      s.cursor += 1;
+      s.counters.filtered += 1;
+      continue;
+    }
+    if (key_blocked(t, s, m.offset)) {
+      // R31: passed over, it waits like a returned message; past the bound the line waits.
+      if (s.redelivery.size() >= kMaxPassedOver) break;
+      s.cursor += 1;
+      s.redelivery.insert(m.offset);
+      s.returned[m.offset] = Sub::Returned{"", ++s.events, false, 0};
+      continue;
+    }
     s.cursor += 1;
-    if (matches(s.filter, m)) return m.offset;
-    s.counters.filtered += 1;
+    return m.offset;
   }
   return std::nullopt;
+}
+
+// R31: on an ordered subscription a keyed message waits while another message of its key
+// is held or a lower one of its key waits (returned or passed over).
+bool Model::key_blocked(const Topic& t, const Sub& s, Offset offset) {
+  const std::string& key = t.log.at(offset).key;
+  if (!s.ordered_by_key || key.empty()) return false;
+  for (const auto& [o, held] : s.in_flight) {
+    if (o != offset && held.message.key == key) return true;
+  }
+  for (const Offset o : s.redelivery) {
+    if (o < offset && t.log.at(o).key == key) return true;
+  }
+  return false;
 }
 
 // R6: an offer counts an attempt and holds the message for `member` until answered.

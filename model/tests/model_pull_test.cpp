@@ -234,5 +234,66 @@ TEST_F(ModelPullTest, R24TheBackoffListWaitsPerAttemptAfterNacksAndExpiries) {
   EXPECT_THROW(m.subscribe_pull("orders", "bad", {.backoff = std::vector<Millis>(33, 1)}), Error);
 }
 
+// R31: one message per key held; the key's next waits; other keys and keyless go on.
+TEST_F(ModelPullTest, R31OrderedHandsOutOneMessagePerKey) {
+  Model k;  // a fresh model: the fixture's topics play no part
+  k.create_topic("t");
+  PullOptions o;
+  o.start = {Start::Kind::kBeginning, 0};
+  o.ordered_by_key = true;
+  k.subscribe_pull("t", "s", o);
+  k.publish("t", "a1", {}, "a");
+  k.publish("t", "a2", {}, "a");
+  k.publish("t", "b1", {}, "b");
+  k.publish("t", "x");
+  std::vector<Offset> got;
+  for (const Received& r : k.poll("t", "s", "w", 0, 10)) got.push_back(r.offset);
+  EXPECT_EQ(got, (std::vector<Offset>{0, 2, 3}));
+  EXPECT_EQ(k.stats("t", "s").backlog, 1u);  // a2, passed over, waits
+  EXPECT_TRUE(k.poll("t", "s", "v", 0, 10).empty());
+  EXPECT_TRUE(k.nack("t", "s", 0, "w", 0));  // a1 comes back first; a2 still waits
+  got.clear();
+  for (const Received& r : k.poll("t", "s", "v", 0, 10)) got.push_back(r.offset);
+  EXPECT_EQ(got, (std::vector<Offset>{0}));
+  EXPECT_TRUE(k.ack("t", "s", 0, "v", 0));
+  got.clear();
+  for (const Received& r : k.poll("t", "s", "v", 0, 10)) got.push_back(r.offset);
+  EXPECT_EQ(got, (std::vector<Offset>{1}));
+}
+
+// R31: a dead letter releases its key.
+TEST_F(ModelPullTest, R31ADeadLetterReleasesItsKey) {
+  Model k;  // a fresh model: the fixture's topics play no part
+  k.create_topic("t");
+  PullOptions o;
+  o.start = {Start::Kind::kBeginning, 0};
+  o.ordered_by_key = true;
+  o.max_deliveries = 1;
+  k.subscribe_pull("t", "s", o);
+  k.publish("t", "a1", {}, "a");
+  k.publish("t", "a2", {}, "a");
+  ASSERT_EQ(k.poll("t", "s", "w", 0, 10).size(), 1u);
+  EXPECT_TRUE(k.nack("t", "s", 0, "w", 0));
+  EXPECT_EQ(k.dead_letters("t", "s").size(), 1u);
+  const std::vector<Received> got = k.poll("t", "s", "w", 0, 10);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].offset, 1u);
+}
+
+// R31: past kMaxPassedOver waiting messages a poll stops at a blocked one.
+TEST_F(ModelPullTest, R31PassingOverIsBounded) {
+  Model k;  // a fresh model: the fixture's topics play no part
+  k.create_topic("t");
+  PullOptions o;
+  o.start = {Start::Kind::kBeginning, 0};
+  o.ordered_by_key = true;
+  k.subscribe_pull("t", "s", o);
+  for (std::size_t i = 0; i < kMaxPassedOver + 2; ++i) k.publish("t", "a", {}, "hot");
+  k.publish("t", "cold", {}, "c");
+  ASSERT_EQ(k.poll("t", "s", "w", 0, 1).size(), 1u);  // the first "hot"
+  EXPECT_TRUE(k.poll("t", "s", "w", 0, 10).empty());  // the line waits at 1025
+  EXPECT_EQ(k.stats("t", "s").cursor, kMaxPassedOver + 1);
+}
+
 }  // namespace
 }  // namespace model

@@ -105,5 +105,60 @@ TEST(ModelTopicsTest, R14PollWaitChecksArgumentsFirstLikePoll) {
   EXPECT_EQ(code_of([&] { m.poll_wait("t", "push", "w", 1, 0); }), ErrorCode::kWrongKind);
 }
 
+// R29: a partitioned topic is its partitions, each a topic; it routes and holds nothing.
+TEST(ModelTopicsTest, R29PartitionsAreTopicsAndThePartitionedTopicRoutes) {
+  Model m;
+  EXPECT_EQ(code_of([&] { m.create_topic("t", 0, 0, 0); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { m.create_topic("t", 0, 0, kMaxPartitions + 1); }),
+            ErrorCode::kInvalidArgument);
+  m.create_topic("t-2");
+  EXPECT_EQ(code_of([&] { m.create_topic("t", 0, 0, 3); }), ErrorCode::kDuplicateTopic);
+  EXPECT_EQ(m.topics(), (std::vector<std::string>{"t-2"}));
+  m.create_topic("t", 0, 0, 2);
+  EXPECT_EQ(m.topics(), (std::vector<std::string>{"t-2", "t", "t-0", "t-1"}));
+  EXPECT_EQ(m.partitions("t"), 2u);
+  EXPECT_EQ(m.partitions("t-0"), 1u);
+  EXPECT_EQ(m.send("t", "a"), (Placement{0, 0}));  // no key: in turn from partition 0
+  EXPECT_EQ(m.send("t", "b"), (Placement{1, 0}));
+  EXPECT_EQ(m.send("t", "c"), (Placement{0, 1}));
+  EXPECT_EQ(m.publish_to("t", 1, "d", {}, "order-0"), 1u);
+  EXPECT_EQ(code_of([&] { m.publish_to("t", 2, "e"); }), ErrorCode::kPartitionOutOfRange);
+  EXPECT_EQ(code_of([&] { m.publish_to("t-2", 1, "e"); }), ErrorCode::kPartitionOutOfRange);
+  EXPECT_EQ(m.end_offset("t-0") + m.end_offset("t-1"), 4u);
+  EXPECT_EQ(code_of([&] { (void)m.end_offset("t"); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(code_of([&] { m.subscribe("t", "s", {}); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(code_of([&] { m.delete_topic("t-0"); }), ErrorCode::kWrongKind);
+  m.subscribe_pull("t-1", "p", {});
+  EXPECT_EQ(code_of([&] { m.delete_topic("t"); }), ErrorCode::kTopicInUse);
+  EXPECT_TRUE(m.unsubscribe("t-1", "p"));
+  m.delete_topic("t");
+  EXPECT_EQ(m.topics(), (std::vector<std::string>{"t-2"}));
+}
+
+// R29: seed 003's table, and murmur2 as Kafka computes it (sign bit cleared, not abs).
+TEST(ModelTopicsTest, R29KeysGoWhereTheirPartitionerSays) {
+  Model m;
+  m.create_topic("java", 0, 0, 2, Partitioner::kJavaHashCode);
+  std::vector<std::uint32_t> parts;
+  for (int i = 0; i < 4; ++i)
+    parts.push_back(m.send("java", "m", {}, "order-" + std::to_string(i)).partition);
+  EXPECT_EQ(parts, (std::vector<std::uint32_t>{1, 0, 1, 0}));
+  m.create_topic("java3", 0, 0, 3, Partitioner::kJavaHashCode);
+  EXPECT_EQ(m.send("java3", "m", {}, "polygenelubricants").partition, (1u << 31) % 3);
+  m.create_topic("kafka", 0, 0, 1000);
+  EXPECT_EQ(m.send("kafka", "m", {}, "1").partition, 154038159u % 1000);  // murmur2 -1993445489
+  EXPECT_EQ(m.send("kafka", "m", {}, "21").partition, (0x80000000u - 973932308u) % 1000);
+}
+
+// R29, R20: the turn of keyless publishes is not saved.
+TEST(ModelTopicsTest, R29ARestartStartsTheTurnAgain) {
+  Model m;
+  m.create_topic("t", 0, 0, 3);
+  m.send("t", "a");
+  m.send("t", "b");
+  m.restart();
+  EXPECT_EQ(m.send("t", "c").partition, 0u);
+}
+
 }  // namespace
 }  // namespace model

@@ -33,9 +33,9 @@ struct Apply {
     return Done{};
   }
   Value operator()(const SubscribePull& o) const {
-    m.subscribe_pull(
-        o.topic, o.name,
-        {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight, o.backoff});
+    m.subscribe_pull(o.topic, o.name,
+                     {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
+                      o.backoff, o.ordered_by_key});
     return Done{};
   }
   Value operator()(const Unsubscribe& o) const {

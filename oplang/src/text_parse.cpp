@@ -441,8 +441,15 @@ class LineParser {
     SubscribePull o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, timeout=, max=, start=, inflight= or backoff=";
-    while (auto key = option_key(expected)) {
+    const char* expected = "filter=, timeout=, max=, start=, inflight=, backoff= or ordered";
+    while (true) {
+      if (!o.ordered_by_key && peek().kind == Token::Kind::kWord && peek().text == "ordered") {
+        next();
+        o.ordered_by_key = true;
+        continue;
+      }
+      auto key = option_key(expected);
+      if (!key) break;
       if (*key == "filter") {
         o.filter = filter();
       } else if (*key == "timeout") {

@@ -168,6 +168,7 @@ struct Printer {
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (o.max_in_flight != 0) out += " inflight=" + std::to_string(o.max_in_flight);
+    if (o.ordered_by_key) out += " ordered";
     return out + print_backoff(o.backoff);
   }
   std::string operator()(const Unsubscribe& o) const {

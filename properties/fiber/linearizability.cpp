@@ -16,6 +16,7 @@ using Kind = PullOp::Kind;
 std::string sub_name(int s) { return "p" + std::to_string(s); }
 std::string member_name(int m) { return "m" + std::to_string(m); }
 const char* boolean(bool b) { return b ? "true" : "false"; }
+std::string key_name(int k) { return k == 0 ? "" : k == 1 ? "a" : "b"; }
 
 std::string apply_or_throw(model::Model& m, const PullOp& op) {
   const std::string sub = sub_name(op.sub);
@@ -29,11 +30,12 @@ std::string apply_or_throw(model::Model& m, const PullOp& op) {
       options.ack_timeout = op.arg;
       options.max_deliveries = op.max_deliveries;
       options.start.kind = model::Start::Kind::kBeginning;
+      options.ordered_by_key = op.key == 1;
       m.subscribe_pull(kLinTopic, sub, options);
       return "ok";
     }
     case Kind::kPublish:
-      return std::to_string(m.publish(kLinTopic, "x"));
+      return std::to_string(m.publish(kLinTopic, "x", {}, key_name(op.key)));
     case Kind::kPoll: {
       std::vector<PolledItem> items;
       for (const model::Received& r :
@@ -181,10 +183,11 @@ std::string to_string(const PullOp& op) {
       break;
     case Kind::kSubscribePull:
       out << "subscribe_pull(" << sub << ", ack_timeout=" << op.arg
-          << ", max_deliveries=" << op.max_deliveries << ", start=beginning)";
+          << ", max_deliveries=" << op.max_deliveries << ", start=beginning"
+          << (op.key == 1 ? ", ordered_by_key)" : ")");
       break;
     case Kind::kPublish:
-      out << "publish(" << kLinTopic << ")";
+      out << "publish(" << kLinTopic << (op.key == 0 ? "" : ", key=" + key_name(op.key)) << ")";
       break;
     case Kind::kPoll:
       out << "poll(" << sub << ", " << member << ", now=" << op.now << ", max=" << op.arg << ")";

@@ -33,6 +33,7 @@ struct PullOp {
   std::int64_t now = 0;      // poll / ack / nack / extend / expire
   std::int64_t arg = 0;      // poll: max messages; extend: extension; subscribe_pull: ack_timeout
   int max_deliveries = 0;    // subscribe_pull
+  int key = 0;               // publish: 0 none, 1 "a", 2 "b"; subscribe_pull: 1 ordered (R31)
   bool operator==(const PullOp&) const = default;
 };
 

@@ -24,7 +24,12 @@ rc::Gen<PullOp> gen_op(int subs) {
                           sub, member, offset, now);
   };
   return rc::gen::weightedOneOf<PullOp>(
-      {{2, rc::gen::just(PullOp{Kind::kPublish})},
+      {{2, rc::gen::map(rc::gen::inRange(0, 3),
+                        [](int key) {
+                          PullOp op{Kind::kPublish};
+                          op.key = key;
+                          return op;
+                        })},
        {4, rc::gen::apply([](int s, int m, std::int64_t t,
                              int max) { return PullOp{Kind::kPoll, s, m, 0, t, max, 0}; },
                           sub, member, now, rc::gen::inRange(1, 3))},
@@ -66,11 +71,15 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
       options.ack_timeout = broker::Millis{op.arg};
       options.max_deliveries = op.max_deliveries;
       options.start = broker::StartPosition::beginning();
+      options.ordered_by_key = op.key == 1;
       b.subscribe_pull(kLinTopic, sub, options);
       return "ok";
     }
     case Kind::kPublish:
-      return std::to_string(b.publish(kLinTopic, "x"));
+      return std::to_string(b.publish(kLinTopic, "x", {},
+                                      op.key == 0   ? ""
+                                      : op.key == 1 ? "a"
+                                                    : "b"));
     case Kind::kPoll: {
       std::vector<PolledItem> items;
       for (const broker::Received& r :
@@ -122,23 +131,31 @@ std::string ParallelProgram::show() const {
 }
 
 rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape) {
+  // (ack_timeout, max_deliveries), and R31's order on half the subscriptions.
   const auto options =
-      rc::gen::pair(rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4));
+      rc::gen::pair(rc::gen::pair(rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4)),
+                    rc::gen::inRange(0, 2));
   return rc::gen::mapcat(rc::gen::inRange(1, shape.max_subscriptions + 1), [=](int subs) {
     return rc::gen::apply(
-        [subs](const std::vector<std::pair<std::int64_t, int>>& sub_options, int publishes,
-               std::vector<std::vector<PullOp>> branches) {
+        [subs](const std::vector<std::pair<std::pair<std::int64_t, int>, int>>& sub_options,
+               int publishes, std::vector<std::vector<PullOp>> branches) {
           ParallelProgram p;
           p.prefix.push_back({Kind::kCreateTopic});
           for (int s = 0; s < subs; ++s) {
-            p.prefix.push_back(
-                {Kind::kSubscribePull, s, 0, 0, 0, sub_options[s].first, sub_options[s].second});
+            const auto& [timeout_and_max, ordered] = sub_options[s];
+            p.prefix.push_back({Kind::kSubscribePull, s, 0, 0, 0, timeout_and_max.first,
+                                timeout_and_max.second, ordered});
           }
-          for (int i = 0; i < publishes; ++i) p.prefix.push_back({Kind::kPublish});
+          // Keys a, b, a, none, ...: ordered subscriptions have a key to hold back.
+          for (int i = 0; i < publishes; ++i) {
+            PullOp publish{Kind::kPublish};
+            publish.key = i % 4 == 3 ? 0 : 1 + i % 2;
+            p.prefix.push_back(publish);
+          }
           p.branches = std::move(branches);
           return p;
         },
-        rc::gen::container<std::vector<std::pair<std::int64_t, int>>>(
+        rc::gen::container<std::vector<std::pair<std::pair<std::int64_t, int>, int>>>(
             static_cast<std::size_t>(subs), options),
         rc::gen::inRange(0, 5), gen_branches(subs, shape));
   });

@@ -554,6 +554,7 @@ class Exec {
     options.max_deliveries = o.max_deliveries;
     options.start = start_of(o.start);
     options.max_in_flight = o.max_in_flight;
+    options.ordered_by_key = o.ordered_by_key;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);

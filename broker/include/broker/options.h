@@ -82,7 +82,16 @@ struct PullOptions {
   /// waits backoff[min(k, size) - 1] before it is offered again (empty: no wait; each entry
   /// 0..kMaxDuration, at most kMaxBackoffSteps).
   std::vector<Millis> backoff{};
+  /// SPEC R31: poll hands out a message with a key only while no other message of that key
+  /// is held and no lower one of it waits: one message per key in flight, each key's in
+  /// offset order, different keys to different workers at once (Pub/Sub ordering keys, SQS
+  /// FIFO message groups). Messages without a key are not ordered.
+  bool ordered_by_key = false;
   bool operator==(const PullOptions&) const = default;
 };
+
+/// SPEC R31: how many messages may wait passed over (with the returned ones) before a poll
+/// of an ordered subscription stops at a blocked message instead of passing it over.
+inline constexpr std::size_t kMaxPassedOver = 1024;
 
 }  // namespace broker

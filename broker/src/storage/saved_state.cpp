@@ -137,12 +137,14 @@ std::string encode_subscribed(const std::string& topic, const SavedSubscription&
   e.u64(s.position);
   put_attempts(e, s.attempts);
   put_dead(e, s.dead);
-  // R22's bound and R24's back-off trail the record, written only when one is set: a
-  // journal of subscriptions without them stays what a build before them wrote (and reads).
-  if (s.max_in_flight != 0 || !s.backoff.empty()) {
+  // R22's bound, R24's back-off and R31's order trail the record, written only when one is
+  // set: a journal of subscriptions without them stays what a build before them wrote (and
+  // reads); R31's byte only when it is set, for the same reason.
+  if (s.max_in_flight != 0 || !s.backoff.empty() || s.ordered_by_key) {
     e.u32(static_cast<std::uint32_t>(s.max_in_flight));
     e.u32(static_cast<std::uint32_t>(s.backoff.size()));
     for (Millis wait : s.backoff) e.i64(wait.count());
+    if (s.ordered_by_key) e.u8(1);
   }
   return e.take();
 }
@@ -238,11 +240,16 @@ bool apply_record(std::string_view body, SavedState& state) {
                               (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
                                       : s.ack_timeout.count() == 0);
       const bool dead_ok = t && get_dead(d, t->name, s.name, s.dead);
-      if (dead_ok && !d.done()) {  // absent: no bound, no back-off
+      std::uint8_t order_byte = 1;  // absent: not ordered (and nothing to refuse)
+      if (dead_ok && !d.done()) {   // absent: no bound, no back-off
         s.max_in_flight = d.u32();
         const std::uint32_t steps = d.u32();
         for (std::uint32_t i = 0; i < steps && i <= kMaxBackoffSteps && !d.failed(); ++i) {
           s.backoff.push_back(Millis{d.i64()});
+        }
+        if (!d.done()) {
+          order_byte = d.u8();
+          s.ordered_by_key = true;
         }
       }
       const bool waits_ok = std::all_of(s.backoff.begin(), s.backoff.end(), [](Millis w) {
@@ -252,7 +259,8 @@ bool apply_record(std::string_view body, SavedState& state) {
                             s.backoff.size() <= kMaxBackoffSteps && waits_ok &&
                             (s.pull || s.max_in_flight == 0);
       if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
-          !dead_ok || !d.done() || s.name.empty() || t->find(s.name)) {
+          order_byte != 1 || (s.ordered_by_key && !s.pull) || !dead_ok || !d.done() ||
+          s.name.empty() || t->find(s.name)) {
         return false;
       }
       t->subscriptions.push_back(std::move(s));

@@ -39,6 +39,8 @@ struct PullOptions {
   /// R24: after a failure of attempt k (a nack without a delay, an expiry) the message waits
   /// backoff[min(k, size) - 1] ms before it is offered again (empty: no wait).
   std::vector<Millis> backoff{};
+  /// R31: at most one message per key held at once, a key's messages in offset order.
+  bool ordered_by_key = false;
   bool operator==(const PullOptions&) const = default;
 };
 
@@ -169,6 +171,9 @@ class Model {
   };
   /// Messages held on a pull subscription; empty if the topic or subscription is unknown.
   [[nodiscard]] std::vector<HeldView> held(const std::string& topic, const std::string& sub) const;
+  /// Whether a pull subscription has a message waiting to be offered (returned, passed over
+  /// or after its cursor; filters and waits not considered); false if either is unknown.
+  [[nodiscard]] bool has_waiting(const std::string& topic, const std::string& sub) const;
   /// Names of the pull subscriptions of a topic; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> pull_names(const std::string& topic) const;
   /// Names of the push groups of a topic; empty if the topic is unknown.
@@ -213,6 +218,7 @@ class Model {
     Millis ack_timeout = 0;            // pull only
     std::size_t max_in_flight = 0;     // pull only (R22)
     std::vector<Millis> backoff;       // R24
+    bool ordered_by_key = false;       // pull only (R31)
     std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
     std::string last_member;           // push: who got the previous offer (R10)
@@ -309,6 +315,7 @@ class Model {
   static void save(Sub& s, bool force = false);
   static void move_cursor(Sub& s, Offset offset);
   static std::optional<Offset> lowest_waiting(const Topic& t, const Sub& s);
+  static bool key_blocked(const Topic& t, const Sub& s, Offset offset);
 
   // drain pieces
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);

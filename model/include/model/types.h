@@ -26,6 +26,9 @@ enum class Partitioner {
   kMurmur2,       // Kafka's default partitioner
   kJavaHashCode,  // seed 003's: |String.hashCode(key)| % partitions
 };
+/// R31: how many messages may wait passed over (with the returned ones) before a poll of an
+/// ordered subscription stops at a blocked message instead of passing it over.
+inline constexpr std::size_t kMaxPassedOver = 1024;
 /// The most partitions a topic takes (R29).
 inline constexpr std::uint32_t kMaxPartitions = 1024;
 

@@ -89,6 +89,7 @@ struct SubscribePull {
   Start start;
   std::size_t max_in_flight = 0;  // R22 (0: no bound)
   std::vector<Millis> backoff{};  // R24 (empty: no wait)
+  bool ordered_by_key = false;    // R31
   bool operator==(const SubscribePull&) const = default;
 };
 /// unsubscribe(topic, name)

@@ -8,7 +8,7 @@
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
 //             [idempotent] [backoff=[MS,...]] [script=[STEP,...]]  # broker::idempotent()
 //   subscribe_pull TOPIC NAME [filter=[...]] [timeout=MS] [max=N] [start=...] [inflight=N]
-//                  [backoff=[MS,...]]
+//                  [backoff=[MS,...]] [ordered]                       # ordered: R31
 //   nack TOPIC SUB OFFSET MEMBER [delay=MS]
 //   unsubscribe TOPIC NAME          seek TOPIC NAME OFFSET          drain
 //   poll TOPIC SUB MEMBER [max=N]   ack|nack|term TOPIC SUB OFFSET MEMBER
