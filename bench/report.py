@@ -177,6 +177,14 @@ def main():
     ack = lambda p: val(runs, f"acks/broker_lane/fail_pct:{p}", "items_per_second")
     goal("1% failing handlers: throughput / none failing", ratio(ack(1), ack(0)), ">= 0.95",
          lambda r: r >= 0.95)
+    part = lambda p: val(runs, f"partitions/broker_pull/partitions:{p}", "items_per_second")
+    goal("pull, 2 partitions x 1 worker / 1 partition", ratio(part(2), part(1)), ">= 1.7",
+         lambda r: r >= 1.7)
+    goal("pull, 4 partitions x 1 worker / 1 partition", ratio(part(4), part(1)), ">= 1.7",
+         lambda r: r >= 1.7)
+    order = lambda o: val(runs, f"ordering/broker_pull/ordered:{o}", "items_per_second")
+    goal("4 workers, 1,000 keys: ordered by key / unordered", ratio(order(1), order(0)), ">= 0.8",
+         lambda r: r >= 0.8)
 
     for op, op_label in churn_ops[:2]:
         for c, c_label in churn_kinds[:2]:

@@ -53,6 +53,7 @@ constexpr std::uint8_t kPublishTo = 232;             // topic, partition 0..3, p
 constexpr std::uint8_t kOnPartition = 233;           // partition 0..2, then an op on topic-p
 constexpr std::uint8_t kKeyedPublish = 234;          // publish's fields, a key from kKeys
 constexpr std::uint8_t kPartitionsKind = 235;        // topic (R29)
+constexpr std::uint8_t kOrderedPull = 236;           // 214's, then 0..3 back-off waits (R31)
 // (220, 228 and 229 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -212,11 +213,17 @@ oplang::Op read_op(Reader& r) {
     case kTerm:
       return read_ack_like<Term>(r);
     case kBoundedPull:
-    case kBackoffPull: {
+    case kBackoffPull:
+    case kOrderedPull: {
       SubscribePull op = read_subscribe_pull(r);
       op.max_in_flight = r.pick(4);
       if (kind == kBackoffPull) {
         op.backoff.resize(1 + r.pick(3));
+        for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
+      }
+      if (kind == kOrderedPull) {
+        op.ordered_by_key = true;
+        op.backoff.resize(r.pick(4));
         for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
       }
       return op;
@@ -428,7 +435,8 @@ struct OpWriter {
   }
 
   void operator()(const oplang::SubscribePull& op) {
-    const std::size_t kind = !op.backoff.empty()     ? kBackoffPull
+    const std::size_t kind = op.ordered_by_key       ? kOrderedPull
+                             : !op.backoff.empty()   ? kBackoffPull
                              : op.max_in_flight != 0 ? kBoundedPull
                                                      : 4;
     w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
@@ -437,6 +445,10 @@ struct OpWriter {
     if (kind != 4) w.byte(op.max_in_flight);
     if (kind == kBackoffPull) {
       w.byte(op.backoff.size() - 1);
+      for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
+    }
+    if (kind == kOrderedPull) {
+      w.byte(op.backoff.size());
       for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
     }
   }

@@ -18,7 +18,12 @@
 //   purge_dead_letters, 222 pause, 223 resume, 224 lag (topic, sub), 227 redrive_to (topic,
 //   sub, topic), 225 offset_for_time (topic, time 0..255 ms), 226 seek_to_time (topic, sub,
 //   time), 230 a subscribe with 1-3 back-off waits (215's fields, idempotent 0/1, the
-//   count and the waits) (208, 220, 228 and 229 are not escapes: a
+//   count and the waits), 231 a partitioned create_topic (topic, 0..4 messages, 2..4
+//   partitions, partitioner 0/1), 232 publish_to (topic, partition 0..3, payload, key),
+//   233 the next op on partition 0..2 of its topic ("t0" becomes "t0-1"), 234 a publish with
+//   a key from a pool that spreads over partitions, 235 partitions (topic), 236 an ordered
+//   subscribe_pull (214's fields, then 0..3 back-off waits) (R29, R31)
+//   (208, 220, 228 and 229 are not escapes: a
 //   committed input reads it as a kind byte, get_stats). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),

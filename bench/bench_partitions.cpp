@@ -1,0 +1,111 @@
+// Issue 15: pull workers on a partitioned topic (SPEC R29), one worker thread per partition,
+// against one partition and one worker; and order per key (R31) against no order, with four
+// workers sharing one subscription of 1,000 keys. Every message is acked; the clock stops
+// when the last ack returns (manual time, publishing excluded).
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/broker.h"
+#include "common.h"
+#include "main.h"
+
+namespace bench {
+namespace {
+
+broker::PullOptions from_beginning(bool ordered) {
+  broker::PullOptions o;
+  o.start = broker::StartPosition::beginning();
+  o.ack_timeout = broker::Millis{600'000};
+  o.ordered_by_key = ordered;
+  return o;
+}
+
+// Workers poll (up to 100) and ack until `total` messages are acked; returns the seconds.
+double drain(broker::Broker& b, const std::vector<std::string>& topics, int workers_per_topic,
+             std::int64_t total) {
+  std::atomic<std::int64_t> acked{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (const std::string& topic : topics) {
+    for (int w = 0; w < workers_per_topic; ++w) {
+      workers.emplace_back([&, topic, w] {
+        const std::string me = "w" + std::to_string(w);
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (acked.load(std::memory_order_relaxed) < total &&
+               std::chrono::steady_clock::now() < give_up) {
+          for (const broker::Received& r : b.poll(topic, "s", me, 100, broker::Time{})) {
+            b.ack(r.receipt, broker::Time{});
+            acked.fetch_add(1, std::memory_order_relaxed);
+          }
+        }
+      });
+    }
+  }
+  for (auto& t : workers) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// `partitions` partitions, one worker each (1: a plain topic).
+void partitioned(benchmark::State& state) {
+  const auto partitions = static_cast<std::uint32_t>(state.range(0));
+  const std::int64_t n = scaled(200'000, 1'000);
+  const std::string payload = make_payload(64);
+  for (auto _ : state) {
+    broker::Broker b;
+    broker::TopicOptions o;
+    o.partitions = partitions;
+    b.create_topic("t", o);
+    std::vector<std::string> topics;
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      topics.push_back(partitions == 1 ? "t" : broker::partition_name("t", p));
+      b.subscribe_pull(topics.back(), "s", from_beginning(false));
+    }
+    for (std::int64_t i = 0; i < n; ++i) b.publish("t", payload);  // keyless: round robin
+    state.SetIterationTime(drain(b, topics, 1, n));
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+// One subscription, four workers, 1,000 keys; ordered (R31) or not.
+void ordered(benchmark::State& state) {
+  const bool by_key = state.range(0) == 1;
+  const std::int64_t n = scaled(100'000, 1'000);
+  const std::string payload = make_payload(64);
+  for (auto _ : state) {
+    broker::Broker b;
+    b.create_topic("t");
+    b.subscribe_pull("t", "s", from_beginning(by_key));
+    for (std::int64_t i = 0; i < n; ++i)
+      b.publish("t", payload, {}, "k" + std::to_string(i % 1000));
+    state.SetIterationTime(drain(b, {"t"}, 4, n));
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("partitions/broker_pull", partitioned)
+      ->Arg(1)
+      ->Arg(2)
+      ->Arg(4)
+      ->ArgName("partitions")
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(3);
+  benchmark::RegisterBenchmark("ordering/broker_pull", ordered)
+      ->Arg(0)
+      ->Arg(1)
+      ->ArgName("ordered")
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(3);
+}
+
+}  // namespace
+}  // namespace bench
+
+BENCH_MAIN(bench::register_all)
