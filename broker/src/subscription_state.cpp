@@ -1,6 +1,7 @@
 #include "subscription_state.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 namespace broker {
@@ -91,44 +92,60 @@ void SubscriptionState::catch_up() {
 std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline,
                                                  Time now) {
   if (paused_) return std::nullopt;  // R26
+  const bool ordered = config_.ordered_by_key;
   MessagePtr message;
   // A publish may drop messages between catch_up and a read (retention runs under the
   // log's lock only); a read that finds its offset gone catches up again, so the drop is
   // counted and a later message is still found (R3).
   while (!message) {
     catch_up();
+    // R31: the keys a message may not have: those held, and, walking the returned messages
+    // in offset order, those of the lower ones (one pass: O(held + returned) per offer).
+    std::unordered_set<std::string> blocked;
+    if (ordered) {
+      for (const auto& [offset, held] : in_flight_) {
+        if (!held.message->key.empty()) blocked.insert(held.message->key);
+      }
+    }
     // Returned messages first, lowest offset first (R6), of those whose wait is over (R24)
     // and, ordered, whose key is free (R31).
     bool dropped = false;
     for (auto it = redelivery_.begin(); it != redelivery_.end(); ++it) {
-      if (it->second > now) continue;
+      const bool ready = it->second <= now;
+      if (!ready && !ordered) continue;
       MessagePtr m = log_->read(it->first);
       if (!m) {
         dropped = true;  // retention took it meanwhile: catch up again
         break;
       }
-      if (config_.ordered_by_key && key_blocked(*m)) continue;
+      // A waiting message blocks its key for the higher ones, ready or not.
+      const bool free = !ordered || m->key.empty() || blocked.insert(m->key).second;
+      if (!ready || !free) continue;
       message = std::move(m);
       redelivery_.erase(it);
       break;
     }
     if (message || dropped) continue;
-    MessagePtr m = log_->read(cursor_);
-    if (!m) {
-      if (cursor_ < log_->oldest()) continue;
-      return std::nullopt;  // nothing after the cursor
-    }
-    if (!matches(*m)) {
-      ++cursor_;
-      ++counters_.filtered;
-    } else if (config_.ordered_by_key && key_blocked(*m)) {
-      // R31: passed over, it waits like a returned message; past the bound the line waits.
-      if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
-      redelivery_.emplace(m->offset, Time::min());
-      ++cursor_;
-    } else {
-      ++cursor_;
-      message = std::move(m);
+    // Then the cursor; every returned message is below it, so `blocked` is complete here.
+    for (;;) {
+      MessagePtr m = log_->read(cursor_);
+      if (!m) {
+        if (cursor_ < log_->oldest()) break;  // dropped meanwhile: catch up again
+        return std::nullopt;                  // nothing after the cursor
+      }
+      if (!matches(*m)) {
+        ++cursor_;
+        ++counters_.filtered;
+      } else if (ordered && !m->key.empty() && blocked.contains(m->key)) {
+        // R31: passed over, it waits like a returned message; past the bound the line waits.
+        if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
+        redelivery_.emplace(m->offset, Time::min());
+        ++cursor_;
+      } else {
+        ++cursor_;
+        message = std::move(m);
+        break;
+      }
     }
   }
   const int attempt = ++attempts_[message->offset];
@@ -137,19 +154,6 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
   return held;
-}
-
-bool SubscriptionState::key_blocked(const Message& m) const {
-  if (m.key.empty()) return false;
-  for (const auto& [offset, held] : in_flight_) {
-    if (offset != m.offset && held.message->key == m.key) return true;
-  }
-  for (const auto& [offset, ready] : redelivery_) {
-    if (offset >= m.offset) break;
-    MessagePtr waiting = log_->read(offset);
-    if (waiting && waiting->key == m.key) return true;
-  }
-  return false;
 }
 
 bool SubscriptionState::confirm(Offset offset) {

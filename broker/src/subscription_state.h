@@ -128,8 +128,6 @@ class SubscriptionState {
 
  private:
   bool matches(const Message& m) const;
-  /// SPEC R31: whether an ordered subscription must not hand out `m` now.
-  bool key_blocked(const Message& m) const REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).
   [[nodiscard]] bool unfiltered() const;
 
