@@ -253,7 +253,7 @@ def load_ops(root):
                         for l in text_h.split("#pragma once")[0].splitlines() if l.startswith("//"))
     ops_h = read(root, "oplang/include/oplang/ops.h")
     printer = read(root, "oplang/src/text_print.cpp")
-    order = re.search(r"using Op = std::variant<([^;]*)>;", ops_h, re.S).group(1)
+    order = re.search(r"using Op =\s*std::variant<([^;]*)>;", ops_h, re.S).group(1)
     ops = []
     lines = ops_h.splitlines()
     for name in [n.strip() for n in order.split(",")]:

@@ -148,34 +148,28 @@ TEST(Partitions, EachPartitionIsATopicWithItsOwnSubscriptionsAndRetention) {
 
 TEST(Partitions, BadInputIsATypedErrorAndChangesNothing) {
   Broker b;
-  const auto code = [](auto&& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return e.code();
-    }
-    ADD_FAILURE() << "no error";
-    return ErrorCode::kIoError;
-  };
-  EXPECT_EQ(code([&] { b.create_topic("t", partitioned(0)); }), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code([&] { b.create_topic("t", partitioned(kMaxPartitions + 1)); }),
+  EXPECT_EQ(testing::code_of([&] { b.create_topic("t", partitioned(0)); }),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(testing::code_of([&] { b.create_topic("t", partitioned(kMaxPartitions + 1)); }),
             ErrorCode::kInvalidArgument);
   EXPECT_TRUE(b.topics().empty());
   b.create_topic("t-1");
-  EXPECT_EQ(code([&] { b.create_topic("t", partitioned(3)); }), ErrorCode::kDuplicateTopic);
+  EXPECT_EQ(testing::code_of([&] { b.create_topic("t", partitioned(3)); }),
+            ErrorCode::kDuplicateTopic);
   EXPECT_EQ(b.topics(), (std::vector<std::string>{"t-1"}));  // not "t", not "t-0"
   b.create_topic("u", partitioned(2));
-  EXPECT_EQ(code([&] { b.publish_to("u", 2, "m"); }), ErrorCode::kPartitionOutOfRange);
-  EXPECT_EQ(code([&] { b.publish_to("t-1", 1, "m"); }), ErrorCode::kPartitionOutOfRange);
-  EXPECT_EQ(code([&] { b.publish_to("nope", 0, "m"); }), ErrorCode::kUnknownTopic);
+  EXPECT_EQ(testing::code_of([&] { b.publish_to("u", 2, "m"); }), ErrorCode::kPartitionOutOfRange);
+  EXPECT_EQ(testing::code_of([&] { b.publish_to("t-1", 1, "m"); }),
+            ErrorCode::kPartitionOutOfRange);
+  EXPECT_EQ(testing::code_of([&] { b.publish_to("nope", 0, "m"); }), ErrorCode::kUnknownTopic);
   EXPECT_EQ(b.end_offset("u-0") + b.end_offset("u-1") + b.end_offset("t-1"), 0u);
   // The partitioned topic routes; everything else names a partition.
-  EXPECT_EQ(code([&] { (void)b.end_offset("u"); }), ErrorCode::kWrongKind);
-  EXPECT_EQ(code([&] { b.subscribe_pull("u", "p", {}); }), ErrorCode::kWrongKind);
-  EXPECT_EQ(code([&] { (void)b.subscriptions("u"); }), ErrorCode::kWrongKind);
-  EXPECT_EQ(code([&] { b.delete_topic("u-0"); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(testing::code_of([&] { (void)b.end_offset("u"); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(testing::code_of([&] { b.subscribe_pull("u", "p", {}); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(testing::code_of([&] { (void)b.subscriptions("u"); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(testing::code_of([&] { b.delete_topic("u-0"); }), ErrorCode::kWrongKind);
   b.subscribe_pull("u-1", "p", {});
-  EXPECT_EQ(code([&] { b.delete_topic("u"); }), ErrorCode::kTopicInUse);
+  EXPECT_EQ(testing::code_of([&] { b.delete_topic("u"); }), ErrorCode::kTopicInUse);
   EXPECT_EQ(b.topics(), (std::vector<std::string>{"t-1", "u", "u-0", "u-1"}));
   b.unsubscribe("u-1", "p");
   b.delete_topic("u");

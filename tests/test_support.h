@@ -76,6 +76,18 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// The code of the broker::Error that `call` throws; fails the test if it throws none.
+template <class Call>
+ErrorCode code_of(Call&& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no broker::Error thrown";
+  return ErrorCode::kIoError;
+}
+
 /// Options of a synchronous broker that keeps its state in `dir` (SPEC R18-R20): open one,
 /// drop it, open another on the same directory to restart.
 inline BrokerOptions durable_in(const TempDir& dir) {

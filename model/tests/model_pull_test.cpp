@@ -234,13 +234,18 @@ TEST_F(ModelPullTest, R24TheBackoffListWaitsPerAttemptAfterNacksAndExpiries) {
   EXPECT_THROW(m.subscribe_pull("orders", "bad", {.backoff = std::vector<Millis>(33, 1)}), Error);
 }
 
+PullOptions ordered_from_start() {
+  PullOptions o;
+  o.start = {Start::Kind::kBeginning, 0};
+  o.ordered_by_key = true;
+  return o;
+}
+
 // R31: one message per key held; the key's next waits; other keys and keyless go on.
 TEST_F(ModelPullTest, R31OrderedHandsOutOneMessagePerKey) {
   Model k;  // a fresh model: the fixture's topics play no part
   k.create_topic("t");
-  PullOptions o;
-  o.start = {Start::Kind::kBeginning, 0};
-  o.ordered_by_key = true;
+  PullOptions o = ordered_from_start();
   k.subscribe_pull("t", "s", o);
   k.publish("t", "a1", {}, "a");
   k.publish("t", "a2", {}, "a");
@@ -265,9 +270,7 @@ TEST_F(ModelPullTest, R31OrderedHandsOutOneMessagePerKey) {
 TEST_F(ModelPullTest, R31ADeadLetterReleasesItsKey) {
   Model k;  // a fresh model: the fixture's topics play no part
   k.create_topic("t");
-  PullOptions o;
-  o.start = {Start::Kind::kBeginning, 0};
-  o.ordered_by_key = true;
+  PullOptions o = ordered_from_start();
   o.max_deliveries = 1;
   k.subscribe_pull("t", "s", o);
   k.publish("t", "a1", {}, "a");
@@ -284,9 +287,7 @@ TEST_F(ModelPullTest, R31ADeadLetterReleasesItsKey) {
 TEST_F(ModelPullTest, R31PassingOverIsBounded) {
   Model k;  // a fresh model: the fixture's topics play no part
   k.create_topic("t");
-  PullOptions o;
-  o.start = {Start::Kind::kBeginning, 0};
-  o.ordered_by_key = true;
+  PullOptions o = ordered_from_start();
   k.subscribe_pull("t", "s", o);
   for (std::size_t i = 0; i < kMaxPassedOver + 2; ++i) k.publish("t", "a", {}, "hot");
   k.publish("t", "cold", {}, "c");
