@@ -129,7 +129,8 @@ class Broker {
   void subscribe_pull(const std::string& topic, const std::string& name, PullOptions options);
   /// Hands up to max_messages ready messages to member: returned ones first, in offset
   /// order, then new ones, each held until now + ack_timeout; none beyond the
-  /// subscription's max_in_flight held at once (SPEC R22). Throws InvalidArgument
+  /// subscription's max_in_flight held at once (SPEC R22); on an ordered subscription none
+  /// whose key is held or has a lower message waiting (R31). Throws InvalidArgument
   /// (max_messages == 0 or empty member), then UnknownTopic, UnknownSubscription, WrongKind.
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
@@ -166,8 +167,9 @@ class Broker {
   std::size_t redrive(const std::string& topic, const std::string& name);
   /// Publishes every dead letter (payload, headers, key) to `to_topic` (the same topic too)
   /// in the order they died, then drops those it published; returns their new offsets
-  /// (R25). A crash in between leaves them both published and dead (at least once).
-  /// Throws UnknownTopic, UnknownSubscription, then UnknownTopic for to_topic.
+  /// (R25; a partitioned to_topic routes each by its key, R29: offsets within partitions). A crash
+  /// in between leaves them both published and dead (at least once). Throws UnknownTopic,
+  /// UnknownSubscription, then UnknownTopic for to_topic.
   std::vector<Offset> redrive_to(const std::string& topic, const std::string& name,
                                  const std::string& to_topic);
   /// Drops every dead letter; returns how many (R25). Throws UnknownTopic,

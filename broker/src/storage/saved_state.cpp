@@ -260,7 +260,7 @@ bool apply_record(std::string_view body, SavedState& state) {
                             (s.pull || s.max_in_flight == 0);
       if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
           order_byte != 1 || (s.ordered_by_key && !s.pull) || !dead_ok || !d.done() ||
-          s.name.empty() || t->find(s.name)) {
+          s.name.empty() || t->find(s.name) || t->options.partitions > 1) {  // R29: routes only
         return false;
       }
       t->subscriptions.push_back(std::move(s));
