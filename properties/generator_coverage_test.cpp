@@ -48,15 +48,16 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   }
 }
 
-// Uniformly a kind listed once is 1/36 of the steps (2.8%); in swarm
-// sequences the kinds a sequence keeps share its steps, the always-kept ones (publish,
-// subscribe) get more (the others measured 2.3-2.8%). The floors sit a little below.
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoAndAHalfPercentOfUniformSteps) {
-  expect_step_shares("every operation, uniform", Swarm::kUniform, 2.5);
+// Uniformly a kind listed once is 1/36 of the steps (2.8%); in swarm sequences the kinds a
+// sequence keeps share its steps, the always-kept ones (publish, subscribe) get more (the
+// others measured 1.9-2.7% at CI's budget on 2026-12-02, with 36 entries). The floors sit a
+// little below.
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfUniformSteps) {
+  expect_step_shares("every operation, uniform", Swarm::kUniform, 2.2);
 }
 
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfSwarmSteps) {
-  expect_step_shares("every operation, swarm", Swarm::kSwarm, 2.0);
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastOnePointSixPercentOfSwarmSteps) {
+  expect_step_shares("every operation, swarm", Swarm::kSwarm, 1.6);
 }
 
 TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
