@@ -99,6 +99,31 @@ Offset Broker::seek_to_time(const std::string& topic, const std::string& name, T
   return impl_->seek_to_time(topic, name, time);
 }
 
+Membership Broker::join_group(const std::string& topic, const std::string& group,
+                              const std::string& member, const GroupOptions& options) {
+  return impl_->join_group(topic, group, member, options);
+}
+
+bool Broker::leave_group(const std::string& topic, const std::string& group,
+                         const std::string& member) {
+  return impl_->leave_group(topic, group, member);
+}
+
+Membership Broker::membership(const std::string& topic, const std::string& group,
+                              const std::string& member) const {
+  return impl_->membership(topic, group, member);
+}
+
+std::vector<Received> Broker::poll_group(const std::string& topic, const std::string& group,
+                                         const std::string& member, std::size_t max_messages,
+                                         Time now) {
+  return impl_->poll_group(topic, group, member, max_messages, now);
+}
+
+GroupStats Broker::group_stats(const std::string& topic, const std::string& group) const {
+  return impl_->group_stats(topic, group);
+}
+
 SubscriptionStats Broker::stats(const std::string& topic, const std::string& name) const {
   return impl_->stats(topic, name);
 }

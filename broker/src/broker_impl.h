@@ -67,6 +67,16 @@ class BrokerImpl {
   bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
 
+  // groups.cpp
+  Membership join_group(const std::string& topic, const std::string& group,
+                        const std::string& member, const GroupOptions& options);
+  bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
+  Membership membership(const std::string& topic, const std::string& group,
+                        const std::string& member) const;
+  std::vector<Received> poll_group(const std::string& topic, const std::string& group,
+                                   const std::string& member, std::size_t max_messages, Time now);
+  GroupStats group_stats(const std::string& topic, const std::string& group) const;
+
   // controls.cpp
   std::size_t redrive(const std::string& topic, const std::string& name);
   std::vector<Offset> redrive_to(const std::string& topic, const std::string& name,
@@ -92,6 +102,22 @@ class BrokerImpl {
   std::shared_ptr<Topic> find_any_topic(const std::string& name) const EXCLUDES(mu_);
   /// Appends to the topic that holds a log, then wakes its push subscriptions.
   Offset append(Topic& t, std::string payload, Headers headers, std::string key);
+  /// R32: the consumer group called group on topic. Throws UnknownTopic,
+  /// UnknownSubscription.
+  std::shared_ptr<ConsumerGroup> find_group(const std::string& topic,
+                                            const std::string& group) const;
+  /// R32: a new group over t's partitions (t itself if it has none), adopting the pull
+  /// subscriptions called group it finds there. Throws WrongKind, OptionsMismatch,
+  /// OffsetOutOfRange, IoError.
+  std::shared_ptr<ConsumerGroup> make_group(const std::shared_ptr<Topic>& t,
+                                            const std::string& group,
+                                            const GroupOptions& options) REQUIRES(t->mu);
+  /// R32: gives g's partitions to `members` under g's assignor as its next generation:
+  /// messages held on a partition that is revoked come back (R7, reason "revoked").
+  /// Returns the saves to wait for once no lock is held.
+  std::vector<std::pair<StatePtr, std::uint64_t>> apply_rebalance(ConsumerGroup& g,
+                                                                  std::vector<std::string> members,
+                                                                  Time now) REQUIRES(g.mu);
   /// Topics in creation order (a copy).
   std::vector<std::shared_ptr<Topic>> topic_snapshot() const EXCLUDES(mu_);
   /// The state that name (a subscription, member or group name) resolves to on topic.

@@ -67,6 +67,9 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
+    if (s->owner) {
+      throw WrongKind("'" + sub + "' on '" + topic + "' is a consumer group's: poll_group it");
+    }
     s->catch_up();  // also when paused or full (R26, R22), as the model does
     const std::size_t bound = s->config().max_in_flight;
     while (out.size() < max_messages && (bound == 0 || s->held_count() < bound)) {
@@ -104,7 +107,7 @@ bool BrokerImpl::ack(const Receipt& r, Time now) {
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
-    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    if (s->answerable(r, now) == nullptr) return false;
     s->confirm(r.offset);
     saved = s->save_position();
   }
@@ -121,7 +124,7 @@ bool BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
-    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    if (s->answerable(r, now) == nullptr) return false;
     s->fail(r.offset, Failure{"nacked", now, false, delay});
     saved = s->save_position();  // a dead letter moves the position
   }
@@ -134,7 +137,7 @@ bool BrokerImpl::term(const Receipt& r, Time now) {
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
-    if (s->held_by(r.offset, r.member, now) == nullptr) return false;
+    if (s->answerable(r, now) == nullptr) return false;
     s->fail(r.offset, Failure{"terminated", now, /*terminal=*/true});
     saved = s->save_position();  // the dead letter moves the position
   }
@@ -148,7 +151,7 @@ bool BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
   StatePtr s = pull_state(r.topic, r.subscription);
   {
     sync::MutexLock lock(s->mu);
-    Held* held = s->held_by(r.offset, r.member, now);
+    Held* held = s->answerable(r, now);
     if (held == nullptr) return false;
     held->deadline = now + extension;
   }

@@ -90,6 +90,9 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
     }
     {
       sync::MutexLock state_lock(s->mu);
+      if (s->owner) {
+        throw WrongKind("'" + name + "' on '" + topic + "' is a consumer group's (R32)");
+      }
       state_gone = s->config().kind == Kind::kPull || s->members.all().size() <= 1;
       if (state_gone && store_) store_->unsubscribed(topic, s->config().name);  // may throw
       s->members.remove(name);

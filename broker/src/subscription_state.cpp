@@ -206,6 +206,21 @@ Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time 
   return &it->second;
 }
 
+Held* SubscriptionState::answerable(const Receipt& r, Time now) {
+  if (owner && (r.member != owner->member || r.generation < owner->since ||
+                r.generation > owner->generation)) {
+    return nullptr;  // fenced (R32): the partition moved since r was handed out
+  }
+  return held_by(r.offset, r.member, now);
+}
+
+std::vector<Offset> SubscriptionState::held_offsets() const {
+  std::vector<Offset> out;
+  out.reserve(in_flight_.size());
+  for (const auto& [offset, held] : in_flight_) out.push_back(offset);
+  return out;
+}
+
 std::vector<Offset> SubscriptionState::late(Time now) const {
   std::vector<Offset> out;
   for (const auto& [offset, held] : in_flight_) {

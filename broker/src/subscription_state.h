@@ -29,6 +29,15 @@ struct Held {
   int attempt;
 };
 
+/// R32: the consumer group member that owns a group's partition subscription, the
+/// generation it has owned it since, and the group's current generation. Only the owner
+/// polls, and only its receipts of generations since..generation are answered.
+struct GroupOwner {
+  std::string member;  // "" while the group has no member for this partition
+  std::uint64_t since = 0;
+  std::uint64_t generation = 0;
+};
+
 /// Why an offer or a held message failed (SPEC R7 reason strings), and when.
 struct Failure {
   std::string reason;
@@ -58,6 +67,12 @@ class SubscriptionState {
   mutable sync::Mutex mu;
   /// The running push offer, if any (offer.cpp is the only code that begins or ends one).
   OfferSlot offers GUARDED_BY(mu);
+  /// R32: set while a consumer group keeps this (pull) subscription on one of its partitions.
+  std::optional<GroupOwner> owner GUARDED_BY(mu);
+  /// R11 and R32: whether receipt r may answer (ack, nack, term, extend) a message: its
+  /// member holds it before its deadline and, on a group's partition, r's generation is
+  /// one its member has owned the partition through.
+  Held* answerable(const Receipt& r, Time now) REQUIRES(mu);
   /// Push: the handler members and whose turn it is.
   Members members GUARDED_BY(mu);
   /// Threaded dispatchers: a wake-up is on its way (publishers skip the locks).
@@ -78,6 +93,8 @@ class SubscriptionState {
   [[nodiscard]] std::size_t held_count() const REQUIRES(mu) { return in_flight_.size(); }
   /// SPEC R11: the held entry if member holds offset and now < deadline.
   Held* held_by(Offset offset, const std::string& member, Time now) REQUIRES(mu);
+  /// R32: every held offset, ascending.
+  [[nodiscard]] std::vector<Offset> held_offsets() const REQUIRES(mu);
   /// SPEC R11: offsets held past their deadline at now, ascending.
   [[nodiscard]] std::vector<Offset> late(Time now) const REQUIRES(mu);
   /// The earliest deadline of a held message, if any.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/options.h"
+#include "consumer_group.h"
 #include "subscription_state.h"
 #include "sync/sync.h"
 #include "topic_log.h"
@@ -55,6 +56,8 @@ class Topic {
   std::map<std::string, StatePtr> by_name GUARDED_BY(mu);
   /// Push group name -> its state.
   std::map<std::string, StatePtr> groups GUARDED_BY(mu);
+  /// R32: consumer group name -> the group (over this topic's partitions, or the topic).
+  std::map<std::string, std::shared_ptr<ConsumerGroup>> consumer_groups GUARDED_BY(mu);
 
   /// The states of kind k in creation order: a copy, for use without mu. Locks mu.
   StateList snapshot(Kind k) EXCLUDES(mu) {

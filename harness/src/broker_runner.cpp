@@ -69,8 +69,8 @@ broker::Time to_broker(model::Millis t) { return broker::at(broker::Millis{t}); 
 
 // The op language names a pulled message by its topic, subscription, offset and member.
 broker::Receipt receipt(const std::string& topic, const std::string& sub, model::Offset offset,
-                        const std::string& member) {
-  return broker::Receipt{topic, sub, member, offset};
+                        const std::string& member, std::uint64_t generation = 0) {
+  return broker::Receipt{topic, sub, member, offset, generation};
 }
 
 // Every Received must carry the receipt that names it (else a finding, not an outcome).
@@ -84,6 +84,46 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
     out.push_back({r.message->offset, r.message->payload, r.attempt, to_model(r.deadline)});
   }
   return out;
+}
+
+// R32: poll_group's receipts name the partition's topic, the group and the generation.
+std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
+                                      const oplang::PollGroup& poll) {
+  std::vector<model::Received> out;
+  for (const broker::Received& r : list) {
+    if (r.receipt != receipt(r.receipt.topic, poll.group, r.message->offset, poll.member,
+                             r.receipt.generation)) {
+      throw std::logic_error("poll_group returned a receipt that does not name its message");
+    }
+    out.push_back({r.message->offset, r.message->payload, r.attempt, to_model(r.deadline),
+                   r.receipt.topic, r.receipt.generation});
+  }
+  return out;
+}
+
+model::Membership to_model(const broker::Membership& m) { return {m.generation, m.partitions}; }
+
+model::GroupStats to_model(const broker::GroupStats& g) {
+  model::GroupStats out{g.generation, g.members, g.assignment, {}};
+  for (const broker::PartitionStats& p : g.partitions) {
+    out.partitions.push_back({p.partition, p.topic, p.owner, p.end, p.committed,
+                              {p.lag.messages, p.lag.oldest_age.count()}});
+  }
+  return out;
+}
+
+broker::Assignor to_broker(model::Assignor a) {
+  switch (a) {
+    case model::Assignor::kRange:
+      return broker::Assignor::kRange;
+    case model::Assignor::kRoundRobin:
+      return broker::Assignor::kRoundRobin;
+    case model::Assignor::kSticky:
+      return broker::Assignor::kSticky;
+    case model::Assignor::kCooperativeSticky:
+      return broker::Assignor::kCooperativeSticky;
+  }
+  return broker::Assignor::kRange;
 }
 
 std::vector<model::Expired> to_model(const std::vector<broker::Expired>& list) {
@@ -169,6 +209,11 @@ struct BrokerRunner::Apply {
     return oplang::Done{};
   }
   oplang::Value operator()(const oplang::SubscribePull& o) const {
+    b.subscribe_pull(o.topic, o.name, pull_options(o));
+    return oplang::Done{};
+  }
+  template <typename T>
+  static broker::PullOptions pull_options(const T& o) {
     broker::PullOptions options;
     options.header_filter = o.filter;
     options.ack_timeout = broker::Millis{o.ack_timeout};
@@ -177,8 +222,23 @@ struct BrokerRunner::Apply {
     options.max_in_flight = o.max_in_flight;
     options.ordered_by_key = o.ordered_by_key;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
-    b.subscribe_pull(o.topic, o.name, options);
-    return oplang::Done{};
+    return options;
+  }
+  oplang::Value operator()(const oplang::JoinGroup& o) const {
+    return to_model(
+        b.join_group(o.topic, o.group, o.member, {to_broker(o.assignor), pull_options(o)}));
+  }
+  oplang::Value operator()(const oplang::LeaveGroup& o) const {
+    return oplang::BoolResult{b.leave_group(o.topic, o.group, o.member)};
+  }
+  oplang::Value operator()(const oplang::PollGroup& o) const {
+    return to_model(b.poll_group(o.topic, o.group, o.member, o.max, now()), o);
+  }
+  oplang::Value operator()(const oplang::GetMembership& o) const {
+    return to_model(b.membership(o.topic, o.group, o.member));
+  }
+  oplang::Value operator()(const oplang::GetGroupStats& o) const {
+    return to_model(b.group_stats(o.topic, o.group));
   }
   oplang::Value operator()(const oplang::Unsubscribe& o) const {
     return oplang::BoolResult{b.unsubscribe(o.topic, o.name)};
@@ -192,10 +252,10 @@ struct BrokerRunner::Apply {
     return to_model(b.poll(o.topic, o.sub, o.member, o.max, now()), o);
   }
   oplang::Value operator()(const oplang::Ack& o) const {
-    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
+    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
   }
   oplang::Value operator()(const oplang::Nack& o) const {
-    const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member);
+    const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member, o.generation);
     return oplang::BoolResult{o.delay ? b.nack(r, now(), broker::Millis{*o.delay})
                                       : b.nack(r, now())};
   }
@@ -225,10 +285,10 @@ struct BrokerRunner::Apply {
         b.seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time}))};
   }
   oplang::Value operator()(const oplang::Term& o) const {
-    return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member), now())};
+    return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
   }
   oplang::Value operator()(const oplang::Extend& o) const {
-    return oplang::BoolResult{b.extend(receipt(o.topic, o.sub, by_offset(o), o.member), now(),
+    return oplang::BoolResult{b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now(),
                                        broker::Millis{o.extension})};
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }

@@ -15,12 +15,15 @@ void Model::save(Sub& s, bool force) {
 
 // R20: every state resumes from its last save; nothing is held or returned; counters
 // restart at zero; push handlers are gone (their states wait for subscribe to resume).
-// R29: keyless publishes start again at partition 0 (the turn is not saved).
+// R29: keyless publishes start again at partition 0 (the turn is not saved). R32: consumer
+// groups are gone until members join again; their partition subscriptions stay.
 void Model::restart() {
   for (Topic& t : topics_) {
     t.round_robin = 0;
     t.members.clear();
+    t.consumer_groups.clear();  // R32: members join again
     for (auto& [id, s] : t.subs) {
+      s.owner.reset();
       s.cursor = std::min(s.saved.position, t.end);
       s.redelivery.clear();
       s.in_flight.clear();

@@ -46,6 +46,10 @@ std::uint32_t murmur2(const std::string& data) {
 
 // R29: Kafka clears the sign bit (toPositive); seed 003 takes Math.abs, here in 64 bits so
 // that Integer.MIN_VALUE (whose Math.abs Java leaves negative) gives 2^31.
+std::string Model::partition_name(const std::string& name, std::uint32_t p) {
+  return name + "-" + std::to_string(p);
+}
+
 std::uint32_t Model::partition_of(const Topic& t, const std::string& key) {
   if (t.partitioner == Partitioner::kJavaHashCode) {
     const auto hash = static_cast<std::int64_t>(static_cast<std::int32_t>(java_hash(key)));

@@ -19,14 +19,24 @@ Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
   throw Error(ErrorCode::kUnknownSubscription);
 }
 
+// R11, R14: options no pull subscription may have.
+bool Model::valid(const PullOptions& options) {
+  return options.ack_timeout > 0 && options.ack_timeout <= kMaxDuration &&
+         options.max_deliveries >= 0 && options.max_in_flight <= kMaxInFlight &&
+         valid_backoff(options.backoff);
+}
+
+// R32: a receipt is fenced on a group's partition unless its member owns the partition
+// and has owned it since the receipt's generation.
+bool Model::fenced(const Sub& s, const std::string& member, std::uint64_t generation) {
+  return s.owner && (s.owner->member != member || generation < s.owner->since ||
+                     generation > s.owner->generation);
+}
+
 // R11: same name with equal options is a no-op; other options or a push name are refused.
 void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
-  if (name.empty() || options.ack_timeout <= 0 || options.ack_timeout > kMaxDuration ||
-      options.max_deliveries < 0 || options.max_in_flight > kMaxInFlight ||
-      !valid_backoff(options.backoff)) {
-    throw Error(ErrorCode::kInvalidArgument);
-  }
+  if (name.empty() || !valid(options)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
@@ -63,6 +73,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
+  if (s.owner) throw Error(ErrorCode::kWrongKind);  // R32: a group's partition: poll_group
   catch_up(t, s);
   std::vector<Received> out;
   while (out.size() < max && !s.paused &&
@@ -85,8 +96,9 @@ std::vector<Received> Model::poll_wait(const std::string& topic, const std::stri
 
 // R11, R7: an accepted ack confirms.
 bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
-                const std::string& member, Millis now) {
+                const std::string& member, Millis now, std::uint64_t generation) {
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  if (fenced(s, member, generation)) return false;
   if (settles_late(s, offset, member)) {
     s.redelivery.erase(offset);
     s.attempts.erase(offset);
@@ -103,10 +115,12 @@ bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
 // R11, R7: an accepted nack fails the message (reason "nacked"); R24: it waits `delay` ms
 // (none: what the back-off list says) before it is offered again.
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now, std::optional<Millis> delay) {
+                 const std::string& member, Millis now, std::optional<Millis> delay,
+                 std::uint64_t generation) {
   if (delay && (*delay < 0 || *delay > kMaxDuration)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
+  if (fenced(s, member, generation)) return false;
   if (settles_late(s, offset, member)) return true;  // it stays returned
   if (!accepted(s, offset, member, now)) return false;
   fail(t, s, offset, "nacked", now, /*terminal=*/false, delay);
@@ -117,10 +131,10 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 // R23: an accepted term gives up on the message: dead-lettered now, whatever its attempts
 // (accepted as an ack is: from its holder, before the deadline; a returned message cannot be).
 bool Model::term(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now) {
+                 const std::string& member, Millis now, std::uint64_t generation) {
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (!accepted(s, offset, member, now)) return false;
+  if (fenced(s, member, generation) || !accepted(s, offset, member, now)) return false;
   fail(t, s, offset, "terminated", now, /*terminal=*/true);
   save(s);
   return true;
@@ -128,10 +142,11 @@ bool Model::term(const std::string& topic, const std::string& sub, Offset offset
 
 // R11: an accepted extend sets deadline = now + extension.
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
-                   const std::string& member, Millis now, Millis extension) {
+                   const std::string& member, Millis now, Millis extension,
+                   std::uint64_t generation) {
   if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
-  if (!accepted(s, offset, member, now)) return false;
+  if (fenced(s, member, generation) || !accepted(s, offset, member, now)) return false;
   s.in_flight.at(offset).deadline = now + extension;
   return true;
 }

@@ -88,6 +88,7 @@ bool Model::unsubscribe(const std::string& topic, const std::string& name) {
   }
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const std::uint64_t id = it->second;
+    if (t.subs.at(id).owner) throw Error(ErrorCode::kWrongKind);  // R32: a group's partition
     t.pulls.erase(it);
     remove_state_if_empty(t, id);
     return true;

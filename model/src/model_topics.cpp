@@ -70,7 +70,7 @@ void Model::create_topic(const std::string& name, std::size_t retention_messages
   std::vector<Topic> made(partitions > 1 ? partitions + 1 : 1);
   for (std::size_t i = 0; i < made.size(); ++i) {
     Topic& t = made[i];
-    t.name = i == 0 ? name : name + "-" + std::to_string(i - 1);
+    t.name = i == 0 ? name : partition_name(name, i - 1);
     if (find_topic(t.name) != nullptr) throw Error(ErrorCode::kDuplicateTopic);
     t.retention_messages = retention_messages;
     t.retention_bytes = retention_bytes;
@@ -125,7 +125,7 @@ Offset Model::publish_to(const std::string& topic, std::uint32_t partition,
                          const std::string& key) {
   const Topic& named = any_topic_or_throw(topic);
   if (partition >= named.partitions) throw Error(ErrorCode::kPartitionOutOfRange);
-  Topic& t = named.partitions > 1 ? topic_or_throw(topic + "-" + std::to_string(partition))
+  Topic& t = named.partitions > 1 ? topic_or_throw(partition_name(topic, partition))
                                   : *find_topic(topic);
   const Offset offset = t.end++;
   t.log[offset] = Message{offset, payload, headers, key, now_};

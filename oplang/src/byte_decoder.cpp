@@ -1,6 +1,7 @@
 #include "oplang/byte_decoder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -54,6 +55,14 @@ constexpr std::uint8_t kOnPartition = 233;           // partition 0..2, then an 
 constexpr std::uint8_t kKeyedPublish = 234;          // publish's fields, a key from kKeys
 constexpr std::uint8_t kPartitionsKind = 235;        // topic (R29)
 constexpr std::uint8_t kOrderedPull = 236;           // 214's, then 0..3 back-off waits (R31)
+constexpr std::uint8_t kJoinGroup = 237;       // topic, group, member, assignor 0..3, then
+                                               // subscribe_pull's options, ordered 0/1 (R32)
+constexpr std::uint8_t kLeaveGroup = 238;      // topic, group, member (R32)
+constexpr std::uint8_t kPollGroup = 239;       // topic, group, member, max 0..3 (R32)
+constexpr std::uint8_t kGroupStats = 240;      // topic, group (R32)
+constexpr std::uint8_t kMembership = 241;      // topic, group, member (R32)
+constexpr std::uint8_t kWithGeneration = 242;  // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
+                                               // nack; a generation 0..255; then its fields
 // (220, 228 and 229 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -262,6 +271,60 @@ oplang::Op read_op(Reader& r) {
       return OffsetForTime{r.from(kTopics), r.byte()};
     case kSeekToTime:
       return SeekToTime{r.from(kTopics), r.from(kSubs), r.byte()};
+    case kJoinGroup: {
+      JoinGroup op;
+      op.topic = r.from(kTopics);
+      op.group = r.from(kSubs);
+      op.member = r.from(kMembers);
+      op.assignor = static_cast<model::Assignor>(r.pick(4));
+      op.filter = r.from(kHeaders);
+      op.ack_timeout = r.from(kTimeouts);
+      op.max_deliveries = static_cast<int>(r.pick(6));
+      op.start = read_start(r);
+      op.ordered_by_key = r.pick(2) == 1;
+      return op;
+    }
+    case kLeaveGroup:
+      return LeaveGroup{r.from(kTopics), r.from(kSubs), r.from(kMembers)};
+    case kPollGroup: {
+      PollGroup op{r.from(kTopics), r.from(kSubs), r.from(kMembers), 0};
+      op.max = r.pick(4);  // 0 is a typed error
+      return op;
+    }
+    case kGroupStats:
+      return GetGroupStats{r.from(kTopics), r.from(kSubs)};
+    case kMembership:
+      return GetMembership{r.from(kTopics), r.from(kSubs), r.from(kMembers)};
+    case kWithGeneration: {
+      const std::size_t which = r.pick(5);
+      const std::uint64_t generation = r.byte();
+      switch (which) {
+        case 0: {
+          Ack op = read_ack_like<Ack>(r);
+          op.generation = generation;
+          return op;
+        }
+        case 2: {
+          Term op = read_ack_like<Term>(r);
+          op.generation = generation;
+          return op;
+        }
+        case 3: {
+          Extend op{r.from(kTopics), r.from(kSubs), 0, {}, 0};
+          op.offset = r.byte();
+          op.member = r.from(kMembers);
+          op.extension = r.from(kAdvances);
+          op.generation = generation;
+          return op;
+        }
+        default: {
+          Nack op = read_ack_like<Nack>(r);
+          if (which == 4) op.delay = r.from(kAdvances);
+          op.generation = generation;
+          return op;
+        }
+      }
+    }
     default:
       break;
   }
@@ -463,19 +526,48 @@ struct OpWriter {
     w.byte(8), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.name(op.member, kMembers),
         w.byte(op.max);
   }
+  // R32: an answer with a generation goes behind kWithGeneration and its sub-kind.
   template <class T>
-  void ack_like(std::size_t kind, const T& op) {
-    w.byte(kind), w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.byte(op.offset),
+  std::size_t generation_prefix(std::size_t kind, std::size_t which, const T& op) {
+    if (op.generation == 0) return kind;
+    w.byte(kWithGeneration), w.byte(which), w.byte(op.generation);
+    return SIZE_MAX;
+  }
+  template <class T>
+  void answer(std::size_t kind, const T& op) {
+    if (kind != SIZE_MAX) w.byte(kind);
+    w.name(op.topic, kTopics), w.name(op.sub, kSubs), w.byte(op.offset),
         w.name(op.member, kMembers);
   }
-  void operator()(const oplang::Ack& op) { ack_like(9, op); }
+  void operator()(const oplang::Ack& op) { answer(generation_prefix(9, 0, op), op); }
   void operator()(const oplang::Nack& op) {
-    ack_like(op.delay ? kDelayedNack : 10, op);
+    answer(generation_prefix(op.delay ? kDelayedNack : 10, op.delay ? 4 : 1, op), op);
     if (op.delay) w.index_of(*op.delay, kAdvances);
   }
-  void operator()(const oplang::Term& op) { ack_like(kTerm, op); }
+  void operator()(const oplang::Term& op) { answer(generation_prefix(kTerm, 2, op), op); }
   void operator()(const oplang::Extend& op) {
-    ack_like(11, op), w.index_of(op.extension, kAdvances);
+    answer(generation_prefix(11, 3, op), op), w.index_of(op.extension, kAdvances);
+  }
+  void operator()(const oplang::JoinGroup& op) {
+    w.byte(kJoinGroup), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+        w.name(op.member, kMembers), w.byte(static_cast<std::size_t>(op.assignor));
+    w.index_of(op.filter, kHeaders), w.index_of(op.ack_timeout, kTimeouts);
+    w.byte(op.max_deliveries), write_start(w, op.start), w.byte(op.ordered_by_key ? 1 : 0);
+  }
+  void operator()(const oplang::LeaveGroup& op) {
+    w.byte(kLeaveGroup), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+        w.name(op.member, kMembers);
+  }
+  void operator()(const oplang::PollGroup& op) {
+    w.byte(kPollGroup), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+        w.name(op.member, kMembers), w.byte(op.max);
+  }
+  void operator()(const oplang::GetGroupStats& op) {
+    w.byte(kGroupStats), w.name(op.topic, kTopics), w.name(op.group, kSubs);
+  }
+  void operator()(const oplang::GetMembership& op) {
+    w.byte(kMembership), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+        w.name(op.member, kMembers);
   }
   void operator()(const oplang::Expire&) { w.byte(12); }
   void operator()(const oplang::Advance& op) { w.byte(13), w.index_of(op.ms, kAdvances); }

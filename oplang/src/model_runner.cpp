@@ -48,10 +48,11 @@ struct Apply {
   Value operator()(const Drain&) const { return CountResult{m.drain()}; }
   Value operator()(const Poll& o) const { return m.poll(o.topic, o.sub, o.member, m.now(), o.max); }
   Value operator()(const Ack& o) const {
-    return BoolResult{m.ack(o.topic, o.sub, by_offset(o), o.member, m.now())};
+    return BoolResult{m.ack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation)};
   }
   Value operator()(const Nack& o) const {
-    return BoolResult{m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay)};
+    return BoolResult{
+        m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay, o.generation)};
   }
   Value operator()(const Redrive& o) const { return MovedResult{m.redrive(o.topic, o.name)}; }
   Value operator()(const RedriveTo& o) const {
@@ -70,11 +71,27 @@ struct Apply {
     return OffsetResult{m.seek_to_time(o.topic, o.name, o.time)};
   }
   Value operator()(const Term& o) const {
-    return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now())};
+    return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation)};
   }
   Value operator()(const Extend& o) const {
-    return BoolResult{m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension)};
+    return BoolResult{
+        m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension, o.generation)};
   }
+  Value operator()(const JoinGroup& o) const {
+    return m.join_group(o.topic, o.group, o.member, o.assignor,
+                        {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
+                         o.backoff, o.ordered_by_key});
+  }
+  Value operator()(const LeaveGroup& o) const {
+    return BoolResult{m.leave_group(o.topic, o.group, o.member)};
+  }
+  Value operator()(const PollGroup& o) const {
+    return m.poll_group(o.topic, o.group, o.member, m.now(), o.max);
+  }
+  Value operator()(const GetMembership& o) const {
+    return m.membership(o.topic, o.group, o.member);
+  }
+  Value operator()(const GetGroupStats& o) const { return m.group_stats(o.topic, o.group); }
   Value operator()(const Expire&) const { return m.expire(m.now()); }
   Value operator()(const Advance& o) const {
     m.advance(o.ms);

@@ -21,10 +21,37 @@ void print_value(std::ostream& os, const std::vector<model::Received>& list) {
   os << "received [";
   for (std::size_t i = 0; i < list.size(); ++i) {
     const model::Received& r = list[i];
-    os << (i ? "; " : "") << r.offset << ' ' << format_value(r.payload) << " attempt=" << r.attempt
+    os << (i ? "; " : "");
+    if (!r.topic.empty()) os << format_value(r.topic) << ':';  // R32: poll_group's partition
+    os << r.offset << ' ' << format_value(r.payload) << " attempt=" << r.attempt
        << " deadline=" << r.deadline;
+    if (r.generation != 0) os << " gen=" << r.generation;
   }
   os << ']';
+}
+
+void print_partitions(std::ostream& os, const std::vector<std::uint32_t>& partitions) {
+  os << '[';
+  for (std::size_t i = 0; i < partitions.size(); ++i) os << (i ? " " : "") << partitions[i];
+  os << ']';
+}
+
+void print_value(std::ostream& os, const model::Membership& m) {
+  os << "membership gen=" << m.generation << " partitions=";
+  print_partitions(os, m.partitions);
+}
+
+void print_value(std::ostream& os, const model::GroupStats& g) {
+  os << "group gen=" << g.generation << " members=[";
+  for (std::size_t i = 0; i < g.members.size(); ++i) {
+    os << (i ? " " : "") << format_value(g.members[i]);
+  }
+  os << ']';
+  for (const model::PartitionStats& p : g.partitions) {
+    os << "; " << format_value(p.topic) << " owner=" << format_value(p.owner) << " end=" << p.end
+       << " committed=" << p.committed << " lag=" << p.lag.messages
+       << " oldest_age=" << p.lag.oldest_age;
+  }
 }
 
 void print_value(std::ostream& os, const std::vector<model::Expired>& list) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "oplang/text.h"
@@ -441,7 +442,16 @@ class LineParser {
     SubscribePull o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, timeout=, max=, start=, inflight=, backoff= or ordered";
+    pull_options(o, nullptr);
+    return o;
+  }
+  // The options of subscribe_pull (and join_group, which also takes assignor=).
+  template <typename T>
+  void pull_options(T& o, model::Assignor* assignor) {
+    const char* expected = assignor
+                               ? "assignor=, filter=, timeout=, max=, start=, inflight=, "
+                                 "backoff= or ordered"
+                               : "filter=, timeout=, max=, start=, inflight=, backoff= or ordered";
     while (true) {
       if (!o.ordered_by_key && peek().kind == Token::Kind::kWord && peek().text == "ordered") {
         next();
@@ -450,7 +460,9 @@ class LineParser {
       }
       auto key = option_key(expected);
       if (!key) break;
-      if (*key == "filter") {
+      if (*key == "assignor" && assignor) {
+        *assignor = assignor_name();
+      } else if (*key == "filter") {
         o.filter = filter();
       } else if (*key == "timeout") {
         o.ack_timeout = millis("an ack timeout in ms");
@@ -462,6 +474,48 @@ class LineParser {
         o.max_in_flight = unsigned_number("a number of messages in flight");
       } else if (*key == "backoff") {
         o.backoff = backoff();
+      } else {
+        fail(expected);
+      }
+    }
+  }
+  model::Assignor assignor_name() {
+    const char* expected = "range, round_robin, sticky or cooperative";
+    const std::string w = value(expected);
+    if (w == "range") return model::Assignor::kRange;
+    if (w == "round_robin") return model::Assignor::kRoundRobin;
+    if (w == "sticky") return model::Assignor::kSticky;
+    if (w == "cooperative") return model::Assignor::kCooperativeSticky;
+    fail(expected);
+  }
+  Op join_group() {
+    JoinGroup o;
+    o.topic = value("a topic");
+    o.group = value("a group name");
+    o.member = value("a member name");
+    pull_options(o, &o.assignor);
+    return o;
+  }
+  Op poll_group() {
+    PollGroup o;
+    o.topic = value("a topic");
+    o.group = value("a group name");
+    o.member = value("a member name");
+    while (auto key = option_key("max=")) {
+      if (*key != "max") fail("max=");
+      o.max = unsigned_number("a message count");
+    }
+    return o;
+  }
+  // `gen=N` after an ack, nack, term or extend: the receipt's group generation (R32).
+  template <typename T>
+  T with_generation(T o, bool delay_too) {
+    const char* expected = delay_too ? "delay= or gen=" : "gen=";
+    while (auto key = option_key(expected)) {
+      if (*key == "gen") {
+        o.generation = unsigned_number("a generation");
+      } else if (*key == "delay" && delay_too) {
+        if constexpr (std::is_same_v<T, Nack>) o.delay = millis("a delay in ms");
       } else {
         fail(expected);
       }
@@ -547,16 +601,9 @@ class LineParser {
     }
     if (name == "drain") return Drain{};
     if (name == "poll") return poll();
-    if (name == "ack") return answer<Ack>();
-    if (name == "nack") {
-      Nack o = answer<Nack>();
-      while (auto key = option_key("delay=")) {
-        if (*key != "delay") fail("delay=");
-        o.delay = millis("a delay in ms");
-      }
-      return o;
-    }
-    if (name == "term") return answer<Term>();
+    if (name == "ack") return with_generation(answer<Ack>(), false);
+    if (name == "nack") return with_generation(answer<Nack>(), true);
+    if (name == "term") return with_generation(answer<Term>(), false);
     if (name == "extend") {
       Extend o;
       o.topic = value("a topic");
@@ -564,8 +611,17 @@ class LineParser {
       offset_or_hand(o);
       o.member = value("a member name");
       o.extension = millis("an extension in ms");
-      return o;
+      return with_generation(o, false);
     }
+    if (name == "join_group") return join_group();
+    if (name == "leave_group") {
+      return LeaveGroup{value("a topic"), value("a group name"), value("a member name")};
+    }
+    if (name == "poll_group") return poll_group();
+    if (name == "membership") {
+      return GetMembership{value("a topic"), value("a group name"), value("a member name")};
+    }
+    if (name == "group_stats") return GetGroupStats{value("a topic"), value("a group name")};
     if (name == "expire") return Expire{};
     if (name == "advance") return Advance{millis("a duration in ms")};
     if (name == "stats") {
@@ -614,7 +670,8 @@ class LineParser {
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
         "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "
         "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time, seek_to_time, "
-        "publish_to or partitions");
+        "publish_to, partitions, join_group, leave_group, poll_group, membership or "
+        "group_stats");
   }
 
   std::vector<Token> tokens_;

@@ -162,7 +162,12 @@ struct Printer {
     return out;
   }
   std::string operator()(const SubscribePull& o) const {
-    std::string out = "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name);
+    return "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name) +
+           pull_options(o);
+  }
+  template <typename T>
+  static std::string pull_options(const T& o) {
+    std::string out;
     if (!o.filter.empty()) out += " filter=[" + print_headers(o.filter, ",") + "]";
     if (o.ack_timeout != 30000) out += " timeout=" + std::to_string(o.ack_timeout);
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
@@ -193,15 +198,49 @@ struct Printer {
     return std::string(verb) + " " + format_value(topic) + " " + format_value(sub) + " " + what +
            " " + format_value(member);
   }
+  static std::string gen(std::uint64_t generation) {
+    return generation != 0 ? " gen=" + std::to_string(generation) : "";
+  }
   std::string operator()(const Ack& o) const {
-    return answer("ack", o.topic, o.sub, o.offset, o.which, o.member);
+    return answer("ack", o.topic, o.sub, o.offset, o.which, o.member) + gen(o.generation);
   }
   std::string operator()(const Nack& o) const {
     return answer("nack", o.topic, o.sub, o.offset, o.which, o.member) +
-           (o.delay ? " delay=" + std::to_string(*o.delay) : "");
+           (o.delay ? " delay=" + std::to_string(*o.delay) : "") + gen(o.generation);
   }
   std::string operator()(const Term& o) const {
-    return answer("term", o.topic, o.sub, o.offset, o.which, o.member);
+    return answer("term", o.topic, o.sub, o.offset, o.which, o.member) + gen(o.generation);
+  }
+  std::string operator()(const JoinGroup& o) const {
+    std::string out = "join_group " + format_value(o.topic) + " " + format_value(o.group) + " " +
+                      format_value(o.member);
+    switch (o.assignor) {
+      case model::Assignor::kRange:
+        break;
+      case model::Assignor::kRoundRobin:
+        out += " assignor=round_robin";
+        break;
+      case model::Assignor::kSticky:
+        out += " assignor=sticky";
+        break;
+      case model::Assignor::kCooperativeSticky:
+        out += " assignor=cooperative";
+        break;
+    }
+    return out + pull_options(o);
+  }
+  std::string operator()(const LeaveGroup& o) const {
+    return named("leave_group", o.topic, o.group) + " " + format_value(o.member);
+  }
+  std::string operator()(const PollGroup& o) const {
+    return named("poll_group", o.topic, o.group) + " " + format_value(o.member) +
+           (o.max != 1 ? " max=" + std::to_string(o.max) : "");
+  }
+  std::string operator()(const GetMembership& o) const {
+    return named("membership", o.topic, o.group) + " " + format_value(o.member);
+  }
+  std::string operator()(const GetGroupStats& o) const {
+    return named("group_stats", o.topic, o.group);
   }
   static std::string named(const char* verb, const std::string& topic, const std::string& name) {
     return std::string(verb) + " " + format_value(topic) + " " + format_value(name);
@@ -224,7 +263,7 @@ struct Printer {
   }
   std::string operator()(const Extend& o) const {
     return answer("extend", o.topic, o.sub, o.offset, o.which, o.member) + " " +
-           std::to_string(o.extension);
+           std::to_string(o.extension) + gen(o.generation);
   }
   std::string operator()(const Expire&) const { return "expire"; }
   std::string operator()(const Advance& o) const { return "advance " + std::to_string(o.ms); }

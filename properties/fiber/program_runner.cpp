@@ -204,6 +204,9 @@ struct Recorder {
   std::map<int, std::uint64_t> unsubscribed_at;
   std::map<std::string, int> members;
   std::map<std::tuple<std::string, std::string, std::string>, std::deque<Offset>> hands;
+  // R32: the generation poll_group handed each message of a hand out in (topic, group,
+  // member, offset); answers carry it in their receipt.
+  std::map<std::tuple<std::string, std::string, std::string, Offset>, std::uint64_t> generations;
   std::string errors;
   Plan plan;  // checked names; the setup drops what it failed to create
   // After the fibers, read by the checks.
@@ -584,13 +587,14 @@ class Exec {
          [&] { return c_.b->poll(o.topic, o.sub, o.member, o.max, now()); });
   }
   void operator()(const oplang::Ack& o) {
-    settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which);
+    settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which, o.generation);
   }
   void operator()(const oplang::Nack& o) {
-    settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which, o.delay);
+    settle(PullCall::Kind::kNack, o.topic, o.sub, o.member, o.offset, o.which, o.generation,
+           o.delay);
   }
   void operator()(const oplang::Term& o) {
-    settle(PullCall::Kind::kTerm, o.topic, o.sub, o.member, o.offset, o.which);
+    settle(PullCall::Kind::kTerm, o.topic, o.sub, o.member, o.offset, o.which, o.generation);
   }
   void operator()(const oplang::Extend& o) {
     auto& hand = rec().hands[{o.topic, o.sub, o.member}];
@@ -599,8 +603,8 @@ class Exec {
     for (Offset off : targets) {
       call(
           [&] {
-            return text_of(c_.b->extend(broker::Receipt{o.topic, o.sub, o.member, off}, now(),
-                                        broker::Millis{o.extension}));
+            return text_of(c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation),
+                                        now(), broker::Millis{o.extension}));
           },
           resolved(off));
     }
@@ -698,6 +702,45 @@ class Exec {
     call([&] {
       return std::to_string(
           c_.b->seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time})));
+    });
+  }
+  // R32: consumer groups. poll_group's messages go into the hand of (partition topic, group,
+  // member), so ack / nack / term / extend with `oldest` or `all` answer them.
+  void operator()(const oplang::JoinGroup& o) {
+    broker::PullOptions options;
+    options.header_filter = o.filter;
+    options.ack_timeout = broker::Millis{o.ack_timeout};
+    options.max_deliveries = o.max_deliveries;
+    options.start = start_of(o.start);
+    options.max_in_flight = o.max_in_flight;
+    options.ordered_by_key = o.ordered_by_key;
+    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
+    const broker::Assignor assignor = static_cast<broker::Assignor>(o.assignor);
+    call([&] {
+      const broker::Membership m = c_.b->join_group(o.topic, o.group, o.member, {assignor, options});
+      return "gen=" + std::to_string(m.generation) + " partitions=" + std::to_string(m.partitions.size());
+    });
+  }
+  void operator()(const oplang::LeaveGroup& o) {
+    call([&] { return text_of(c_.b->leave_group(o.topic, o.group, o.member)); });
+  }
+  void operator()(const oplang::GetMembership& o) {
+    call([&] { return "gen=" + std::to_string(c_.b->membership(o.topic, o.group, o.member).generation); });
+  }
+  void operator()(const oplang::GetGroupStats& o) {
+    call([&] { return "gen=" + std::to_string(c_.b->group_stats(o.topic, o.group).generation); });
+  }
+  void operator()(const oplang::PollGroup& o) {
+    Recorder& h = rec();
+    call([&] {
+      const std::vector<broker::Received> got =
+          c_.b->poll_group(o.topic, o.group, o.member, o.max, now());
+      for (const broker::Received& x : got) {
+        h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset);
+        h.generations[{x.receipt.topic, o.group, o.member, x.message->offset}] =
+            x.receipt.generation;
+      }
+      return text_of(got);
     });
   }
   // A concurrent program's brokers live in memory: restarts are for sequential scripts.
@@ -801,9 +844,19 @@ class Exec {
     h.lines.push_back({t, t, who_, oplang::print(*op_) + " -> nothing held"});
   }
 
+  // The receipt of a message in a hand: the op's generation, else the one poll_group gave.
+  broker::Receipt receipt(const std::string& topic, const std::string& sub,
+                          const std::string& member, Offset off, std::uint64_t generation) {
+    if (generation == 0) {
+      auto it = rec().generations.find({topic, sub, member, off});
+      if (it != rec().generations.end()) generation = it->second;
+    }
+    return broker::Receipt{topic, sub, member, off, generation};
+  }
+
   void settle(PullCall::Kind kind, const std::string& topic, const std::string& sub,
               const std::string& member, Offset offset, oplang::Which which,
-              std::optional<model::Millis> delay = std::nullopt) {
+              std::uint64_t generation, std::optional<model::Millis> delay = std::nullopt) {
     Recorder& h = rec();
     auto& hand = h.hands[{topic, sub, member}];
     const std::vector<Offset> targets = pick(hand, offset, which, true);
@@ -813,7 +866,7 @@ class Exec {
       pc.offset = off;
       const Called r = call(
           [&] {
-            const broker::Receipt receipt{topic, sub, member, off};
+            const broker::Receipt receipt = this->receipt(topic, sub, member, off, generation);
             pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, now())
                           : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, now())
                           : delay ? c_.b->nack(receipt, now(), broker::Millis{*delay})

@@ -10,6 +10,7 @@
 #include "broker/broker_options.h"
 #include "broker/clock.h"
 #include "broker/errors.h"
+#include "broker/group.h"
 #include "broker/message.h"
 #include "broker/options.h"
 #include "broker/partitioner.h"
@@ -103,7 +104,7 @@ class Broker {
   /// existed. After it returns no offer starts for it; an offer running on another thread
   /// has finished, unless waiting for it could deadlock (then that offer's handler is
   /// already running and its result is ignored). Safe from inside any handler.
-  /// Throws UnknownTopic.
+  /// Throws UnknownTopic, WrongKind (a consumer group's partition subscription, R32).
   bool unsubscribe(const std::string& topic, const std::string& name);
   /// Moves the subscription's (or group's) next offset; forgets what it held or had
   /// returned. Throws UnknownTopic, UnknownSubscription, OffsetOutOfRange.
@@ -131,7 +132,8 @@ class Broker {
   /// order, then new ones, each held until now + ack_timeout; none beyond the
   /// subscription's max_in_flight held at once (SPEC R22); on an ordered subscription none
   /// whose key is held or has a lower message waiting (R31). Throws InvalidArgument
-  /// (max_messages == 0 or empty member), then UnknownTopic, UnknownSubscription, WrongKind.
+  /// (max_messages == 0 or empty member), then UnknownTopic, UnknownSubscription, WrongKind
+  /// (a push subscription, or a consumer group's partition subscription: poll_group, R32).
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
   /// Like poll at the clock's time, but waits up to timeout (real time) for a message.
@@ -158,6 +160,40 @@ class Broker {
   /// the dead letters when it has had max_deliveries offers. Topics in creation order,
   /// subscriptions in creation order, offsets ascending.
   std::vector<Expired> expire(Time now);
+
+  // ---- consumer groups over partitions (SPEC R32) ----
+  /// Adds member to the consumer group `group` on topic (made on first join: a pull
+  /// subscription called group on each partition, or on the topic itself if it has none,
+  /// adopting any such pull subscription with equal options, e.g. after a restart) and
+  /// rebalances it with the group's assignor (R30) as a new generation. Held messages of a
+  /// partition revoked from its owner come back (R7, reason "revoked"). A member already in
+  /// the group: nothing changes. Returns the member's generation and partitions. Throws
+  /// InvalidArgument (empty group or member, bad pull options), UnknownTopic, WrongKind (a
+  /// push subscription of that name on a partition), OptionsMismatch (the group or a
+  /// partition's subscription exists with other options; "assignor"), OffsetOutOfRange,
+  /// IoError. Only a subscribe_pull of the group's name racing the group's first join can
+  /// leave it failing with some partitions subscribed.
+  Membership join_group(const std::string& topic, const std::string& group,
+                        const std::string& member, const GroupOptions& options = {});
+  /// Removes member and rebalances the rest as a new generation (the group and its
+  /// positions stay when the last one leaves). Returns whether it was a member. Throws
+  /// UnknownTopic, UnknownSubscription (no such group).
+  bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
+  /// The member's current generation and partitions. Throws UnknownTopic,
+  /// UnknownSubscription (no such group or member).
+  [[nodiscard]] Membership membership(const std::string& topic, const std::string& group,
+                                      const std::string& member) const;
+  /// poll over the member's partitions: one message from each in turn, lowest partition
+  /// first, up to max_messages, each under R11, R22 and R31 per partition; receipts name the
+  /// partition's topic and carry the generation, and ack, nack, term and extend refuse a
+  /// receipt unless its member has owned that partition since that generation (fencing).
+  /// Throws InvalidArgument (max_messages == 0 or empty member), UnknownTopic,
+  /// UnknownSubscription (no such group or member).
+  std::vector<Received> poll_group(const std::string& topic, const std::string& group,
+                                   const std::string& member, std::size_t max_messages, Time now);
+  /// The group's generation, members, assignment and each partition's owner, end,
+  /// committed position and lag (R27). Throws UnknownTopic, UnknownSubscription.
+  [[nodiscard]] GroupStats group_stats(const std::string& topic, const std::string& group) const;
 
   // ---- consumer controls (SPEC R25-R28): each takes a subscription's or a group's name ----
   /// Moves the dead letters whose message the log still keeps back to be offered again, in

@@ -75,6 +75,8 @@ struct Receipt {
   std::string subscription;
   std::string member;
   Offset offset = 0;
+  /// R32: the consumer group generation poll_group handed it out in (0: poll's).
+  std::uint64_t generation = 0;
   bool operator==(const Receipt&) const = default;
 };
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/types.h"
+
 namespace model {
 
 /// The fewest partitions (of those whose previous owner is still a member) that any
@@ -17,5 +19,11 @@ namespace model {
 /// in join order (as broker::rebalance reads it). Members at most 16.
 std::uint32_t minimal_moves(const std::vector<std::string>& members, std::uint32_t partitions,
                             const std::map<std::string, std::vector<std::uint32_t>>& previous);
+
+/// R30 as SPEC states it: the assignment of `partitions` partitions to `members` (join
+/// order, distinct) under `assignor`, given the previous one (sticky keeps what it can).
+std::map<std::string, std::vector<std::uint32_t>> assign(
+    Assignor assignor, const std::vector<std::string>& members, std::uint32_t partitions,
+    const std::map<std::string, std::vector<std::uint32_t>>& previous);
 
 }  // namespace model

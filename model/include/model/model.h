@@ -121,18 +121,41 @@ class Model {
   /// arrive while a sequential model waits, so an empty poll stays empty after the timeout.
   std::vector<Received> poll_wait(const std::string& topic, const std::string& sub,
                                   const std::string& member, std::size_t max, Millis timeout);
+  /// R11; R32: on a consumer group's partition only a receipt whose generation its member
+  /// has owned the partition through is accepted (so for nack, extend, term).
   bool ack(const std::string& topic, const std::string& sub, Offset offset,
-           const std::string& member, Millis now);
+           const std::string& member, Millis now, std::uint64_t generation = 0);
   /// R11, R24: the message waits `delay` ms before it is offered again (none: what the
   /// back-off list says). A delay < 0 or > kMaxDuration is InvalidArgument.
   bool nack(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Millis now, std::optional<Millis> delay = std::nullopt);
+            const std::string& member, Millis now, std::optional<Millis> delay = std::nullopt,
+            std::uint64_t generation = 0);
   bool extend(const std::string& topic, const std::string& sub, Offset offset,
-              const std::string& member, Millis now, Millis extension);
+              const std::string& member, Millis now, Millis extension,
+              std::uint64_t generation = 0);
   /// R23: an accepted term dead-letters the held message at once (reason "terminated").
   bool term(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Millis now);
+            const std::string& member, Millis now, std::uint64_t generation = 0);
   std::vector<Expired> expire(Millis now);
+
+  // ---- consumer groups over partitions (R32) ----
+  /// R32: member joins the consumer group (made on the first join: a pull subscription
+  /// called group with `options` on each partition, or on the topic itself if it has none;
+  /// one that exists with equal options is adopted); a new member makes a rebalance (R30)
+  /// and a new generation. Returns the member's generation and partitions.
+  Membership join_group(const std::string& topic, const std::string& group,
+                        const std::string& member, Assignor assignor, const PullOptions& options);
+  /// R32: member leaves (a rebalance of the rest); false if it was not a member.
+  bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
+  /// R32: the member's generation and partitions.
+  [[nodiscard]] Membership membership(const std::string& topic, const std::string& group,
+                                      const std::string& member) const;
+  /// R32: poll over the member's partitions, one message from each in turn (lowest
+  /// partition first) up to max; each received names its partition's topic and generation.
+  std::vector<Received> poll_group(const std::string& topic, const std::string& group,
+                                   const std::string& member, Millis now, std::size_t max);
+  /// R32: the group's generation, members, assignment and partitions.
+  GroupStats group_stats(const std::string& topic, const std::string& group);
 
   // ---- consumer controls (R25-R28); each also takes a push group's name ----
   /// R25: every dead letter whose message the log still keeps leaves the dead letters and,
@@ -249,6 +272,22 @@ class Model {
       std::vector<DeadLetter> dead;
     };
     Saved saved;
+    // R32: a consumer group's partition: who owns it, since which generation, and the
+    // group's generation now.
+    struct Owner {
+      std::string member;
+      std::uint64_t since = 0;
+      std::uint64_t generation = 0;
+    };
+    std::optional<Owner> owner;
+  };
+  // R32: a consumer group over a topic's partitions (not saved: members join again).
+  struct Group {
+    Assignor assignor = Assignor::kRange;
+    PullOptions options;
+    std::vector<std::string> members;  // join order
+    std::uint64_t generation = 0;
+    std::map<std::string, std::vector<std::uint32_t>> assignment;
   };
   // A push member: its own name, its state and its script position; if idempotent, the
   // offsets its script confirmed (what broker::idempotent() remembers for this handler).
@@ -277,6 +316,7 @@ class Model {
     Partitioner partitioner = Partitioner::kMurmur2;
     std::uint64_t round_robin = 0;  // keyless publishes sent so far
     std::string parent;             // a partition's partitioned topic ("" if none)
+    std::map<std::string, Group> consumer_groups;  // R32
   };
 
   // lookups: topic_or_throw is a topic that holds a log (WrongKind for a partitioned one,
@@ -286,6 +326,14 @@ class Model {
   Topic& any_topic_or_throw(const std::string& name);
   const Topic& any_topic_or_throw(const std::string& name) const;
   static std::uint32_t partition_of(const Topic& t, const std::string& key);
+  // R29: the name of partition p of the partitioned topic called name.
+  static std::string partition_name(const std::string& name, std::uint32_t p);
+  // R32: the topics a group on t consumes: its partitions, or t itself.
+  std::vector<Topic*> group_parts(const Topic& t);
+  const Group& group_or_throw(const Topic& t, const std::string& group) const;
+  void rebalance(Topic& t, const std::string& group, std::vector<std::string> members);
+  static bool fenced(const Sub& s, const std::string& member, std::uint64_t generation);
+  static bool valid(const PullOptions& options);
   Topic* find_topic(const std::string& name);
   Topic* find_topic(std::uint64_t id);
   static Sub* find_sub(Topic& t, const std::string& name);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace model {
 
@@ -26,6 +27,8 @@ enum class Partitioner {
   kMurmur2,       // Kafka's default partitioner
   kJavaHashCode,  // seed 003's: |String.hashCode(key)| % partitions
 };
+/// How a consumer group spreads partitions over its members (R30).
+enum class Assignor { kRange, kRoundRobin, kSticky, kCooperativeSticky };
 /// R31: how many messages may wait passed over (with the returned ones) before a poll of an
 /// ordered subscription stops at a blocked message instead of passing it over.
 inline constexpr std::size_t kMaxPassedOver = 1024;
@@ -56,13 +59,50 @@ struct Message {
   Millis publish_time = 0;
 };
 
+/// What lag() reports (R27): messages not yet confirmed (waiting or held; filtered, skipped
+/// and dead-lettered ones are done) and how long the lowest of them has waited.
+struct Lag {
+  std::uint64_t messages = 0;
+  Millis oldest_age = 0;  // now - its publish time (0 when none, never negative)
+  bool operator==(const Lag&) const = default;
+};
+
 /// One message returned by poll (R11).
 struct Received {
   Offset offset = 0;
   std::string payload;
   int attempt = 0;
   Millis deadline = 0;
+  std::string topic{};           // R32 poll_group: the partition's topic ("" from poll)
+  std::uint64_t generation = 0;  // R32 poll_group: the group generation it was handed out in
   bool operator==(const Received&) const = default;
+};
+
+/// A member's place in its consumer group (R32): the generation and its partitions.
+struct Membership {
+  std::uint64_t generation = 0;
+  std::vector<std::uint32_t> partitions;
+  bool operator==(const Membership&) const = default;
+};
+
+/// One partition as its consumer group sees it (R32).
+struct PartitionStats {
+  std::uint32_t partition = 0;
+  std::string topic;
+  std::string owner;  // "" while no member owns it
+  Offset end = 0;
+  Offset committed = 0;
+  Lag lag;
+  bool operator==(const PartitionStats&) const = default;
+};
+
+/// What group_stats reports (R32).
+struct GroupStats {
+  std::uint64_t generation = 0;
+  std::vector<std::string> members;  // join order
+  std::map<std::string, std::vector<std::uint32_t>> assignment;
+  std::vector<PartitionStats> partitions;
+  bool operator==(const GroupStats&) const = default;
 };
 
 /// One held message moved by expire (R11).
@@ -107,13 +147,6 @@ struct Stats {
   bool operator==(const Stats&) const = default;
 };
 
-/// What lag() reports (R27): messages not yet confirmed (waiting or held; filtered, skipped
-/// and dead-lettered ones are done) and how long the lowest of them has waited.
-struct Lag {
-  std::uint64_t messages = 0;
-  Millis oldest_age = 0;  // now - its publish time (0 when none, never negative)
-  bool operator==(const Lag&) const = default;
-};
 
 /// One push handler call made during a drain, and what its scripted side effect returned.
 struct HandlerCall {

@@ -131,6 +131,7 @@ struct Ack {
   Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
   Which which = Which::kOffset;
+  std::uint64_t generation = 0;  // R32: the receipt's group generation (0: poll's)
   bool operator==(const Ack&) const = default;
 };
 /// nack(topic, sub, offset, member, now[, delay])
@@ -141,6 +142,7 @@ struct Nack {
   std::string member;
   Which which = Which::kOffset;
   std::optional<Millis> delay = std::nullopt;  // R24 (none: the back-off list's wait)
+  std::uint64_t generation = 0;                 // R32: the receipt's group generation
   bool operator==(const Nack&) const = default;
 };
 /// term(topic, sub, offset, member, now): give up on a held message (R23)
@@ -150,6 +152,7 @@ struct Term {
   Offset offset = 0;  // kOffset only (0 otherwise)
   std::string member;
   Which which = Which::kOffset;
+  std::uint64_t generation = 0;  // R32: the receipt's group generation (0: poll's)
   bool operator==(const Term&) const = default;
 };
 /// extend(topic, sub, offset, member, now, extension)
@@ -160,6 +163,7 @@ struct Extend {
   std::string member;
   Millis extension = 0;
   Which which = Which::kOffset;
+  std::uint64_t generation = 0;  // R32: the receipt's group generation (0: poll's)
   bool operator==(const Extend&) const = default;
 };
 /// expire(now)
@@ -295,6 +299,50 @@ struct SeekToTime {
   bool operator==(const SeekToTime&) const = default;
 };
 
+/// join_group(topic, group, member, {assignor, pull options as subscribe_pull's}) (R32)
+struct JoinGroup {
+  std::string topic;
+  std::string group;
+  std::string member;
+  model::Assignor assignor = model::Assignor::kRange;
+  Headers filter;
+  Millis ack_timeout = 30000;
+  int max_deliveries = 5;
+  Start start;
+  std::size_t max_in_flight = 0;
+  std::vector<Millis> backoff{};
+  bool ordered_by_key = false;
+  bool operator==(const JoinGroup&) const = default;
+};
+/// leave_group(topic, group, member) (R32)
+struct LeaveGroup {
+  std::string topic;
+  std::string group;
+  std::string member;
+  bool operator==(const LeaveGroup&) const = default;
+};
+/// poll_group(topic, group, member, max, now) (R32)
+struct PollGroup {
+  std::string topic;
+  std::string group;
+  std::string member;
+  std::size_t max = 1;
+  bool operator==(const PollGroup&) const = default;
+};
+/// membership(topic, group, member) (R32)
+struct GetMembership {
+  std::string topic;
+  std::string group;
+  std::string member;
+  bool operator==(const GetMembership&) const = default;
+};
+/// group_stats(topic, group) (R32)
+struct GetGroupStats {
+  std::string topic;
+  std::string group;
+  bool operator==(const GetGroupStats&) const = default;
+};
+
 /// One operation of a script. (The byte decoder numbers the first 16 kinds in this order and
 /// reaches the others, but yield, and idempotent subscribes by escape bytes.)
 using Op =
@@ -302,7 +350,8 @@ using Op =
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
                  Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
                  Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
-                 OffsetForTime, SeekToTime, PublishTo, Partitions>;
+                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, LeaveGroup,
+                 PollGroup, GetMembership, GetGroupStats>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

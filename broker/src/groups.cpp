@@ -1,0 +1,259 @@
+// BrokerImpl: consumer groups over a topic's partitions (SPEC R32): join, leave, the
+// rebalance each makes, poll_group and group_stats. Fencing lives with the partition
+// subscriptions (SubscriptionState::answerable), so ack, nack, term and extend stay pull.cpp's.
+#include <algorithm>
+#include <utility>
+
+#include "broker_impl.h"
+
+namespace broker {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument(what);
+}
+
+bool is_member(const ConsumerGroup& g, const std::string& member) REQUIRES(g.mu) {
+  return std::find(g.members.begin(), g.members.end(), member) != g.members.end();
+}
+
+Membership membership_of(const ConsumerGroup& g, const std::string& member) REQUIRES(g.mu) {
+  auto it = g.assignment.find(member);
+  return Membership{g.generation, it == g.assignment.end() ? std::vector<std::uint32_t>{}
+                                                           : it->second};
+}
+
+std::string no_member(const std::string& member, const std::string& group,
+                      const std::string& topic) {
+  return "no member '" + member + "' in consumer group '" + group + "' on '" + topic + "'";
+}
+
+/// The pull subscription called group on pt that a new group takes over (a restarted
+/// group's, R20), or null if there is none. Throws WrongKind (a push subscription or
+/// group of that name), OptionsMismatch.
+StatePtr adoptable(const Topic& pt, const std::string& group, const GroupOptions& options)
+    REQUIRES(pt.mu) {
+  StatePtr s = pt.resolve(group);
+  if (!s) return nullptr;
+  const SubscriptionConfig& c = s->config();
+  if (c.kind != Kind::kPull) {
+    throw WrongKind("'" + group + "' on '" + pt.name + "' is a push subscription");
+  }
+  if (auto option = first_mismatch(c, options.pull)) {
+    throw OptionsMismatch(*option, "pull subscription '" + group + "' on '" + pt.name +
+                                       "' exists with another " + *option);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<ConsumerGroup> BrokerImpl::find_group(const std::string& topic,
+                                                      const std::string& group) const {
+  std::shared_ptr<Topic> t = find_any_topic(topic);
+  sync::MutexLock lock(t->mu);
+  if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+  auto it = t->consumer_groups.find(group);
+  if (it == t->consumer_groups.end()) {
+    throw UnknownSubscription("no consumer group '" + group + "' on '" + topic + "'");
+  }
+  return it->second;
+}
+
+std::shared_ptr<ConsumerGroup> BrokerImpl::make_group(const std::shared_ptr<Topic>& t,
+                                                      const std::string& group,
+                                                      const GroupOptions& options) {
+  std::vector<std::shared_ptr<Topic>> topics = t->partitions;
+  if (topics.empty()) topics.push_back(t);  // a topic without partitions is its own one
+  // First every check, so a refused join changes nothing; then create what is missing.
+  std::vector<Offset> cursors(topics.size());
+  for (std::size_t p = 0; p < topics.size(); ++p) {
+    Topic& pt = *topics[p];
+    std::optional<sync::MutexLock> lock;
+    if (&pt != t.get()) lock.emplace(pt.mu);  // R29: the partitioned topic's mu first
+    if (!adoptable(pt, group, options)) cursors[p] = resolve_start(*pt.log, options.pull.start);
+  }
+  std::vector<ConsumerGroup::Part> parts;
+  for (std::size_t p = 0; p < topics.size(); ++p) {
+    Topic& pt = *topics[p];
+    std::optional<sync::MutexLock> lock;
+    if (&pt != t.get()) lock.emplace(pt.mu);
+    // Checked again: a subscribe_pull of the group's name on a partition racing this join
+    // can make it throw here, after earlier partitions got their subscriptions.
+    StatePtr s = adoptable(pt, group, options);
+    if (!s) {
+      SubscriptionConfig config = SubscriptionConfig::pull(this, pt.name, group, options.pull);
+      if (store_) store_->subscribed(pt.name, saved_of(config, cursors[p]));  // may throw
+      s = make_state(pt, std::move(config), cursors[p]);
+      pt.add(s);
+      pt.by_name[group] = s;
+    }
+    parts.push_back(ConsumerGroup::Part{static_cast<std::uint32_t>(p), pt.name, std::move(s)});
+  }
+  return std::make_shared<ConsumerGroup>(group, options, std::move(parts));
+}
+
+std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
+    ConsumerGroup& g, std::vector<std::string> members, Time now) {
+  const auto n = static_cast<std::uint32_t>(g.parts.size());
+  Rebalance plan = rebalance(g.options.assignor, members, n, g.assignment);
+  const std::uint64_t generation = g.generation + 1;
+  std::vector<std::string> owner(n);
+  for (const auto& [member, mine] : plan.assignment) {
+    for (std::uint32_t p : mine) owner[p] = member;
+  }
+  std::vector<bool> revoked(n, false);
+  for (const auto& [member, gone] : plan.revoked) {
+    for (std::uint32_t p : gone) revoked[p] = true;
+  }
+  std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  for (const ConsumerGroup::Part& part : g.parts) {
+    SubscriptionState& s = *part.state;
+    sync::MutexLock lock(s.mu);
+    const bool moves = revoked[part.partition] || !s.owner || s.owner->member != owner[part.partition];
+    std::uint64_t since = generation;
+    if (moves) {
+      // What its old owner held comes back (or dies, out of deliveries) before anyone else
+      // is given the partition: one holder per message across generations.
+      for (Offset o : s.held_offsets()) s.fail(o, Failure{"revoked", now});
+    } else {
+      since = s.owner->since;  // cooperative: kept partitions keep their receipts valid
+    }
+    s.owner = GroupOwner{owner[part.partition], since, generation};
+    saves.emplace_back(part.state, s.save_position());
+  }
+  g.members = std::move(members);
+  g.generation = generation;
+  g.assignment = std::move(plan.assignment);
+  return saves;
+}
+
+Membership BrokerImpl::join_group(const std::string& topic, const std::string& group,
+                                  const std::string& member, const GroupOptions& options) {
+  require(!group.empty(), "group must not be empty");
+  require(!member.empty(), "member must not be empty");
+  validate(group, options.pull);
+  const Time now = clock_->now();  // read with no lock held
+  std::shared_ptr<Topic> t = find_any_topic(topic);
+  std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  Membership out;
+  {
+    sync::MutexLock lock(t->mu);
+    if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+    std::shared_ptr<ConsumerGroup> g;
+    if (auto it = t->consumer_groups.find(group); it != t->consumer_groups.end()) {
+      g = it->second;
+      if (g->options.assignor != options.assignor) {
+        throw OptionsMismatch("assignor", "consumer group '" + group + "' has another assignor");
+      }
+      if (auto option = first_mismatch(g->parts.front().state->config(), options.pull)) {
+        throw OptionsMismatch(*option,
+                              "consumer group '" + group + "' exists with another " + *option);
+      }
+    } else {
+      g = make_group(t, group, options);
+      t->consumer_groups[group] = g;
+    }
+    sync::MutexLock group_lock(g->mu);
+    if (!is_member(*g, member)) {
+      std::vector<std::string> members = g->members;
+      members.push_back(member);
+      saves = apply_rebalance(*g, std::move(members), now);
+    }
+    out = membership_of(*g, member);
+  }
+  for (const auto& [s, ticket] : saves) s->wait_saved(ticket);
+  return out;
+}
+
+bool BrokerImpl::leave_group(const std::string& topic, const std::string& group,
+                             const std::string& member) {
+  const Time now = clock_->now();
+  std::shared_ptr<ConsumerGroup> g = find_group(topic, group);
+  std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  {
+    sync::MutexLock lock(g->mu);
+    if (!is_member(*g, member)) return false;
+    std::vector<std::string> members = g->members;
+    std::erase(members, member);
+    saves = apply_rebalance(*g, std::move(members), now);
+  }
+  for (const auto& [s, ticket] : saves) s->wait_saved(ticket);
+  return true;
+}
+
+Membership BrokerImpl::membership(const std::string& topic, const std::string& group,
+                                  const std::string& member) const {
+  std::shared_ptr<ConsumerGroup> g = find_group(topic, group);
+  sync::MutexLock lock(g->mu);
+  if (!is_member(*g, member)) throw UnknownSubscription(no_member(member, group, topic));
+  return membership_of(*g, member);
+}
+
+std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std::string& group,
+                                             const std::string& member,
+                                             std::size_t max_messages, Time now) {
+  require(max_messages > 0, "max_messages must be > 0");
+  require(!member.empty(), "member must not be empty");
+  std::shared_ptr<ConsumerGroup> g = find_group(topic, group);
+  const Time deadline = now + g->options.pull.ack_timeout;
+  std::vector<Received> out;
+  std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  {
+    // The group's mu for the whole poll: no rebalance can move a partition in between.
+    sync::MutexLock lock(g->mu);
+    if (!is_member(*g, member)) throw UnknownSubscription(no_member(member, group, topic));
+    const std::vector<std::uint32_t> mine = membership_of(*g, member).partitions;
+    for (std::uint32_t p : mine) {
+      sync::MutexLock state_lock(g->parts[p].state->mu);
+      g->parts[p].state->catch_up();
+    }
+    // One message from each of its partitions in turn, lowest partition first, so a busy
+    // partition cannot starve the others.
+    for (bool took = true; took && out.size() < max_messages;) {
+      took = false;
+      for (std::uint32_t p : mine) {
+        if (out.size() >= max_messages) break;
+        const ConsumerGroup::Part& part = g->parts[p];
+        SubscriptionState& s = *part.state;
+        sync::MutexLock state_lock(s.mu);
+        const std::size_t bound = s.config().max_in_flight;
+        if (bound != 0 && s.held_count() >= bound) continue;  // R22, per partition
+        std::optional<Held> held = s.take_next(member, deadline, now);
+        if (!held) continue;
+        const Offset offset = held->message->offset;
+        out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
+                               Receipt{part.topic, group, member, offset, g->generation}});
+        took = true;
+      }
+    }
+    for (std::uint32_t p : mine) {
+      sync::MutexLock state_lock(g->parts[p].state->mu);
+      saves.emplace_back(g->parts[p].state, g->parts[p].state->save_position());
+    }
+  }
+  for (const auto& [s, ticket] : saves) s->wait_saved(ticket);
+  if (expiry_ && !out.empty()) expiry_->arm(deadline);
+  return out;
+}
+
+GroupStats BrokerImpl::group_stats(const std::string& topic, const std::string& group) const {
+  const Time now = clock_->now();
+  std::shared_ptr<ConsumerGroup> g = find_group(topic, group);
+  GroupStats out;
+  sync::MutexLock lock(g->mu);
+  out.generation = g->generation;
+  out.members = g->members;
+  out.assignment = g->assignment;
+  for (const ConsumerGroup::Part& part : g->parts) {
+    SubscriptionState& s = *part.state;
+    sync::MutexLock state_lock(s.mu);
+    s.catch_up();
+    out.partitions.push_back(PartitionStats{part.partition, part.topic,
+                                            s.owner ? s.owner->member : std::string(),
+                                            s.log()->end(), s.committed(), s.lag(now)});
+  }
+  return out;
+}
+
+}  // namespace broker
