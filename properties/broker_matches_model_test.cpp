@@ -24,6 +24,8 @@ RC_GTEST_PROP(BrokerMatchesModel, PartitionedTopicsRouteByKey, ()) { partitioned
 
 RC_GTEST_PROP(BrokerMatchesModel, OrderedWorkersKeepEachKeysOrder, ()) { ordered_workers(); }
 
+RC_GTEST_PROP(BrokerMatchesModel, ConsumerGroupsShareAndFencePartitions, ()) { consumer_groups(); }
+
 RC_GTEST_PROP(BrokerMatchesModel, DurableStateSurvivesRestartsAndCrashes, ()) {
   durable_operation();
 }

@@ -40,7 +40,7 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   const Coverage& c = Coverage::get();
   std::printf("%s: %ld sequences, %ld steps (%.1f per sequence)\n", what, c.sequences, c.steps,
               static_cast<double>(c.steps) / c.sequences);
-  EXPECT_EQ(c.steps_by_kind.size(), 34u) << "every op kind must appear";
+  EXPECT_EQ(c.steps_by_kind.size(), 39u) << "every op kind must appear";
   for (const auto& [kind, n] : c.steps_by_kind) {
     const double share = 100.0 * n / c.steps;
     std::printf("  step %-14s %5.1f%%\n", kind.c_str(), share);
@@ -48,16 +48,16 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   }
 }
 
-// Uniformly a kind listed once is 1/36 of the steps (2.8%); in swarm sequences the kinds a
+// Uniformly a kind listed once is 1/41 of the steps (2.4%); in swarm sequences the kinds a
 // sequence keeps share its steps, the always-kept ones (publish, subscribe) get more (the
-// others measured 1.9-2.7% at CI's budget on 2026-12-02, with 36 entries). The floors sit a
-// little below.
+// others measured 1.9-2.4% at budget x1 on 2026-12-02, with 41 entries; CI's smaller budget
+// spreads them wider). The floors sit a little below.
 TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfUniformSteps) {
-  expect_step_shares("every operation, uniform", Swarm::kUniform, 2.2);
+  expect_step_shares("every operation, uniform", Swarm::kUniform, 2.0);
 }
 
-TEST(GeneratorCoverage, EveryOpKindIsAtLeastOnePointSixPercentOfSwarmSteps) {
-  expect_step_shares("every operation, swarm", Swarm::kSwarm, 1.6);
+TEST(GeneratorCoverage, EveryOpKindIsAtLeastOnePointFourPercentOfSwarmSteps) {
+  expect_step_shares("every operation, swarm", Swarm::kSwarm, 1.4);
 }
 
 TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
@@ -70,6 +70,7 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   ASSERT_TRUE(rc::check("consumer controls", [] { consumer_controls(); }));
   ASSERT_TRUE(rc::check("partitioned topics", [] { partitioned_topics(); }));
   ASSERT_TRUE(rc::check("ordered workers", [] { ordered_workers(); }));
+  ASSERT_TRUE(rc::check("consumer groups", [] { consumer_groups(); }));
   const Coverage& c = Coverage::get();
   std::printf("%ld sequences, %ld of them swarm\n", c.sequences, c.swarm_sequences);
   // Minimum share of all sequences that must reach each state (percent). Measured shares
@@ -120,7 +121,14 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"partition out of range", 0.5},
       {"partitioned topic named for a partition", 1},
       // issue 15: R31
-      {"key held back, then handed out", 0.1},  // rare (0.2% measured): OrderingKeys.* pin it
+      // rare (0.1-0.2% measured, less as mixes join the count): OrderingKeys.* pin it
+      {"key held back, then handed out", 0.05},
+      // issue 15: R32
+      {"group rebalanced", 1},
+      {"group delivery", 1},
+      {"group redelivery", 0.3},
+      {"group ack accepted", 0.3},
+      {"group ack refused", 0.3},
   };
   for (const auto& [state, min_share] : wanted) {
     auto it = c.sequences_reaching.find(state);

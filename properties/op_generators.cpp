@@ -409,6 +409,23 @@ oplang::Op gen_op<oplang::WaitDelivered>(const Hints&) {
 template <class T>
 T gen_ack_like(const Hints& h) {
   T op;
+  // R32: half the time, when a consumer group holds messages, one of them: mostly with its
+  // current generation, else an older one (fenced unless a cooperative owner kept it).
+  const auto groups = h.model().consumer_groups();
+  if (!groups.empty() && *g::inRange(0, 2) == 0) {
+    const auto& v = *g::elementOf(groups);
+    op.topic = *g::elementOf(v.parts);
+    op.sub = v.name;
+    const auto held = h.model().held(op.topic, op.sub);
+    if (!held.empty()) {
+      const auto& target = *g::elementOf(held);
+      op.offset = target.offset;
+      op.member = *g::inRange(0, 8) == 0 ? gen_member() : target.member;
+      op.generation = v.generation;
+      if (*g::inRange(0, 4) == 0 && v.generation > 0) op.generation = v.generation - 1;
+      return op;
+    }
+  }
   op.topic = gen_topic(h);
   op.sub = gen_pull_name(h, op.topic);
   const auto held = h.model().held(op.topic, op.sub);
@@ -619,6 +636,97 @@ oplang::Op gen_op<oplang::SeekToTime>(const Hints& h) {
   const std::string topic = gen_topic(h);
   const std::string name = gen_position_name(h, topic);
   return oplang::SeekToTime{topic, name, gen_time(h)};
+}
+
+namespace {
+
+// R32: consumer group names: mostly their own ("c0", "c1"), now and then a subscription's,
+// so a join adopts a pull subscription or runs into a push one (WrongKind).
+const std::vector<std::string> kConsumerGroups = {"c0", "c1"};
+
+// A group that exists (mostly), or a topic and group name that may not.
+std::pair<std::string, std::string> gen_group(const Hints& h) {
+  const auto groups = h.model().consumer_groups();
+  if (!groups.empty() && *g::inRange(0, 6) != 0) {
+    const auto& v = *g::elementOf(groups);
+    return {v.topic, v.name};
+  }
+  return {gen_topic(h), *g::inRange(0, 4) == 0 ? pick(kSubs) : pick(kConsumerGroups)};
+}
+
+// A member of the group (mostly), or any pool member.
+std::string gen_group_member(const Hints& h, const std::string& topic, const std::string& group) {
+  for (const auto& v : h.model().consumer_groups()) {
+    if (v.topic == topic && v.name == group && !v.members.empty() && *g::inRange(0, 4) != 0) {
+      return *g::elementOf(v.members);
+    }
+  }
+  return gen_member();
+}
+
+}  // namespace
+
+// R32: joins to a group mostly repeat its options (so they succeed); first joins pick a
+// partitioned topic most of the time.
+template <>
+oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
+  auto [topic, group] = gen_group(h);
+  oplang::JoinGroup op;
+  for (const auto& v : h.model().consumer_groups()) {
+    if (v.topic != topic || v.name != group || *g::inRange(0, 8) == 0) continue;
+    op.assignor = v.assignor;
+    op.filter = v.options.header_filter;
+    op.ack_timeout = v.options.ack_timeout;
+    op.max_deliveries = v.options.max_deliveries;
+    op.start = v.options.start;
+    op.max_in_flight = v.options.max_in_flight;
+    op.backoff = v.options.backoff;
+    op.ordered_by_key = v.options.ordered_by_key;
+    op.topic = topic;
+    op.group = group;
+    op.member = gen_member();
+    return op;
+  }
+  op.topic = topic;
+  op.group = group;
+  op.member = *g::inRange(0, 20) == 0 ? "" : gen_member();
+  op.assignor = *g::elementOf(std::vector<model::Assignor>{
+      model::Assignor::kRange, model::Assignor::kRoundRobin, model::Assignor::kSticky,
+      model::Assignor::kCooperativeSticky});
+  op.ack_timeout = gen_timeout();
+  op.max_deliveries = gen_max_deliveries();
+  op.start = *g::inRange(0, 2) == 0 ? model::Start{model::Start::Kind::kBeginning, 0}
+                                    : gen_start(h, topic);
+  if (*g::inRange(0, 4) == 0) op.max_in_flight = 1;
+  op.ordered_by_key = *g::inRange(0, 3) == 0;
+  return op;
+}
+
+template <>
+oplang::Op gen_op<oplang::LeaveGroup>(const Hints& h) {
+  const auto [topic, group] = gen_group(h);
+  return oplang::LeaveGroup{topic, group, gen_group_member(h, topic, group)};
+}
+
+template <>
+oplang::Op gen_op<oplang::PollGroup>(const Hints& h) {
+  const auto [topic, group] = gen_group(h);
+  oplang::PollGroup op{topic, group, gen_group_member(h, topic, group),
+                       *g::inRange<std::size_t>(1, 4)};
+  if (*g::inRange(0, 16) == 0) op.max = 0;
+  return op;
+}
+
+template <>
+oplang::Op gen_op<oplang::GetMembership>(const Hints& h) {
+  const auto [topic, group] = gen_group(h);
+  return oplang::GetMembership{topic, group, gen_group_member(h, topic, group)};
+}
+
+template <>
+oplang::Op gen_op<oplang::GetGroupStats>(const Hints& h) {
+  const auto [topic, group] = gen_group(h);
+  return oplang::GetGroupStats{topic, group};
 }
 
 }  // namespace props

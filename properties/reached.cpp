@@ -163,6 +163,25 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
         },
         op);
   }
+  // R32: a rebalance of a group that had members, a poll_group that got a message back
+  // after it moved (attempt > 1 in a later generation), and an answer refused by fencing.
+  if (const auto* m = std::get_if<model::Membership>(&outcome.value);
+      m != nullptr && std::holds_alternative<oplang::JoinGroup>(op) && m->generation > 1) {
+    states.insert("group rebalanced");
+  }
+  if (std::holds_alternative<oplang::PollGroup>(op)) {
+    const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value);
+    if (got != nullptr && !got->empty()) states.insert("group delivery");
+    if (got != nullptr) {
+      for (const auto& r : *got) {
+        if (r.attempt > 1) states.insert("group redelivery");
+      }
+    }
+  }
+  if (const auto* o = std::get_if<oplang::Ack>(&op); o != nullptr && o->generation != 0) {
+    const auto* b = std::get_if<oplang::BoolResult>(&outcome.value);
+    if (b != nullptr) states.insert(b->value ? "group ack accepted" : "group ack refused");
+  }
   // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
   const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
                            std::holds_alternative<oplang::EndOffset>(op) ||

@@ -152,4 +152,19 @@ GroupStats Model::group_stats(const std::string& topic, const std::string& group
   return out;
 }
 
+// Generators only.
+std::vector<Model::GroupView> Model::consumer_groups() const {
+  std::vector<GroupView> out;
+  for (const Topic& t : topics_) {
+    for (const auto& [name, g] : t.consumer_groups) {
+      GroupView v{t.name, name, g.assignor, g.options, g.members, g.generation, {}};
+      for (std::uint32_t p = 0; p < std::max<std::uint32_t>(1, t.partitions); ++p) {
+        v.parts.push_back(t.partitions > 1 ? partition_name(t.name, p) : t.name);
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
 }  // namespace model

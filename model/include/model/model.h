@@ -204,6 +204,18 @@ class Model {
   /// Names (a pull subscription's, a push subscription's or a group's) of the states of a
   /// topic that have dead letters; empty if the topic is unknown.
   [[nodiscard]] std::vector<std::string> dead_letter_names(const std::string& topic) const;
+  /// One consumer group (R32), as generators aim join, leave, poll_group and answers at it.
+  struct GroupView {
+    std::string topic;
+    std::string name;
+    Assignor assignor = Assignor::kRange;
+    PullOptions options;
+    std::vector<std::string> members;
+    std::uint64_t generation = 0;
+    std::vector<std::string> parts;  // the topics of its partitions, by partition
+  };
+  /// Every consumer group, topics in creation order.
+  [[nodiscard]] std::vector<GroupView> consumer_groups() const;
   /// Push subscriptions and groups of a topic back from a restart without a handler (R20).
   [[nodiscard]] std::vector<std::string> dormant_names(const std::string& topic) const;
 
