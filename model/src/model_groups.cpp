@@ -157,9 +157,15 @@ std::vector<Model::GroupView> Model::consumer_groups() const {
   std::vector<GroupView> out;
   for (const Topic& t : topics_) {
     for (const auto& [name, g] : t.consumer_groups) {
-      GroupView v{t.name, name, g.assignor, g.options, g.members, g.generation, {}};
+      GroupView v{t.name, name, g.assignor, g.options, g.members, g.generation, {}, {}};
       for (std::uint32_t p = 0; p < std::max<std::uint32_t>(1, t.partitions); ++p) {
         v.parts.push_back(t.partitions > 1 ? partition_name(t.name, p) : t.name);
+        const Topic* part = nullptr;
+        for (const Topic& u : topics_) {
+          if (u.name == v.parts.back()) part = &u;
+        }
+        const Sub& s = part->subs.at(part->pulls.at(name));
+        v.owners.emplace_back(s.owner ? s.owner->member : "", s.owner ? s.owner->since : 0);
       }
       out.push_back(std::move(v));
     }

@@ -16,15 +16,44 @@ using Kind = PullOp::Kind;
 std::string sub_name(int s) { return "p" + std::to_string(s); }
 std::string member_name(int m) { return "m" + std::to_string(m); }
 const char* boolean(bool b) { return b ? "true" : "false"; }
-std::string key_name(int k) { return k == 0 ? "" : k == 1 ? "a" : "b"; }
+std::string key_name(int k) { return k == 0 ? "" : k == 1 ? "a" : "d"; }
+
+// The topic an answer names: a group's partition, else the topic.
+// An answer's offset as a program shows it: "oldest" before the run resolves it.
+std::string offset_text(const PullOp& op) {
+  return op.offset == ~std::uint64_t{0} ? std::string("oldest") : std::to_string(op.offset);
+}
+
+std::string answer_topic(const PullOp& op) {
+  return op.partition < 0 ? std::string(kLinTopic)
+                          : std::string(kLinTopic) + "-" + std::to_string(op.partition);
+}
 
 std::string apply_or_throw(model::Model& m, const PullOp& op) {
   const std::string sub = sub_name(op.sub);
   const std::string member = member_name(op.member);
   switch (op.kind) {
     case Kind::kCreateTopic:
-      m.create_topic(kLinTopic);
+      m.create_topic(kLinTopic, 0, 0, static_cast<std::uint32_t>(std::max<std::int64_t>(1, op.arg)));
       return "ok";
+    case Kind::kJoin: {
+      model::PullOptions options;
+      options.ack_timeout = op.arg;
+      options.max_deliveries = op.max_deliveries;
+      options.start.kind = model::Start::Kind::kBeginning;
+      const model::Membership ms =
+          m.join_group(kLinTopic, sub, member, static_cast<model::Assignor>(op.key), options);
+      return format_membership(ms.generation, ms.partitions);
+    }
+    case Kind::kLeave:
+      return boolean(m.leave_group(kLinTopic, sub, member));
+    case Kind::kPollGroup: {
+      std::vector<PolledItem> items;
+      for (const model::Received& r :
+           m.poll_group(kLinTopic, sub, member, op.now, static_cast<std::size_t>(op.arg)))
+        items.push_back({r.offset, r.attempt, r.deadline, r.topic, r.generation});
+      return format_poll(items);
+    }
     case Kind::kSubscribePull: {
       model::PullOptions options;
       options.ack_timeout = op.arg;
@@ -44,11 +73,13 @@ std::string apply_or_throw(model::Model& m, const PullOp& op) {
       return format_poll(items);
     }
     case Kind::kAck:
-      return boolean(m.ack(kLinTopic, sub, op.offset, member, op.now));
+      return boolean(m.ack(answer_topic(op), sub, op.offset, member, op.now, op.generation));
     case Kind::kNack:
-      return boolean(m.nack(kLinTopic, sub, op.offset, member, op.now));
+      return boolean(m.nack(answer_topic(op), sub, op.offset, member, op.now, std::nullopt,
+                            op.generation));
     case Kind::kExtend:
-      return boolean(m.extend(kLinTopic, sub, op.offset, member, op.now, op.arg));
+      return boolean(
+          m.extend(answer_topic(op), sub, op.offset, member, op.now, op.arg, op.generation));
     case Kind::kExpire: {
       std::vector<ExpiredItem> items;
       for (const model::Expired& e : m.expire(op.now))
@@ -70,7 +101,19 @@ std::string fingerprint(model::Model m) {
     for (const model::DeadLetter& d : m.dead_letters(t, s))
       out << 'd' << d.offset << ',' << d.attempts << ',' << d.reason << ';';
   };
+  // R32: each group's generation, members and owners (with the generation since which).
+  const std::vector<model::Model::GroupView> groups = m.consumer_groups();
+  for (const model::Model::GroupView& g : groups) {
+    out << "group " << g.name << '~' << g.generation << '[';
+    for (const std::string& member : g.members) out << member << ' ';
+    out << ']';
+    for (const auto& [owner, since] : g.owners) out << owner << '^' << since << ';';
+  }
+  std::vector<std::string> logs;  // the topics with a log (a partitioned one routes only)
   for (const std::string& t : topics) {
+    if (m.partitions(t) == 1) logs.push_back(t);
+  }
+  for (const std::string& t : logs) {
     out << t << '@' << m.end_offset(t) << '{';
     for (const std::string& s : m.pull_names(t)) {
       const model::Stats st = m.stats(t, s);
@@ -87,12 +130,28 @@ std::string fingerprint(model::Model m) {
   for (const model::Expired& e : m.expire(kLate))
     out << e.topic << '/' << e.subscription << ':' << e.offset << (e.dead_lettered ? "+" : "")
         << ';';
-  for (const std::string& t : topics) {
+  // A group's partitions are polled through the group: every member leaves the copy and a
+  // probe joins alone, so it owns every partition (nothing is held after the expire above).
+  for (const model::Model::GroupView& g : groups) {
+    for (const std::string& member : g.members) m.leave_group(g.topic, g.name, member);
+    m.join_group(g.topic, g.name, "~probe", g.assignor, g.options);
+    out << g.name << '[';
+    for (const model::Received& r : m.poll_group(g.topic, g.name, "~probe", kLate, 1u << 20))
+      out << r.topic << ':' << r.offset << '#' << r.attempt << ' ';
+    out << ']';
+  }
+  for (const std::string& t : logs) {
     for (const std::string& s : m.pull_names(t)) {
-      out << s << '[';
-      for (const model::Received& r : m.poll(t, s, "~probe", kLate, 1u << 20))
-        out << r.offset << '#' << r.attempt << ' ';
-      out << ']';
+      bool grouped = false;
+      for (const model::Model::GroupView& g : groups) {
+        grouped = grouped || std::find(g.parts.begin(), g.parts.end(), t) != g.parts.end();
+      }
+      if (!grouped) {
+        out << s << '[';
+        for (const model::Received& r : m.poll(t, s, "~probe", kLate, 1u << 20))
+          out << r.offset << '#' << r.attempt << ' ';
+        out << ']';
+      }
       dead_letters(t, s);
     }
   }
@@ -179,7 +238,20 @@ std::string to_string(const PullOp& op) {
   const std::string sub = sub_name(op.sub), member = member_name(op.member);
   switch (op.kind) {
     case Kind::kCreateTopic:
-      out << "create_topic(" << kLinTopic << ")";
+      out << "create_topic(" << kLinTopic;
+      if (op.arg > 1) out << ", partitions=" << op.arg;
+      out << ")";
+      break;
+    case Kind::kJoin:
+      out << "join_group(" << sub << ", " << member << ", assignor=" << op.key
+          << ", ack_timeout=" << op.arg << ", max_deliveries=" << op.max_deliveries << ")";
+      break;
+    case Kind::kLeave:
+      out << "leave_group(" << sub << ", " << member << ")";
+      break;
+    case Kind::kPollGroup:
+      out << "poll_group(" << sub << ", " << member << ", now=" << op.now << ", max=" << op.arg
+          << ")";
       break;
     case Kind::kSubscribePull:
       out << "subscribe_pull(" << sub << ", ack_timeout=" << op.arg
@@ -194,12 +266,16 @@ std::string to_string(const PullOp& op) {
       break;
     case Kind::kAck:
     case Kind::kNack:
-      out << (op.kind == Kind::kAck ? "ack(" : "nack(") << sub << ", " << op.offset << ", "
-          << member << ", now=" << op.now << ")";
+      out << (op.kind == Kind::kAck ? "ack(" : "nack(") << answer_topic(op) << "/" << sub << ", "
+          << offset_text(op) << ", " << member << ", now=" << op.now;
+      if (op.partition >= 0) out << ", gen=" << op.generation;
+      out << ")";
       break;
     case Kind::kExtend:
-      out << "extend(" << sub << ", " << op.offset << ", " << member << ", now=" << op.now
-          << ", ext=" << op.arg << ")";
+      out << "extend(" << answer_topic(op) << "/" << sub << ", " << offset_text(op) << ", "
+          << member << ", now=" << op.now << ", ext=" << op.arg;
+      if (op.partition >= 0) out << ", gen=" << op.generation;
+      out << ")";
       break;
     case Kind::kExpire:
       out << "expire(now=" << op.now << ")";
@@ -208,12 +284,23 @@ std::string to_string(const PullOp& op) {
   return out.str();
 }
 
+std::string format_membership(std::uint64_t generation,
+                              const std::vector<std::uint32_t>& partitions) {
+  std::string out = "gen=" + std::to_string(generation) + " [";
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    out += (i ? " " : "") + std::to_string(partitions[i]);
+  }
+  return out + "]";
+}
+
 std::string format_poll(const std::vector<PolledItem>& items) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ' ';
+    if (!items[i].topic.empty()) out += items[i].topic + ':';
     out += std::to_string(items[i].offset) + '#' + std::to_string(items[i].attempt) + '@' +
            std::to_string(items[i].deadline);
+    if (items[i].generation != 0) out += '~' + std::to_string(items[i].generation);
   }
   return out + ']';
 }

@@ -24,8 +24,23 @@ inline constexpr const char* kLinTopic = "t";
 
 /// One pull-API call as plain data: generated, printed, applied to the model or the broker.
 /// Subscriptions are named "p<sub>", members "m<member>"; times are explicit milliseconds.
+/// Consumer groups (R32): the group is "p<sub>" over the partitions of the topic; members
+/// join (arg: ack timeout, max_deliveries, key: the assignor 0..3), leave and poll_group;
+/// an answer with partition >= 0 names "t-<partition>" and carries `generation`.
 struct PullOp {
-  enum class Kind { kCreateTopic, kSubscribePull, kPublish, kPoll, kAck, kNack, kExtend, kExpire };
+  enum class Kind {
+    kCreateTopic,  // arg: partitions (0 or 1: none)
+    kSubscribePull,
+    kPublish,
+    kPoll,
+    kAck,
+    kNack,
+    kExtend,
+    kExpire,
+    kJoin,
+    kLeave,
+    kPollGroup,
+  };
   Kind kind = Kind::kPublish;
   int sub = 0;
   int member = 0;
@@ -33,18 +48,25 @@ struct PullOp {
   std::int64_t now = 0;      // poll / ack / nack / extend / expire
   std::int64_t arg = 0;      // poll: max messages; extend: extension; subscribe_pull: ack_timeout
   int max_deliveries = 0;    // subscribe_pull
-  int key = 0;               // publish: 0 none, 1 "a", 2 "b"; subscribe_pull: 1 ordered (R31)
+  // publish: 0 none, 1 "a", 2 "d" (murmur2 puts them on partitions 0 and 1 of 2);
+  // subscribe_pull: 1 ordered (R31); join: the assignor
+  int key = 0;
+  int partition = -1;        // ack / nack / extend of a group's message (R32)
+  std::uint64_t generation = 0;  // ... with the generation its member last saw
   bool operator==(const PullOp&) const = default;
 };
 
 /// "poll(p0, m1, now=10, max=2)" and the like.
 std::string to_string(const PullOp& op);
 
-/// One message handed out by poll, as results print it: "offset#attempt@deadline".
+/// One message handed out by poll, as results print it: "offset#attempt@deadline"; by
+/// poll_group "t-p:offset#attempt@deadline~generation".
 struct PolledItem {
   std::uint64_t offset = 0;
   int attempt = 0;
   std::int64_t deadline = 0;
+  std::string topic{};
+  std::uint64_t generation = 0;
 };
 /// One message moved by expire: "p<sub>:offset" plus "+dead" when dead-lettered.
 struct ExpiredItem {
@@ -55,6 +77,9 @@ struct ExpiredItem {
 
 /// Canonical result text of a poll: "[0#1@10 3#2@20]".
 std::string format_poll(const std::vector<PolledItem>& items);
+/// Canonical result text of a join: "gen=2 [0 1]" (R32).
+std::string format_membership(std::uint64_t generation,
+                              const std::vector<std::uint32_t>& partitions);
 /// Canonical result text of an expire: "[p0:0 p1:2+dead]".
 std::string format_expire(const std::vector<ExpiredItem>& items);
 /// Canonical result text of an error: "error:<code name>".

@@ -1,7 +1,9 @@
 // Generating parallel pull programs and running them on broker_fiber.
 #include "linearizability_program.h"
 
+#include <deque>
 #include <memory>
+#include <tuple>
 #include <sstream>
 #include <utility>
 
@@ -12,6 +14,9 @@ namespace fiberprop {
 namespace {
 
 using Kind = PullOp::Kind;
+
+// An answer's offset when the run resolves it from the member's hand.
+constexpr std::uint64_t kFromHand = ~std::uint64_t{0};
 
 rc::Gen<PullOp> gen_op(int subs) {
   const auto sub = rc::gen::inRange(0, subs);
@@ -58,14 +63,51 @@ rc::Gen<std::vector<std::vector<PullOp>>> gen_branches(int subs, const ProgramSh
                          });
 }
 
-std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
+// What a member (a branch) knows of its group (R32): the generation it last saw (set by
+// join and poll_group) and the messages poll_group gave it, not yet answered.
+struct MemberView {
+  std::uint64_t seen = 0;
+  std::deque<std::pair<int, std::uint64_t>> hand;  // (partition, offset)
+};
+
+std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view) {
   const std::string sub = "p" + std::to_string(op.sub);
   const std::string member = "m" + std::to_string(op.member);
+  const std::string topic = op.partition < 0 ? std::string(kLinTopic)
+                                             : broker::partition_name(kLinTopic, op.partition);
+  const broker::Receipt receipt{topic, sub, member, op.offset, op.generation};
   const char* boolean[] = {"false", "true"};
   switch (op.kind) {
-    case Kind::kCreateTopic:
-      b.create_topic(kLinTopic);
+    case Kind::kCreateTopic: {
+      broker::TopicOptions options;
+      options.partitions = static_cast<std::uint32_t>(std::max<std::int64_t>(1, op.arg));
+      b.create_topic(kLinTopic, options);
       return "ok";
+    }
+    case Kind::kJoin: {
+      broker::GroupOptions options;
+      options.assignor = static_cast<broker::Assignor>(op.key);
+      options.pull.ack_timeout = broker::Millis{op.arg};
+      options.pull.max_deliveries = op.max_deliveries;
+      options.pull.start = broker::StartPosition::beginning();
+      const broker::Membership m = b.join_group(kLinTopic, sub, member, options);
+      view.seen = m.generation;
+      return format_membership(m.generation, m.partitions);
+    }
+    case Kind::kLeave:
+      return boolean[b.leave_group(kLinTopic, sub, member)];
+    case Kind::kPollGroup: {
+      std::vector<PolledItem> items;
+      for (const broker::Received& r :
+           b.poll_group(kLinTopic, sub, member, static_cast<std::size_t>(op.arg),
+                        broker::at(broker::Millis{op.now}))) {
+        items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count(),
+                         r.receipt.topic, r.receipt.generation});
+        view.seen = r.receipt.generation;
+        view.hand.emplace_back(r.receipt.topic.back() - '0', r.message->offset);
+      }
+      return format_poll(items);
+    }
     case Kind::kSubscribePull: {
       broker::PullOptions options;
       options.ack_timeout = broker::Millis{op.arg};
@@ -79,7 +121,7 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
       return std::to_string(b.publish(kLinTopic, "x", {},
                                       op.key == 0   ? ""
                                       : op.key == 1 ? "a"
-                                                    : "b"));
+                                                    : "d"));
     case Kind::kPoll: {
       std::vector<PolledItem> items;
       for (const broker::Received& r :
@@ -89,14 +131,11 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
       return format_poll(items);
     }
     case Kind::kAck:
-      return boolean[b.ack(broker::Receipt{kLinTopic, sub, member, op.offset},
-                           broker::at(broker::Millis{op.now}))];
+      return boolean[b.ack(receipt, broker::at(broker::Millis{op.now}))];
     case Kind::kNack:
-      return boolean[b.nack(broker::Receipt{kLinTopic, sub, member, op.offset},
-                            broker::at(broker::Millis{op.now}))];
+      return boolean[b.nack(receipt, broker::at(broker::Millis{op.now}))];
     case Kind::kExtend:
-      return boolean[b.extend(broker::Receipt{kLinTopic, sub, member, op.offset},
-                              broker::at(broker::Millis{op.now}), broker::Millis{op.arg})];
+      return boolean[b.extend(receipt, broker::at(broker::Millis{op.now}), broker::Millis{op.arg})];
     case Kind::kExpire: {
       std::vector<ExpiredItem> items;
       for (const broker::Expired& e : b.expire(broker::at(broker::Millis{op.now})))
@@ -107,9 +146,9 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op) {
   return "?";
 }
 
-std::string apply_broker(broker::Broker& b, const PullOp& op) {
+std::string apply_broker(broker::Broker& b, const PullOp& op, MemberView& view) {
   try {
-    return apply_or_throw(b, op);
+    return apply_or_throw(b, op, view);
   } catch (const broker::Error& e) {
     return format_error(broker::to_string(e.code()));
   }
@@ -161,6 +200,81 @@ rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape) {
   });
 }
 
+rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
+  // One group "p0" over a topic of 2 partitions; branch k is member mk. Its ops: joins (with
+  // the group's options, so they succeed), leaves, poll_group, and answers to a partition's
+  // offset with the generation the member last saw; publishes in between.
+  const auto now = rc::gen::map(rc::gen::inRange(0, 7), [](int k) { return std::int64_t{5} * k; });
+  // Three answers in four name the oldest message in the member's hand (resolved when it
+  // runs, as the generation is); the rest any offset of a partition.
+  const auto answer = [=](Kind kind) {
+    return rc::gen::apply(
+        [kind](int partition, std::uint64_t offset, bool from_hand, std::int64_t t) {
+          PullOp op{kind, 0, 0, from_hand ? kFromHand : offset, t, kind == Kind::kExtend ? 10 : 0,
+                    0};
+          op.partition = partition;
+          return op;
+        },
+        rc::gen::inRange(0, 2), rc::gen::inRange<std::uint64_t>(0, 4),
+        rc::gen::map(rc::gen::inRange(0, 4), [](int k) { return k != 0; }), now);
+  };
+  // Publishes are keyed: a keyless one takes a turn of the round robin before it appends,
+  // so two racing ones may land in an order no sequential run gives (R29 promises the
+  // spread, not that). No expire: it takes one partition's lock at a time, like expire
+  // over two subscriptions (R11ExpireIsAtomicPerSubscriptionNotAcrossThem).
+  const auto op = rc::gen::weightedOneOf<PullOp>(
+      {{2, rc::gen::map(rc::gen::inRange(1, 3),
+                        [](int key) {
+                          PullOp p{Kind::kPublish};
+                          p.key = key;
+                          return p;
+                        })},
+       {2, rc::gen::just(PullOp{Kind::kJoin})},
+       {1, rc::gen::just(PullOp{Kind::kLeave})},
+       {4, rc::gen::apply([](std::int64_t t,
+                             int max) { return PullOp{Kind::kPollGroup, 0, 0, 0, t, max, 0}; },
+                          now, rc::gen::inRange(1, 3))},
+       {3, answer(Kind::kAck)},
+       {1, answer(Kind::kNack)},
+       {1, answer(Kind::kExtend)}});
+  const auto branch = rc::gen::mapcat(rc::gen::inRange(shape.min_ops, shape.max_ops + 1),
+                                      [op](int n) {
+                                        return rc::gen::container<std::vector<PullOp>>(
+                                            static_cast<std::size_t>(n), op);
+                                      });
+  return rc::gen::apply(
+      [](int assignor, std::int64_t timeout, int max_deliveries, int publishes,
+         std::vector<std::vector<PullOp>> branches) {
+        ParallelProgram p;
+        p.prefix.push_back({Kind::kCreateTopic, 0, 0, 0, 0, 2});
+        PullOp join{Kind::kJoin, 0, 9, 0, 0, timeout, max_deliveries, assignor};
+        p.prefix.push_back(join);  // m9 makes the group and leaves: the branches share it
+        p.prefix.push_back(PullOp{Kind::kLeave, 0, 9});
+        for (int i = 0; i < publishes; ++i) {
+          PullOp publish{Kind::kPublish};
+          publish.key = 1 + i % 2;
+          p.prefix.push_back(publish);
+        }
+        for (std::size_t k = 0; k < branches.size(); ++k) {
+          branches[k].insert(branches[k].begin(), PullOp{Kind::kJoin});  // a worker joins first
+          for (PullOp& o : branches[k]) {
+            o.member = static_cast<int>(k);
+            if (o.kind == Kind::kJoin) o = PullOp{Kind::kJoin, 0, o.member, 0, 0, timeout,
+                                                  max_deliveries, assignor};
+          }
+        }
+        p.branches = std::move(branches);
+        return p;
+      },
+      rc::gen::inRange(0, 4), rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4),
+      rc::gen::inRange(0, 5),
+      rc::gen::mapcat(rc::gen::inRange(shape.min_branches, shape.max_branches + 1),
+                      [branch](int n) {
+                        return rc::gen::container<std::vector<std::vector<PullOp>>>(
+                            static_cast<std::size_t>(n), branch);
+                      }));
+}
+
 ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& schedule) {
   auto history = std::make_shared<ParallelHistory>();
   auto shared = std::make_shared<const ParallelProgram>(program);
@@ -169,9 +283,24 @@ ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& 
                           std::uint64_t clock = 0;
                           broker::Broker b{broker::BrokerOptions::synchronous().with_clock(
                               std::make_shared<broker::ManualClock>())};
-                          auto record = [&](const PullOp& op, int branch, std::vector<Call>& into) {
+                          // The generation each member (a branch, or the prefix) last saw: a
+                          // group answer carries it, as a worker's receipt would (R32).
+                          // An answer "from the hand" names the oldest message there.
+                          std::vector<MemberView> views(shared->branches.size() + 1);
+                          auto record = [&](PullOp op, int branch, std::vector<Call>& into) {
+                            MemberView& mine = views[static_cast<std::size_t>(branch + 1)];
+                            if (op.partition >= 0) {
+                              op.generation = mine.seen;
+                              if (op.offset == kFromHand) {
+                                op.offset = 0;
+                                if (!mine.hand.empty()) {
+                                  std::tie(op.partition, op.offset) = mine.hand.front();
+                                  mine.hand.pop_front();
+                                }
+                              }
+                            }
                             Call c{op, branch, ++clock, 0, ""};
-                            c.result = apply_broker(b, op);
+                            c.result = apply_broker(b, op, mine);
                             c.ret = ++clock;  // no scheduling point since the call returned
                             into.push_back(std::move(c));
                           };

@@ -34,6 +34,11 @@ struct ProgramShape {
 /// before, at and after deadlines. Shrinks ops, branch lengths and the prefix.
 rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape);
 
+/// Consumer group programs (R32): a topic of 2 partitions, a group joined in the prefix,
+/// and branches that are members: joining, leaving, polling the group and answering
+/// partitions' offsets with the generation they last saw, with publishes and expiries.
+rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape);
+
 /// One run of a program: what the scheduler did and what the calls returned.
 struct ParallelRun {
   fiber::RunResult run;

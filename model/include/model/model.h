@@ -213,6 +213,8 @@ class Model {
     std::vector<std::string> members;
     std::uint64_t generation = 0;
     std::vector<std::string> parts;  // the topics of its partitions, by partition
+    /// Per partition: its owner ("" none) and the generation it has owned it since.
+    std::vector<std::pair<std::string, std::uint64_t>> owners;
   };
   /// Every consumer group, topics in creation order.
   [[nodiscard]] std::vector<GroupView> consumer_groups() const;
