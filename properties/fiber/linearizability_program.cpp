@@ -3,7 +3,6 @@
 
 #include <deque>
 #include <memory>
-#include <tuple>
 #include <sstream>
 #include <utility>
 
@@ -64,10 +63,16 @@ rc::Gen<std::vector<std::vector<PullOp>>> gen_branches(int subs, const ProgramSh
 }
 
 // What a member (a branch) knows of its group (R32): the generation it last saw (set by
-// join and poll_group) and the messages poll_group gave it, not yet answered.
+// join and poll_group) and the messages poll_group gave it, not yet answered, each with
+// its receipt's generation (so a rebalance in between makes it a stale one).
 struct MemberView {
   std::uint64_t seen = 0;
-  std::deque<std::pair<int, std::uint64_t>> hand;  // (partition, offset)
+  struct Receipt {
+    int partition = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t generation = 0;  // the one poll_group gave it out in: a worker's receipt
+  };
+  std::deque<Receipt> hand;
 };
 
 std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view) {
@@ -104,7 +109,8 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view
         items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count(),
                          r.receipt.topic, r.receipt.generation});
         view.seen = r.receipt.generation;
-        view.hand.emplace_back(r.receipt.topic.back() - '0', r.message->offset);
+        view.hand.push_back({r.receipt.topic.back() - '0', r.message->offset,
+                             r.receipt.generation});
       }
       return format_poll(items);
     }
@@ -285,7 +291,8 @@ ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& 
                               std::make_shared<broker::ManualClock>())};
                           // The generation each member (a branch, or the prefix) last saw: a
                           // group answer carries it, as a worker's receipt would (R32).
-                          // An answer "from the hand" names the oldest message there.
+                          // An answer "from the hand" names the oldest message there, with
+                          // its receipt's generation; any other, the member's latest.
                           std::vector<MemberView> views(shared->branches.size() + 1);
                           auto record = [&](PullOp op, int branch, std::vector<Call>& into) {
                             MemberView& mine = views[static_cast<std::size_t>(branch + 1)];
@@ -294,7 +301,9 @@ ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& 
                               if (op.offset == kFromHand) {
                                 op.offset = 0;
                                 if (!mine.hand.empty()) {
-                                  std::tie(op.partition, op.offset) = mine.hand.front();
+                                  op.partition = mine.hand.front().partition;
+                                  op.offset = mine.hand.front().offset;
+                                  op.generation = mine.hand.front().generation;
                                   mine.hand.pop_front();
                                 }
                               }
