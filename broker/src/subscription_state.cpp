@@ -99,14 +99,10 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   // counted and a later message is still found (R3).
   while (!message) {
     catch_up();
-    // R31: the keys a message may not have: those held, and, walking the returned messages
-    // in offset order, those of the lower ones (one pass: O(held + returned) per offer).
-    std::unordered_set<std::string> blocked;
-    if (ordered) {
-      for (const auto& [offset, held] : in_flight_) {
-        if (!held.message->key.empty()) blocked.insert(held.message->key);
-      }
-    }
+    // R31: a key is blocked while held (held_keys_, kept as messages are taken and
+    // answered) and, walking the returned messages in offset order, for the higher ones of a
+    // key already passed (one pass: O(returned) per offer, nothing per held message).
+    std::unordered_set<std::string> waiting;
     // Returned messages first, lowest offset first (R6), of those whose wait is over (R24)
     // and, ordered, whose key is free (R31).
     bool dropped = false;
@@ -119,14 +115,15 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
         break;
       }
       // A waiting message blocks its key for the higher ones, ready or not.
-      const bool free = !ordered || m->key.empty() || blocked.insert(m->key).second;
+      const bool free = !ordered || m->key.empty() ||
+                        (waiting.insert(m->key).second && !held_keys_.contains(m->key));
       if (!ready || !free) continue;
       message = std::move(m);
       redelivery_.erase(it);
       break;
     }
     if (message || dropped) continue;
-    // Then the cursor; every returned message is below it, so `blocked` is complete here.
+    // Then the cursor; every returned message is below it, so `waiting` is complete here.
     for (;;) {
       MessagePtr m = log_->read(cursor_);
       if (!m) {
@@ -136,7 +133,8 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
       if (!matches(*m)) {
         ++cursor_;
         ++counters_.filtered;
-      } else if (ordered && !m->key.empty() && blocked.contains(m->key)) {
+      } else if (ordered && !m->key.empty() &&
+                 (held_keys_.contains(m->key) || waiting.contains(m->key))) {
         // R31: passed over, it waits like a returned message; past the bound the line waits.
         if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
         redelivery_.emplace(m->offset, Time::min());
@@ -153,12 +151,14 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   if (attempt > 1) ++counters_.redelivered;
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
+  if (ordered && !message->key.empty()) ++held_keys_[message->key];
   return held;
 }
 
 bool SubscriptionState::confirm(Offset offset) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
+  release_key(*it->second.message);
   in_flight_.erase(it);
   attempts_.erase(offset);
   ++counters_.confirmed;
@@ -169,6 +169,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
   MessagePtr message = std::move(it->second.message);
+  release_key(*message);
   in_flight_.erase(it);
   const int attempts = attempts_[offset];
   if (failure.terminal || (config_.max_deliveries > 0 && attempts >= config_.max_deliveries)) {
@@ -237,10 +238,17 @@ std::optional<Time> SubscriptionState::earliest_deadline() const {
   return earliest;
 }
 
+void SubscriptionState::release_key(const Message& m) {
+  if (!config_.ordered_by_key || m.key.empty()) return;
+  auto it = held_keys_.find(m.key);
+  if (it != held_keys_.end() && --it->second == 0) held_keys_.erase(it);
+}
+
 void SubscriptionState::seek(Offset offset) {
   cursor_ = offset;
   redelivery_.clear();
   in_flight_.clear();
+  held_keys_.clear();
   attempts_.clear();
   offers.void_running();
 }

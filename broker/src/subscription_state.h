@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/clock.h"
@@ -145,6 +146,8 @@ class SubscriptionState {
 
  private:
   bool matches(const Message& m) const;
+  /// R31: m is no longer held (ordered subscriptions count held keys).
+  void release_key(const Message& m) REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).
   [[nodiscard]] bool unfiltered() const;
 
@@ -159,6 +162,9 @@ class SubscriptionState {
   // Returned offsets, each with the time it may be offered again from (SPEC R24).
   std::map<Offset, Time> redelivery_ GUARDED_BY(mu);
   std::map<Offset, Held> in_flight_ GUARDED_BY(mu);
+  // R31, ordered subscriptions only: how many held messages each non-empty key has, kept
+  // with in_flight_ so an offer need not walk every held message.
+  std::unordered_map<std::string, std::size_t> held_keys_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
   bool paused_ GUARDED_BY(mu) = false;
