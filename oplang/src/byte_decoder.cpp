@@ -61,9 +61,9 @@ constexpr std::uint8_t kLeaveGroup = 238;      // topic, group, member (R32)
 constexpr std::uint8_t kPollGroup = 239;       // topic, group, member, max 0..3 (R32)
 constexpr std::uint8_t kGroupStats = 240;      // topic, group (R32)
 constexpr std::uint8_t kMembership = 241;      // topic, group, member (R32)
-constexpr std::uint8_t kWithGeneration = 242;  // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
+constexpr std::uint8_t kWithGeneration = 243;  // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
                                                // nack; a generation 0..255; then its fields
-// (220, 228 and 229 are no escapes: committed inputs read them as kind bytes.)
+// (220, 228, 229 and 242 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {

@@ -28,7 +28,9 @@ bool escaped(const oplang::Op& op) {
   if (const auto* p = std::get_if<oplang::SubscribePull>(&op)) {
     return p->max_in_flight != 0 || !p->backoff.empty();
   }
-  if (const auto* n = std::get_if<oplang::Nack>(&op)) return n->delay.has_value();
+  if (const auto* n = std::get_if<oplang::Nack>(&op)) return n->delay.has_value() || n->generation;
+  if (const auto* a = std::get_if<oplang::Ack>(&op)) return a->generation != 0;
+  if (const auto* e = std::get_if<oplang::Extend>(&op)) return e->generation != 0;
   return std::holds_alternative<oplang::PollWait>(op) ||
          std::holds_alternative<oplang::WaitIdle>(op) ||
          std::holds_alternative<oplang::WaitDelivered>(op) ||
@@ -38,6 +40,11 @@ bool escaped(const oplang::Op& op) {
          std::holds_alternative<oplang::OldestOffset>(op) ||
          std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
          std::holds_alternative<oplang::Term>(op) || std::holds_alternative<oplang::Redrive>(op) ||
+         std::holds_alternative<oplang::JoinGroup>(op) ||
+         std::holds_alternative<oplang::LeaveGroup>(op) ||
+         std::holds_alternative<oplang::PollGroup>(op) ||
+         std::holds_alternative<oplang::GetMembership>(op) ||
+         std::holds_alternative<oplang::GetGroupStats>(op) ||
          std::holds_alternative<oplang::RedriveTo>(op) ||
          std::holds_alternative<oplang::Purge>(op) || std::holds_alternative<oplang::Pause>(op) ||
          std::holds_alternative<oplang::Resume>(op) || std::holds_alternative<oplang::GetLag>(op) ||
@@ -106,6 +113,24 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheObservations) {
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
 
+TEST(ByteDecoderTest, EncodesAndDecodesTheConsumerGroups) {
+  const oplang::Script script = oplang::parse(
+      "create_topic t0 partitions=2\n"
+      "join_group t0 s0 w0 assignor=cooperative timeout=10 start=begin ordered\n"
+      "join_group t0 s0 w1 assignor=sticky timeout=20\n"
+      "poll_group t0 s0 w0 max=3\n"
+      "ack t0-1 s0 2 w0 gen=2\n"
+      "nack t0-0 s0 1 w1 delay=5 gen=1\n"
+      "nack t0-0 s0 1 w1 gen=3\n"
+      "term t0-1 s0 0 w0 gen=2\n"
+      "extend t0-1 s0 0 w0 10 gen=2\n"
+      "membership t0 s0 w1\n"
+      "group_stats t0 s0\n"
+      "leave_group t0 s0 w0\n");
+  const std::vector<std::uint8_t> bytes = encode_ops(script);
+  EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
+}
+
 TEST(ByteDecoderTest, EveryKindByteDecodes) {
   // Each kind byte alone (its fields run out, as zeros): the escapes and the 16 kinds (208
   // stays get_stats: a committed input reads it as a kind byte).
@@ -115,8 +140,10 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     ASSERT_EQ(script.size(), 1u) << kind;
     // 214 and 215 alone read a bound of 0 and no script: a plain subscribe_pull / subscribe
     // (218 reads one back-off wait however short the input).
+    // 243 alone reads an ack with generation 0: a plain ack.
     const bool escape = (kind >= 200 && kind <= 213 && kind != 208) ||
-                        (kind >= 216 && kind <= 230 && kind != 220 && kind != 228 && kind != 229);
+                        (kind >= 216 && kind <= 230 && kind != 220 && kind != 228 && kind != 229) ||
+                        (kind >= 237 && kind <= 241);
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -22,9 +22,14 @@
 //   partitions, partitioner 0/1), 232 publish_to (topic, partition 0..3, payload, key),
 //   233 the next op on partition 0..2 of its topic ("t0" becomes "t0-1"), 234 a publish with
 //   a key from a pool that spreads over partitions, 235 partitions (topic), 236 an ordered
-//   subscribe_pull (214's fields, then 0..3 back-off waits) (R29, R31)
-//   (208, 220, 228 and 229 are not escapes: a
-//   committed input reads it as a kind byte, get_stats). A script with restart or crash
+//   subscribe_pull (214's fields, then 0..3 back-off waits) (R29, R31), 237 join_group
+//   (topic, group from the sub pool, member, assignor 0..3, then subscribe_pull's options
+//   and ordered 0/1), 238 leave_group, 241 membership (topic, group, member), 239
+//   poll_group (topic, group, member, max 0..3), 240 group_stats (topic, group), 243 an
+//   answer with a group generation (0 ack, 1 nack, 2 term, 3 extend, 4 delayed nack; the
+//   generation 0..255; then its fields) (R32)
+//   (208, 220, 228, 229 and 242 are not escapes: a
+//   committed input reads it as a kind byte). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),
 //   payload = "m<byte>", offsets and counts = the byte (small ranges), headers/filters =
