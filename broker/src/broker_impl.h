@@ -112,6 +112,10 @@ class BrokerImpl {
   std::shared_ptr<ConsumerGroup> make_group(const std::shared_ptr<Topic>& t,
                                             const std::string& group,
                                             const GroupOptions& options) REQUIRES(t->mu);
+  /// R32: the group's pull subscription on pt: the one there (adopted), else a new one at
+  /// `cursor`. Throws WrongKind, OptionsMismatch, IoError.
+  StatePtr group_subscription(Topic& pt, const std::string& group, const GroupOptions& options,
+                              Offset cursor) REQUIRES(pt.mu);
   /// R32: gives g's partitions to `members` under g's assignor as its next generation:
   /// messages held on a partition that is revoked come back (R7, reason "revoked").
   /// Returns the saves to wait for once no lock is held.

@@ -63,34 +63,43 @@ std::shared_ptr<ConsumerGroup> BrokerImpl::find_group(const std::string& topic,
 std::shared_ptr<ConsumerGroup> BrokerImpl::make_group(const std::shared_ptr<Topic>& t,
                                                       const std::string& group,
                                                       const GroupOptions& options) {
-  std::vector<std::shared_ptr<Topic>> topics = t->partitions;
-  if (topics.empty()) topics.push_back(t);  // a topic without partitions is its own one
+  // A topic without partitions is its own one (its mu is held); partitions are locked one
+  // at a time, after the partitioned topic's mu (R29's order).
+  const std::size_t n = std::max<std::size_t>(1, t->partitions.size());
   // First every check, so a refused join changes nothing; then create what is missing.
-  std::vector<Offset> cursors(topics.size());
-  for (std::size_t p = 0; p < topics.size(); ++p) {
-    Topic& pt = *topics[p];
-    std::optional<sync::MutexLock> lock;
-    if (&pt != t.get()) lock.emplace(pt.mu);  // R29: the partitioned topic's mu first
+  std::vector<Offset> cursors(n);
+  if (t->partitions.empty()) {
+    if (!adoptable(*t, group, options)) cursors[0] = resolve_start(*t->log, options.pull.start);
+  }
+  for (std::size_t p = 0; p < t->partitions.size(); ++p) {
+    Topic& pt = *t->partitions[p];
+    sync::MutexLock lock(pt.mu);
     if (!adoptable(pt, group, options)) cursors[p] = resolve_start(*pt.log, options.pull.start);
   }
   std::vector<ConsumerGroup::Part> parts;
-  for (std::size_t p = 0; p < topics.size(); ++p) {
-    Topic& pt = *topics[p];
-    std::optional<sync::MutexLock> lock;
-    if (&pt != t.get()) lock.emplace(pt.mu);
-    // Checked again: a subscribe_pull of the group's name on a partition racing this join
-    // can make it throw here, after earlier partitions got their subscriptions.
-    StatePtr s = adoptable(pt, group, options);
-    if (!s) {
-      SubscriptionConfig config = SubscriptionConfig::pull(this, pt.name, group, options.pull);
-      if (store_) store_->subscribed(pt.name, saved_of(config, cursors[p]));  // may throw
-      s = make_state(pt, std::move(config), cursors[p]);
-      pt.add(s);
-      pt.by_name[group] = s;
-    }
-    parts.push_back(ConsumerGroup::Part{static_cast<std::uint32_t>(p), pt.name, std::move(s)});
+  if (t->partitions.empty()) {
+    parts.push_back({0, t->name, group_subscription(*t, group, options, cursors[0])});
+  }
+  for (std::size_t p = 0; p < t->partitions.size(); ++p) {
+    Topic& pt = *t->partitions[p];
+    sync::MutexLock lock(pt.mu);
+    parts.push_back({static_cast<std::uint32_t>(p), pt.name,
+                     group_subscription(pt, group, options, cursors[p])});
   }
   return std::make_shared<ConsumerGroup>(group, options, std::move(parts));
+}
+
+StatePtr BrokerImpl::group_subscription(Topic& pt, const std::string& group,
+                                        const GroupOptions& options, Offset cursor) {
+  // Checked again: a subscribe_pull of the group's name on a partition racing the join can
+  // make it throw here, after earlier partitions got their subscriptions.
+  if (StatePtr s = adoptable(pt, group, options)) return s;
+  SubscriptionConfig config = SubscriptionConfig::pull(this, pt.name, group, options.pull);
+  if (store_) store_->subscribed(pt.name, saved_of(config, cursor));  // may throw
+  StatePtr s = make_state(pt, std::move(config), cursor);
+  pt.add(s);
+  pt.by_name[group] = s;
+  return s;
 }
 
 std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(

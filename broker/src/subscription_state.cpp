@@ -1,7 +1,6 @@
 #include "subscription_state.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <utility>
 
 namespace broker {
@@ -27,6 +26,7 @@ void SubscriptionState::restore(std::map<Offset, int> attempts, std::vector<Dead
 void SubscriptionState::continue_from(const SubscriptionState& old) {
   cursor_ = old.cursor_;
   redelivery_ = old.redelivery_;  // what a redrive returned while nobody was subscribed (R25)
+  index_waiting();
   attempts_ = old.attempts_;
   dead_ = old.dead_;
   counters_ = old.counters_;
@@ -80,7 +80,7 @@ void SubscriptionState::catch_up() {
   const Offset oldest = log_->oldest();
   while (!redelivery_.empty() && redelivery_.begin()->first < oldest) {
     attempts_.erase(redelivery_.begin()->first);
-    redelivery_.erase(redelivery_.begin());
+    erase_waiting(redelivery_.begin()->first);
     ++counters_.skipped;
   }
   if (cursor_ < oldest) {
@@ -99,31 +99,35 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   // counted and a later message is still found (R3).
   while (!message) {
     catch_up();
-    // R31: a key is blocked while held (held_keys_, kept as messages are taken and
-    // answered) and, walking the returned messages in offset order, for the higher ones of a
-    // key already passed (one pass: O(returned) per offer, nothing per held message).
-    std::unordered_set<std::string> waiting;
     // Returned messages first, lowest offset first (R6), of those whose wait is over (R24)
-    // and, ordered, whose key is free (R31).
+    // and, ordered, whose key is free (R31): the index keeps exactly those candidates.
     bool dropped = false;
-    for (auto it = redelivery_.begin(); it != redelivery_.end(); ++it) {
-      const bool ready = it->second <= now;
-      if (!ready && !ordered) continue;
-      MessagePtr m = log_->read(it->first);
-      if (!m) {
-        dropped = true;  // retention took it meanwhile: catch up again
+    if (ordered) {
+      for (Offset o : free_waiting_) {
+        if (redelivery_.at(o) > now) continue;
+        message = log_->read(o);
+        if (!message) {
+          dropped = true;  // retention took it meanwhile: catch up again
+          break;
+        }
+        erase_waiting(o);
         break;
       }
-      // A waiting message blocks its key for the higher ones, ready or not.
-      const bool free = !ordered || m->key.empty() ||
-                        (waiting.insert(m->key).second && !held_keys_.contains(m->key));
-      if (!ready || !free) continue;
-      message = std::move(m);
-      redelivery_.erase(it);
-      break;
+    } else {
+      for (auto it = redelivery_.begin(); it != redelivery_.end(); ++it) {
+        if (it->second > now) continue;
+        message = log_->read(it->first);
+        if (!message) {
+          dropped = true;
+          break;
+        }
+        redelivery_.erase(it);
+        break;
+      }
     }
     if (message || dropped) continue;
-    // Then the cursor; every returned message is below it, so `waiting` is complete here.
+    // Then the cursor; every returned message is below it, so a key with one waiting is
+    // blocked at the cursor too.
     for (;;) {
       MessagePtr m = log_->read(cursor_);
       if (!m) {
@@ -134,10 +138,10 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
         ++cursor_;
         ++counters_.filtered;
       } else if (ordered && !m->key.empty() &&
-                 (held_keys_.contains(m->key) || waiting.contains(m->key))) {
+                 (held_keys_.contains(m->key) || waiting_of_key_.contains(m->key))) {
         // R31: passed over, it waits like a returned message; past the bound the line waits.
         if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
-        redelivery_.emplace(m->offset, Time::min());
+        add_waiting(m->offset, Time::min(), m->key);
         ++cursor_;
       } else {
         ++cursor_;
@@ -151,7 +155,10 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   if (attempt > 1) ++counters_.redelivered;
   Held held{message, member, deadline, attempt};
   in_flight_[message->offset] = held;
-  if (ordered && !message->key.empty()) ++held_keys_[message->key];
+  if (ordered && !message->key.empty()) {
+    drop_head(message->key);
+    ++held_keys_[message->key];
+  }
   return held;
 }
 
@@ -187,7 +194,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
                                                  config_.backoff.size()) -
                            1];
   }
-  redelivery_[offset] = failure.at + wait;
+  add_waiting(offset, failure.at + wait, message->key);
   return false;
 }
 
@@ -241,7 +248,67 @@ std::optional<Time> SubscriptionState::earliest_deadline() const {
 void SubscriptionState::release_key(const Message& m) {
   if (!config_.ordered_by_key || m.key.empty()) return;
   auto it = held_keys_.find(m.key);
-  if (it != held_keys_.end() && --it->second == 0) held_keys_.erase(it);
+  if (it != held_keys_.end() && --it->second == 0) {
+    held_keys_.erase(it);
+    add_head(m.key);
+  }
+}
+
+void SubscriptionState::drop_head(const std::string& key) {
+  auto it = waiting_of_key_.find(key);
+  if (it != waiting_of_key_.end()) free_waiting_.erase(*it->second.begin());
+}
+
+void SubscriptionState::add_head(const std::string& key) {
+  auto it = waiting_of_key_.find(key);
+  if (it != waiting_of_key_.end() && !held_keys_.contains(key)) {
+    free_waiting_.insert(*it->second.begin());
+  }
+}
+
+void SubscriptionState::add_waiting(Offset offset, Time not_before, const std::string& key) {
+  redelivery_[offset] = not_before;
+  if (!config_.ordered_by_key) return;
+  waiting_key_[offset] = key;
+  if (key.empty()) {
+    free_waiting_.insert(offset);
+    return;
+  }
+  drop_head(key);
+  waiting_of_key_[key].insert(offset);
+  add_head(key);
+}
+
+void SubscriptionState::erase_waiting(Offset offset) {
+  redelivery_.erase(offset);
+  if (!config_.ordered_by_key) return;
+  auto k = waiting_key_.find(offset);
+  if (k == waiting_key_.end()) return;
+  const std::string key = std::move(k->second);
+  waiting_key_.erase(k);
+  free_waiting_.erase(offset);
+  if (key.empty()) return;
+  drop_head(key);
+  auto it = waiting_of_key_.find(key);
+  it->second.erase(offset);
+  if (it->second.empty()) {
+    waiting_of_key_.erase(it);
+  } else {
+    add_head(key);
+  }
+}
+
+void SubscriptionState::index_waiting() {
+  waiting_key_.clear();
+  waiting_of_key_.clear();
+  free_waiting_.clear();
+  if (!config_.ordered_by_key) return;
+  const std::map<Offset, Time> all = std::move(redelivery_);
+  redelivery_.clear();
+  for (const auto& [offset, not_before] : all) {
+    MessagePtr m = log_->read(offset);
+    add_waiting(offset, not_before, m ? m->key : std::string());
+  }
 }
 
 void SubscriptionState::seek(Offset offset) {
@@ -249,6 +316,7 @@ void SubscriptionState::seek(Offset offset) {
   redelivery_.clear();
   in_flight_.clear();
   held_keys_.clear();
+  index_waiting();
   attempts_.clear();
   offers.void_running();
 }
@@ -311,7 +379,7 @@ std::size_t SubscriptionState::redrive() {
     // Already waiting or held (after a seek back): it will be offered anyway.
     if (o >= cursor_ || redelivery_.contains(o) || in_flight_.contains(o)) continue;
     attempts_.erase(o);
-    redelivery_[o] = Time::min();
+    add_waiting(o, Time::min(), d.message->key);
   }
   dead_ = std::move(stay);
   counters_.redriven += moved;

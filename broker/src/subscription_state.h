@@ -148,6 +148,15 @@ class SubscriptionState {
   bool matches(const Message& m) const;
   /// R31: m is no longer held (ordered subscriptions count held keys).
   void release_key(const Message& m) REQUIRES(mu);
+  /// R31's index: a key's lowest waiting message leaves (drop) or joins (add, unless the key
+  /// is held) the candidates; call drop before and add after changing the key's state.
+  void drop_head(const std::string& key) REQUIRES(mu);
+  void add_head(const std::string& key) REQUIRES(mu);
+  /// Every change to redelivery_ but clear goes through these, so the index follows.
+  void add_waiting(Offset offset, Time not_before, const std::string& key) REQUIRES(mu);
+  void erase_waiting(Offset offset) REQUIRES(mu);
+  /// Rebuilds the index from redelivery_ (after it was replaced or cleared).
+  void index_waiting() REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).
   [[nodiscard]] bool unfiltered() const;
 
@@ -165,6 +174,13 @@ class SubscriptionState {
   // R31, ordered subscriptions only: how many held messages each non-empty key has, kept
   // with in_flight_ so an offer need not walk every held message.
   std::unordered_map<std::string, std::size_t> held_keys_ GUARDED_BY(mu);
+  // R31, ordered subscriptions only, an index of redelivery_: each waiting offset's key, the
+  // waiting offsets of each non-empty key, and the candidates an offer may take (keyless
+  // waiting messages and the lowest waiting one of each key not held), so an offer costs
+  // O(log n) however many wait passed over.
+  std::map<Offset, std::string> waiting_key_ GUARDED_BY(mu);
+  std::unordered_map<std::string, std::set<Offset>> waiting_of_key_ GUARDED_BY(mu);
+  std::set<Offset> free_waiting_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
   bool paused_ GUARDED_BY(mu) = false;
