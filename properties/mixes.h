@@ -13,13 +13,12 @@ using namespace oplang;  // NOLINT: op kinds read as lists below
 /// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/41 of
 /// the steps (2.4%).
 inline void every_operation(Swarm swarm = Swarm::kHalf) {
-  check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
-                             SubscribePull, Unsubscribe, Seek, Drain, Poll, PollWait, Ack, Nack,
-                             Term, Extend, Expire, Advance, GetStats, GetDeadLetters, WaitIdle,
-                             WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset, Redrive,
-                             RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime,
-                             PublishTo, Partitions, JoinGroup, LeaveGroup, PollGroup, GetMembership,
-                             GetGroupStats>(swarm);
+  check_broker_matches_model<
+      CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe, SubscribePull, Unsubscribe,
+      Seek, Drain, Poll, PollWait, Ack, Nack, Term, Extend, Expire, Advance, GetStats,
+      GetDeadLetters, WaitIdle, WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset,
+      Redrive, RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime, PublishTo,
+      Partitions, JoinGroup, LeaveGroup, PollGroup, GetMembership, GetGroupStats>(swarm);
 }
 
 /// Consumer groups (R30, R32): members joining and leaving partitioned topics under every

@@ -690,9 +690,9 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
   op.topic = topic;
   op.group = group;
   op.member = *g::inRange(0, 20) == 0 ? "" : gen_member();
-  op.assignor = *g::elementOf(std::vector<model::Assignor>{
-      model::Assignor::kRange, model::Assignor::kRoundRobin, model::Assignor::kSticky,
-      model::Assignor::kCooperativeSticky});
+  op.assignor = *g::elementOf(
+      std::vector<model::Assignor>{model::Assignor::kRange, model::Assignor::kRoundRobin,
+                                   model::Assignor::kSticky, model::Assignor::kCooperativeSticky});
   op.ack_timeout = gen_timeout();
   op.max_deliveries = gen_max_deliveries();
   op.start = *g::inRange(0, 2) == 0 ? model::Start{model::Start::Kind::kBeginning, 0}

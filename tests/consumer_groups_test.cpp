@@ -104,7 +104,7 @@ TEST(ConsumerGroups, CooperativeKeepsTheReceiptsOfPartitionsThatStay) {
   const auto got = b.poll_group("orders", "billing", "A", 2, Time{});
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(b.join_group("orders", "billing", "B", o), (Membership{2, {1}}));  // p1 moves
-  EXPECT_TRUE(b.ack(got[0].receipt, Time{}));   // p0 stayed with A
+  EXPECT_TRUE(b.ack(got[0].receipt, Time{}));                                  // p0 stayed with A
   EXPECT_FALSE(b.ack(got[1].receipt, Time{}));  // p1 moved to B: fenced
   const auto moved = b.poll_group("orders", "billing", "B", 2, Time{});
   ASSERT_EQ(moved.size(), 1u);

@@ -110,8 +110,8 @@ class BrokerImpl {
   /// subscriptions called group it finds there. Throws WrongKind, OptionsMismatch,
   /// OffsetOutOfRange, IoError.
   std::shared_ptr<ConsumerGroup> make_group(const std::shared_ptr<Topic>& t,
-                                            const std::string& group,
-                                            const GroupOptions& options) REQUIRES(t->mu);
+                                            const std::string& group, const GroupOptions& options)
+      REQUIRES(t->mu);
   /// R32: the group's pull subscription on pt: the one there (adopted), else a new one at
   /// `cursor`. Throws WrongKind, OptionsMismatch, IoError.
   StatePtr group_subscription(Topic& pt, const std::string& group, const GroupOptions& options,

@@ -19,8 +19,8 @@ bool is_member(const ConsumerGroup& g, const std::string& member) REQUIRES(g.mu)
 
 Membership membership_of(const ConsumerGroup& g, const std::string& member) REQUIRES(g.mu) {
   auto it = g.assignment.find(member);
-  return Membership{g.generation, it == g.assignment.end() ? std::vector<std::uint32_t>{}
-                                                           : it->second};
+  return Membership{g.generation,
+                    it == g.assignment.end() ? std::vector<std::uint32_t>{} : it->second};
 }
 
 std::string no_member(const std::string& member, const std::string& group,
@@ -119,7 +119,8 @@ std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
   for (const ConsumerGroup::Part& part : g.parts) {
     SubscriptionState& s = *part.state;
     sync::MutexLock lock(s.mu);
-    const bool moves = revoked[part.partition] || !s.owner || s.owner->member != owner[part.partition];
+    const bool moves =
+        revoked[part.partition] || !s.owner || s.owner->member != owner[part.partition];
     std::uint64_t since = generation;
     if (moves) {
       // What its old owner held comes back (or dies, out of deliveries) before anyone else
@@ -200,8 +201,8 @@ Membership BrokerImpl::membership(const std::string& topic, const std::string& g
 }
 
 std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std::string& group,
-                                             const std::string& member,
-                                             std::size_t max_messages, Time now) {
+                                             const std::string& member, std::size_t max_messages,
+                                             Time now) {
   require(max_messages > 0, "max_messages must be > 0");
   require(!member.empty(), "member must not be empty");
   std::shared_ptr<ConsumerGroup> g = find_group(topic, group);

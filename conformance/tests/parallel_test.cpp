@@ -152,7 +152,7 @@ TEST(ConformanceParallel, InterleavedBatchesLinearizeOnlyAsOneMessagePolls) {
   auto prefix = [&](PullOp::Kind kind, std::string result) {
     PullOp op;
     op.kind = kind;
-    op.arg = 50;  // subscribe_pull: the ack timeout
+    if (kind == PullOp::Kind::kSubscribePull) op.arg = 50;  // the ack timeout
     h.prefix.push_back(Call{op, -1, 0, 0, std::move(result)});
   };
   prefix(PullOp::Kind::kCreateTopic, "ok");

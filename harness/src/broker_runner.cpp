@@ -106,7 +106,11 @@ model::Membership to_model(const broker::Membership& m) { return {m.generation, 
 model::GroupStats to_model(const broker::GroupStats& g) {
   model::GroupStats out{g.generation, g.members, g.assignment, {}};
   for (const broker::PartitionStats& p : g.partitions) {
-    out.partitions.push_back({p.partition, p.topic, p.owner, p.end, p.committed,
+    out.partitions.push_back({p.partition,
+                              p.topic,
+                              p.owner,
+                              p.end,
+                              p.committed,
                               {p.lag.messages, p.lag.oldest_age.count()}});
   }
   return out;
@@ -252,7 +256,8 @@ struct BrokerRunner::Apply {
     return to_model(b.poll(o.topic, o.sub, o.member, o.max, now()), o);
   }
   oplang::Value operator()(const oplang::Ack& o) const {
-    return oplang::BoolResult{b.ack(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
+    return oplang::BoolResult{
+        b.ack(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
   }
   oplang::Value operator()(const oplang::Nack& o) const {
     const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member, o.generation);
@@ -285,11 +290,13 @@ struct BrokerRunner::Apply {
         b.seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time}))};
   }
   oplang::Value operator()(const oplang::Term& o) const {
-    return oplang::BoolResult{b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
+    return oplang::BoolResult{
+        b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
   }
   oplang::Value operator()(const oplang::Extend& o) const {
-    return oplang::BoolResult{b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now(),
-                                       broker::Millis{o.extension})};
+    return oplang::BoolResult{
+        b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now(),
+                 broker::Millis{o.extension})};
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
   oplang::Value operator()(const oplang::Advance& o) const {

@@ -58,7 +58,8 @@ std::map<std::string, std::vector<std::uint32_t>> assign(
   if (assignor == Assignor::kRange) {
     std::uint32_t p = 0;
     for (std::size_t i = 0; i < m; ++i) {
-      for (std::uint32_t k = 0; k < share + (i < larger ? 1 : 0); ++k) out[members[i]].push_back(p++);
+      for (std::uint32_t k = 0; k < share + (i < larger ? 1 : 0); ++k)
+        out[members[i]].push_back(p++);
     }
     return out;
   }

@@ -112,8 +112,7 @@ Membership Model::membership(const std::string& topic, const std::string& group,
 // R32: one message from each of the member's partitions in turn, by R11, R22, R26 and R31
 // on each partition's subscription.
 std::vector<Received> Model::poll_group(const std::string& topic, const std::string& group,
-                                        const std::string& member, Millis now,
-                                        std::size_t max) {
+                                        const std::string& member, Millis now, std::size_t max) {
   if (max == 0 || member.empty()) throw Error(ErrorCode::kInvalidArgument);
   const Membership mine = membership(topic, group, member);
   std::vector<Topic*> parts = group_parts(any_topic_or_throw(topic));

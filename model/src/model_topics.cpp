@@ -125,8 +125,8 @@ Offset Model::publish_to(const std::string& topic, std::uint32_t partition,
                          const std::string& key) {
   const Topic& named = any_topic_or_throw(topic);
   if (partition >= named.partitions) throw Error(ErrorCode::kPartitionOutOfRange);
-  Topic& t = named.partitions > 1 ? topic_or_throw(partition_name(topic, partition))
-                                  : *find_topic(topic);
+  Topic& t =
+      named.partitions > 1 ? topic_or_throw(partition_name(topic, partition)) : *find_topic(topic);
   const Offset offset = t.end++;
   t.log[offset] = Message{offset, payload, headers, key, now_};
   apply_retention(t);

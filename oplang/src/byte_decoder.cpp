@@ -55,14 +55,14 @@ constexpr std::uint8_t kOnPartition = 233;           // partition 0..2, then an 
 constexpr std::uint8_t kKeyedPublish = 234;          // publish's fields, a key from kKeys
 constexpr std::uint8_t kPartitionsKind = 235;        // topic (R29)
 constexpr std::uint8_t kOrderedPull = 236;           // 214's, then 0..3 back-off waits (R31)
-constexpr std::uint8_t kJoinGroup = 237;       // topic, group, member, assignor 0..3, then
-                                               // subscribe_pull's options, ordered 0/1 (R32)
-constexpr std::uint8_t kLeaveGroup = 238;      // topic, group, member (R32)
-constexpr std::uint8_t kPollGroup = 239;       // topic, group, member, max 0..3 (R32)
-constexpr std::uint8_t kGroupStats = 240;      // topic, group (R32)
-constexpr std::uint8_t kMembership = 241;      // topic, group, member (R32)
-constexpr std::uint8_t kWithGeneration = 243;  // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
-                                               // nack; a generation 0..255; then its fields
+constexpr std::uint8_t kJoinGroup = 237;             // topic, group, member, assignor 0..3, then
+                                                     // subscribe_pull's options, ordered 0/1 (R32)
+constexpr std::uint8_t kLeaveGroup = 238;            // topic, group, member (R32)
+constexpr std::uint8_t kPollGroup = 239;             // topic, group, member, max 0..3 (R32)
+constexpr std::uint8_t kGroupStats = 240;            // topic, group (R32)
+constexpr std::uint8_t kMembership = 241;            // topic, group, member (R32)
+constexpr std::uint8_t kWithGeneration = 243;        // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
+                                                     // nack; a generation 0..255; then its fields
 // (220, 228, 229 and 242 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.

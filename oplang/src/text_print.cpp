@@ -162,8 +162,7 @@ struct Printer {
     return out;
   }
   std::string operator()(const SubscribePull& o) const {
-    return "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name) +
-           pull_options(o);
+    return "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name) + pull_options(o);
   }
   template <typename T>
   static std::string pull_options(const T& o) {

@@ -34,7 +34,8 @@ std::string apply_or_throw(model::Model& m, const PullOp& op) {
   const std::string member = member_name(op.member);
   switch (op.kind) {
     case Kind::kCreateTopic:
-      m.create_topic(kLinTopic, 0, 0, static_cast<std::uint32_t>(std::max<std::int64_t>(1, op.arg)));
+      m.create_topic(kLinTopic, 0, 0,
+                     static_cast<std::uint32_t>(std::max<std::int64_t>(1, op.arg)));
       return "ok";
     case Kind::kJoin: {
       model::PullOptions options;
@@ -75,8 +76,8 @@ std::string apply_or_throw(model::Model& m, const PullOp& op) {
     case Kind::kAck:
       return boolean(m.ack(answer_topic(op), sub, op.offset, member, op.now, op.generation));
     case Kind::kNack:
-      return boolean(m.nack(answer_topic(op), sub, op.offset, member, op.now, std::nullopt,
-                            op.generation));
+      return boolean(
+          m.nack(answer_topic(op), sub, op.offset, member, op.now, std::nullopt, op.generation));
     case Kind::kExtend:
       return boolean(
           m.extend(answer_topic(op), sub, op.offset, member, op.now, op.arg, op.generation));

@@ -51,7 +51,7 @@ struct PullOp {
   // publish: 0 none, 1 "a", 2 "d" (murmur2 puts them on partitions 0 and 1 of 2);
   // subscribe_pull: 1 ordered (R31); join: the assignor
   int key = 0;
-  int partition = -1;        // ack / nack / extend of a group's message (R32)
+  int partition = -1;            // ack / nack / extend of a group's message (R32)
   std::uint64_t generation = 0;  // ... with the generation its member last saw
   bool operator==(const PullOp&) const = default;
 };

@@ -78,8 +78,8 @@ struct MemberView {
 std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view) {
   const std::string sub = "p" + std::to_string(op.sub);
   const std::string member = "m" + std::to_string(op.member);
-  const std::string topic = op.partition < 0 ? std::string(kLinTopic)
-                                             : broker::partition_name(kLinTopic, op.partition);
+  const std::string topic =
+      op.partition < 0 ? std::string(kLinTopic) : broker::partition_name(kLinTopic, op.partition);
   const broker::Receipt receipt{topic, sub, member, op.offset, op.generation};
   const char* boolean[] = {"false", "true"};
   switch (op.kind) {
@@ -109,8 +109,8 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view
         items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count(),
                          r.receipt.topic, r.receipt.generation});
         view.seen = r.receipt.generation;
-        view.hand.push_back({r.receipt.topic.back() - '0', r.message->offset,
-                             r.receipt.generation});
+        view.hand.push_back(
+            {r.receipt.topic.back() - '0', r.message->offset, r.receipt.generation});
       }
       return format_poll(items);
     }
@@ -237,17 +237,16 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
                         })},
        {2, rc::gen::just(PullOp{Kind::kJoin})},
        {1, rc::gen::just(PullOp{Kind::kLeave})},
-       {4, rc::gen::apply([](std::int64_t t,
-                             int max) { return PullOp{Kind::kPollGroup, 0, 0, 0, t, max, 0}; },
-                          now, rc::gen::inRange(1, 3))},
+       {4, rc::gen::apply(
+               [](std::int64_t t, int max) { return PullOp{Kind::kPollGroup, 0, 0, 0, t, max, 0}; },
+               now, rc::gen::inRange(1, 3))},
        {3, answer(Kind::kAck)},
        {1, answer(Kind::kNack)},
        {1, answer(Kind::kExtend)}});
-  const auto branch = rc::gen::mapcat(rc::gen::inRange(shape.min_ops, shape.max_ops + 1),
-                                      [op](int n) {
-                                        return rc::gen::container<std::vector<PullOp>>(
-                                            static_cast<std::size_t>(n), op);
-                                      });
+  const auto branch =
+      rc::gen::mapcat(rc::gen::inRange(shape.min_ops, shape.max_ops + 1), [op](int n) {
+        return rc::gen::container<std::vector<PullOp>>(static_cast<std::size_t>(n), op);
+      });
   return rc::gen::apply(
       [](int assignor, std::int64_t timeout, int max_deliveries, int publishes,
          std::vector<std::vector<PullOp>> branches) {
@@ -265,8 +264,8 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
           branches[k].insert(branches[k].begin(), PullOp{Kind::kJoin});  // a worker joins first
           for (PullOp& o : branches[k]) {
             o.member = static_cast<int>(k);
-            if (o.kind == Kind::kJoin) o = PullOp{Kind::kJoin, 0, o.member, 0, 0, timeout,
-                                                  max_deliveries, assignor};
+            if (o.kind == Kind::kJoin)
+              o = PullOp{Kind::kJoin, 0, o.member, 0, 0, timeout, max_deliveries, assignor};
           }
         }
         p.branches = std::move(branches);

@@ -603,8 +603,8 @@ class Exec {
     for (Offset off : targets) {
       call(
           [&] {
-            return text_of(c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation),
-                                        now(), broker::Millis{o.extension}));
+            return text_of(c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), now(),
+                                        broker::Millis{o.extension}));
           },
           resolved(off));
     }
@@ -717,15 +717,19 @@ class Exec {
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     const broker::Assignor assignor = static_cast<broker::Assignor>(o.assignor);
     call([&] {
-      const broker::Membership m = c_.b->join_group(o.topic, o.group, o.member, {assignor, options});
-      return "gen=" + std::to_string(m.generation) + " partitions=" + std::to_string(m.partitions.size());
+      const broker::Membership m =
+          c_.b->join_group(o.topic, o.group, o.member, {assignor, options});
+      return "gen=" + std::to_string(m.generation) +
+             " partitions=" + std::to_string(m.partitions.size());
     });
   }
   void operator()(const oplang::LeaveGroup& o) {
     call([&] { return text_of(c_.b->leave_group(o.topic, o.group, o.member)); });
   }
   void operator()(const oplang::GetMembership& o) {
-    call([&] { return "gen=" + std::to_string(c_.b->membership(o.topic, o.group, o.member).generation); });
+    call([&] {
+      return "gen=" + std::to_string(c_.b->membership(o.topic, o.group, o.member).generation);
+    });
   }
   void operator()(const oplang::GetGroupStats& o) {
     call([&] { return "gen=" + std::to_string(c_.b->group_stats(o.topic, o.group).generation); });

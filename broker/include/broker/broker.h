@@ -166,9 +166,9 @@ class Broker {
   /// subscription called group on each partition, or on the topic itself if it has none,
   /// adopting any such pull subscription with equal options, e.g. after a restart) and
   /// rebalances it with the group's assignor (R30) as a new generation. Held messages of a
-  /// partition revoked from its owner come back (R7 at the clock's time, reason "revoked"). A member already in
-  /// the group: nothing changes. Returns the member's generation and partitions. Throws
-  /// InvalidArgument (empty group or member, bad pull options), UnknownTopic, WrongKind (a
+  /// partition revoked from its owner come back (R7 at the clock's time, reason "revoked"). A
+  /// member already in the group: nothing changes. Returns the member's generation and partitions.
+  /// Throws InvalidArgument (empty group or member, bad pull options), UnknownTopic, WrongKind (a
   /// push subscription of that name on a partition), OptionsMismatch (the group or a
   /// partition's subscription exists with other options; "assignor"), OffsetOutOfRange,
   /// IoError. Only a subscribe_pull of the group's name racing the group's first join can

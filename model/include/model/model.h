@@ -328,8 +328,8 @@ class Model {
     // R29: a partitioned topic holds no log and no subscriptions, only these.
     std::uint32_t partitions = 1;
     Partitioner partitioner = Partitioner::kMurmur2;
-    std::uint64_t round_robin = 0;  // keyless publishes sent so far
-    std::string parent;             // a partition's partitioned topic ("" if none)
+    std::uint64_t round_robin = 0;                 // keyless publishes sent so far
+    std::string parent;                            // a partition's partitioned topic ("" if none)
     std::map<std::string, Group> consumer_groups;  // R32
   };
 

@@ -147,7 +147,6 @@ struct Stats {
   bool operator==(const Stats&) const = default;
 };
 
-
 /// One push handler call made during a drain, and what its scripted side effect returned.
 struct HandlerCall {
   std::string topic;

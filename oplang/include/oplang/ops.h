@@ -142,7 +142,7 @@ struct Nack {
   std::string member;
   Which which = Which::kOffset;
   std::optional<Millis> delay = std::nullopt;  // R24 (none: the back-off list's wait)
-  std::uint64_t generation = 0;                 // R32: the receipt's group generation
+  std::uint64_t generation = 0;                // R32: the receipt's group generation
   bool operator==(const Nack&) const = default;
 };
 /// term(topic, sub, offset, member, now): give up on a held message (R23)
@@ -350,8 +350,8 @@ using Op =
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
                  Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
                  Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
-                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, LeaveGroup,
-                 PollGroup, GetMembership, GetGroupStats>;
+                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, LeaveGroup, PollGroup,
+                 GetMembership, GetGroupStats>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

@@ -57,11 +57,10 @@ struct NamesResult {
 };
 
 /// Any return value of an op.
-using Value =
-    std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
-                 std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>,
-                 NamesResult, MovedResult, OffsetsResult, model::Lag, PartitionsResult,
-                 model::Membership, model::GroupStats>;
+using Value = std::variant<Done, OffsetResult, BoolResult, CountResult,
+                           std::vector<model::Received>, std::vector<model::Expired>, model::Stats,
+                           std::vector<model::DeadLetter>, NamesResult, MovedResult, OffsetsResult,
+                           model::Lag, PartitionsResult, model::Membership, model::GroupStats>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {
