@@ -501,11 +501,15 @@ class LineParser {
     o.topic = value("a topic");
     o.group = value("a group name");
     o.member = value("a member name");
+    max_option(o.max);
+    return o;
+  }
+  // `[max=N]` of poll and poll_group.
+  void max_option(std::size_t& max) {
     while (auto key = option_key("max=")) {
       if (*key != "max") fail("max=");
-      o.max = unsigned_number("a message count");
+      max = unsigned_number("a message count");
     }
-    return o;
   }
   // `gen=N` after an ack, nack, term or extend: the receipt's group generation (R32).
   template <typename T>
@@ -527,10 +531,7 @@ class LineParser {
     o.topic = value("a topic");
     o.sub = value("a subscription name");
     o.member = value("a member name");
-    while (auto key = option_key("max=")) {
-      if (*key != "max") fail("max=");
-      o.max = unsigned_number("a message count");
-    }
+    max_option(o.max);
     return o;
   }
   Op poll_wait() {

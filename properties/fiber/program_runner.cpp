@@ -550,7 +550,9 @@ class Exec {
       h.current_push.erase(key);
     }
   }
-  void operator()(const oplang::SubscribePull& o) {
+  // The pull options of a subscribe_pull or a join_group.
+  template <typename T>
+  static broker::PullOptions pull_options(const T& o) {
     broker::PullOptions options;
     options.header_filter = o.filter;
     options.ack_timeout = broker::Millis{o.ack_timeout};
@@ -559,6 +561,10 @@ class Exec {
     options.max_in_flight = o.max_in_flight;
     options.ordered_by_key = o.ordered_by_key;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
+    return options;
+  }
+  void operator()(const oplang::SubscribePull& o) {
+    const broker::PullOptions options = pull_options(o);
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
@@ -707,14 +713,7 @@ class Exec {
   // R32: consumer groups. poll_group's messages go into the hand of (partition topic, group,
   // member), so ack / nack / term / extend with `oldest` or `all` answer them.
   void operator()(const oplang::JoinGroup& o) {
-    broker::PullOptions options;
-    options.header_filter = o.filter;
-    options.ack_timeout = broker::Millis{o.ack_timeout};
-    options.max_deliveries = o.max_deliveries;
-    options.start = start_of(o.start);
-    options.max_in_flight = o.max_in_flight;
-    options.ordered_by_key = o.ordered_by_key;
-    for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
+    const broker::PullOptions options = pull_options(o);
     const broker::Assignor assignor = static_cast<broker::Assignor>(o.assignor);
     call([&] {
       const broker::Membership m =
