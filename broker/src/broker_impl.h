@@ -1,14 +1,16 @@
 // The broker's internals behind the facade. Lock order (the only one):
-//   BrokerImpl::mu_ -> Topic::mu -> SubscriptionState::mu -> TopicLog::mu
+//   BrokerImpl::mu_ -> Topic::mu (a partitioned topic's before its partitions', R29)
+//   -> ConsumerGroup::mu (R32) -> SubscriptionState::mu -> TopicLog::mu
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
 // Durable brokers (storage/): storage::Store::mu_ (the journal) after the broker's, a
 // topic's or a subscription's mu; SegmentLog::path_mu_ after TopicLog::mu; each Syncer's
 // mu_ after any of those; the file systems' own mutexes last. A sync (fdatasync) runs with
 // none of the broker's, topics' or subscriptions' locks held, except for control calls
-// (create_topic, delete_topic, subscribe, unsubscribe), which are rare.
+// (create_topic, delete_topic, subscribe, unsubscribe, a group's first join_group), which are
+// rare.
 // No lock is held while a handler or the injected clock runs; a predicate runs under its
 // subscription's mu only. The calls are split by concern: topics.cpp, push.cpp, pull.cpp,
-// controls.cpp, observation.cpp.
+// controls.cpp, groups.cpp, observation.cpp.
 #pragma once
 
 #include <atomic>
