@@ -511,15 +511,18 @@ class LineParser {
       max = unsigned_number("a message count");
     }
   }
-  // `gen=N` after an ack, nack, term or extend: the receipt's group generation (R32).
+  // `gen=N` after an ack, nack, term or extend: the receipt's group generation (R32); a
+  // nack also takes `delay=MS` (R24).
   template <typename T>
-  T with_generation(T o, bool delay_too) {
-    const char* expected = delay_too ? "delay= or gen=" : "gen=";
+  T with_generation(T o) {
+    constexpr bool kNack = std::is_same_v<T, Nack>;
+    const char* expected = kNack ? "delay= or gen=" : "gen=";
     while (auto key = option_key(expected)) {
       if (*key == "gen") {
         o.generation = unsigned_number("a generation");
-      } else if (*key == "delay" && delay_too) {
-        if constexpr (std::is_same_v<T, Nack>) o.delay = millis("a delay in ms");
+      } else if constexpr (kNack) {
+        if (*key != "delay") fail(expected);
+        o.delay = millis("a delay in ms");
       } else {
         fail(expected);
       }
@@ -602,9 +605,9 @@ class LineParser {
     }
     if (name == "drain") return Drain{};
     if (name == "poll") return poll();
-    if (name == "ack") return with_generation(answer<Ack>(), false);
-    if (name == "nack") return with_generation(answer<Nack>(), true);
-    if (name == "term") return with_generation(answer<Term>(), false);
+    if (name == "ack") return with_generation(answer<Ack>());
+    if (name == "nack") return with_generation(answer<Nack>());
+    if (name == "term") return with_generation(answer<Term>());
     if (name == "extend") {
       Extend o;
       o.topic = value("a topic");
@@ -612,7 +615,7 @@ class LineParser {
       offset_or_hand(o);
       o.member = value("a member name");
       o.extension = millis("an extension in ms");
-      return with_generation(o, false);
+      return with_generation(o);
     }
     if (name == "join_group") return join_group();
     if (name == "leave_group") {
