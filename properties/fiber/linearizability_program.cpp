@@ -224,18 +224,14 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
         rc::gen::inRange(0, 2), rc::gen::inRange<std::uint64_t>(0, 4),
         rc::gen::map(rc::gen::inRange(0, 4), [](int k) { return k != 0; }), now);
   };
-  // Publishes are keyed: a keyless one takes a turn of the round robin before it appends,
+  // No publish in the branches (the prefix publishes): poll_group takes one partition's lock
+  // at a time, so a publish racing it can show up on a later round than a sequential run
+  // allows (CI found [t-1:0 t-0:0]). Publishes are keyed: a keyless one takes a turn of the round robin before it appends,
   // so two racing ones may land in an order no sequential run gives (R29 promises the
   // spread, not that). No expire: it takes one partition's lock at a time, like expire
   // over two subscriptions (R11ExpireIsAtomicPerSubscriptionNotAcrossThem).
   const auto op = rc::gen::weightedOneOf<PullOp>(
-      {{2, rc::gen::map(rc::gen::inRange(1, 3),
-                        [](int key) {
-                          PullOp p{Kind::kPublish};
-                          p.key = key;
-                          return p;
-                        })},
-       {2, rc::gen::just(PullOp{Kind::kJoin})},
+      {{2, rc::gen::just(PullOp{Kind::kJoin})},
        {1, rc::gen::just(PullOp{Kind::kLeave})},
        {4, rc::gen::apply(
                [](std::int64_t t, int max) { return PullOp{Kind::kPollGroup, 0, 0, 0, t, max, 0}; },
