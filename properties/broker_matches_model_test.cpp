@@ -25,6 +25,9 @@ RC_GTEST_PROP(BrokerMatchesModel, PartitionedTopicsRouteByKey, ()) { partitioned
 RC_GTEST_PROP(BrokerMatchesModel, OrderedWorkersKeepEachKeysOrder, ()) { ordered_workers(); }
 
 RC_GTEST_PROP(BrokerMatchesModel, ConsumerGroupsShareAndFencePartitions, ()) { consumer_groups(); }
+RC_GTEST_PROP(BrokerMatchesModel, PushConsumerGroupsDeliverEachPartitionToItsOwner, ()) {
+  push_consumer_groups();
+}
 
 RC_GTEST_PROP(BrokerMatchesModel, DurableStateSurvivesRestartsAndCrashes, ()) {
   durable_operation();

@@ -71,6 +71,7 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   ASSERT_TRUE(rc::check("partitioned topics", [] { partitioned_topics(); }));
   ASSERT_TRUE(rc::check("ordered workers", [] { ordered_workers(); }));
   ASSERT_TRUE(rc::check("consumer groups", [] { consumer_groups(); }));
+  ASSERT_TRUE(rc::check("push consumer groups", [] { push_consumer_groups(); }));
   const Coverage& c = Coverage::get();
   std::printf("%ld sequences, %ld of them swarm\n", c.sequences, c.swarm_sequences);
   // Minimum share of all sequences that must reach each state (percent). Measured shares
@@ -129,6 +130,9 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"group redelivery", 0.3},
       {"group ack accepted", 0.3},
       {"group ack refused", 0.3},
+      {"push group rebalanced", 0.3},
+      {"push group delivery", 0.3},
+      {"push group redelivery", 0.1},
   };
   for (const auto& [state, min_share] : wanted) {
     auto it = c.sequences_reaching.find(state);

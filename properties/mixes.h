@@ -10,7 +10,7 @@ namespace props {
 using namespace oplang;  // NOLINT: op kinds read as lists below
 
 /// Every operation, the observations (subscriptions, topics, end_offset, oldest_offset)
-/// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/41 of
+/// included; the kinds that build state listed twice. Uniformly a kind listed once is 1/42 of
 /// the steps (2.4%).
 inline void every_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<
@@ -18,7 +18,8 @@ inline void every_operation(Swarm swarm = Swarm::kHalf) {
       Seek, Drain, Poll, PollWait, Ack, Nack, Term, Extend, Expire, Advance, GetStats,
       GetDeadLetters, WaitIdle, WaitDelivered, Subscriptions, Topics, EndOffset, OldestOffset,
       Redrive, RedriveTo, Purge, Pause, Resume, GetLag, OffsetForTime, SeekToTime, PublishTo,
-      Partitions, JoinGroup, LeaveGroup, PollGroup, GetMembership, GetGroupStats>(swarm);
+      Partitions, JoinGroup, JoinGroupPush, LeaveGroup, PollGroup, GetMembership, GetGroupStats>(
+      swarm);
 }
 
 /// Consumer groups (R30, R32): members joining and leaving partitioned topics under every
@@ -30,6 +31,18 @@ inline void consumer_groups(Swarm swarm = Swarm::kHalf) {
                              PollGroup, PollGroup, Ack, Ack, Ack, Nack, Term, Extend, Expire,
                              Advance, Seek, SubscribePull, Subscribe, Unsubscribe, GetMembership,
                              GetGroupStats, GetStats>(swarm);
+}
+
+/// Push consumer groups (R32): members with scripted handlers joining and leaving
+/// partitioned topics under every assignor, drains delivering each partition to its owner
+/// (failures coming back to whoever owns the partition next), seeks, plain subscriptions of
+/// the group's name on a partition, stats and names.
+inline void push_consumer_groups(Swarm swarm = Swarm::kHalf) {
+  check_broker_matches_model<CreateTopic, CreateTopic, Publish, Publish, Publish, PublishTo,
+                             JoinGroupPush, JoinGroupPush, JoinGroupPush, LeaveGroup, Drain, Drain,
+                             Drain, Seek, Subscribe, SubscribePull, Unsubscribe, JoinGroup,
+                             PollGroup, GetMembership, GetGroupStats, GetStats, Subscriptions,
+                             WaitIdle>(swarm);
 }
 
 /// Order per key (R31): workers polling ordered and unordered subscriptions of keyed
@@ -104,7 +117,8 @@ inline void durable_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull,
                              Drain, Drain, Poll, Poll, Ack, Ack, Nack, Expire, Advance, Seek,
                              Redrive, SeekToTime, GetStats, GetDeadLetters, JoinGroup, PollGroup,
-                             LeaveGroup, GetGroupStats, Restart, Crash>(swarm, true);
+                             JoinGroupPush, LeaveGroup, GetGroupStats, Restart, Crash>(swarm,
+                                                                                       true);
 }
 
 }  // namespace props

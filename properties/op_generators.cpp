@@ -71,6 +71,7 @@ void Hints::observe(const oplang::Op& op) {
     subscribes[s->topic + "/" + s->name] = *s;
     if (!s->group.empty()) subscribes[s->topic + "/" + s->group] = *s;
   }
+  if (const auto* j = std::get_if<oplang::JoinGroupPush>(&op)) push_joins[j->topic + "/" + j->group] = *j;
 }
 
 model::Offset Hints::edge_offset(const std::string& topic) const {
@@ -699,6 +700,44 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
                                     : gen_start(h, topic);
   if (*g::inRange(0, 4) == 0) op.max_in_flight = 1;
   op.ordered_by_key = *g::inRange(0, 3) == 0;
+  return op;
+}
+
+// R32, push: joins to a push group mostly repeat its options; each member gets a script of
+// its own (the verdicts a drain will meet on the partitions it owns).
+template <>
+oplang::Op gen_op<oplang::JoinGroupPush>(const Hints& h) {
+  auto [topic, group] = gen_group(h);
+  oplang::JoinGroupPush op;
+  op.topic = topic;
+  op.group = group;
+  op.member = *g::inRange(0, 20) == 0 ? "" : gen_member();
+  op.script = gen_script(h);
+  for (const auto& v : h.model().consumer_groups()) {
+    if (v.topic != topic || v.name != group || *g::inRange(0, 8) == 0) continue;
+    op.assignor = v.assignor;
+    op.filter = v.push_options.header_filter;
+    op.max_deliveries = v.push_options.max_deliveries;
+    op.start = v.push_options.start;
+    op.backoff = v.push_options.backoff;
+    return op;
+  }
+  // After a restart, half the time: adopt the dormant state of that name (R20).
+  if (auto it = h.push_joins.find(topic + "/" + group);
+      it != h.push_joins.end() && *g::inRange(0, 2) == 0) {
+    op.filter = it->second.filter;
+    op.max_deliveries = it->second.max_deliveries;
+    op.start = it->second.start;
+    op.backoff = it->second.backoff;
+  } else {
+    op.max_deliveries = gen_max_deliveries();
+    op.start = *g::inRange(0, 2) == 0 ? model::Start{model::Start::Kind::kBeginning, 0}
+                                      : gen_start(h, topic);
+    if (*g::inRange(0, 6) == 0) op.backoff = {*g::inRange<model::Millis>(1, 20)};
+  }
+  op.assignor = *g::elementOf(
+      std::vector<model::Assignor>{model::Assignor::kRange, model::Assignor::kRoundRobin,
+                                   model::Assignor::kSticky, model::Assignor::kCooperativeSticky});
   return op;
 }
 

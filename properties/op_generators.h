@@ -25,6 +25,7 @@ struct Hints {
   /// The last subscribe seen per "topic/name" and "topic/group": a restarted broker's push
   /// subscriptions resume only with the same options (R20).
   std::map<std::string, oplang::Subscribe> subscribes;
+  std::map<std::string, oplang::JoinGroupPush> push_joins;  // "topic/group" -> the last join
 
   /// Runs op on the hint model (whatever its outcome).
   void observe(const oplang::Op& op);

@@ -169,6 +169,18 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
       m != nullptr && std::holds_alternative<oplang::JoinGroup>(op) && m->generation > 1) {
     states.insert("group rebalanced");
   }
+  if (const auto* j = std::get_if<oplang::JoinGroupPush>(&op); j != nullptr && !outcome.error) {
+    push_members.emplace(j->topic, j->member);
+    const auto* m = std::get_if<model::Membership>(&outcome.value);
+    if (m != nullptr && m->generation > 1) states.insert("push group rebalanced");
+  }
+  for (const auto& call : outcome.calls) {
+    for (const auto& [topic, member] : push_members) {
+      if (call.subscription != member || call.topic.rfind(topic, 0) != 0) continue;
+      states.insert("push group delivery");
+      if (call.attempt > 1) states.insert("push group redelivery");
+    }
+  }
   if (std::holds_alternative<oplang::PollGroup>(op)) {
     const auto* got = std::get_if<std::vector<model::Received>>(&outcome.value);
     if (got != nullptr && !got->empty()) states.insert("group delivery");

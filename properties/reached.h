@@ -23,7 +23,8 @@ namespace props {
 /// and a purge that moved something, a poll and a drain while paused, a lag with an age, a
 /// seek by time; R31: a message held back by its key, then handed out; R29: a keyed publish routed,
 /// a delivery from a partition, a partition out of range, the partitioned topic named where a
-/// partition is meant), judged from the model's outcomes.
+/// partition is meant; R32: a push group rebalanced, a call to a push group's member and one
+/// of a message it got back), judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
   int publishes_in_a_row = 0;  // the current run of publish steps
@@ -40,6 +41,8 @@ struct Reached {
   std::map<std::pair<std::string, std::string>, OrderedSeen> ordered;
   /// Partitioned topics that exist (R29).
   std::set<std::string> partitioned;
+  /// R32: (topic, member) of each push group join that succeeded.
+  std::set<std::pair<std::string, std::string>> push_members;
   /// Subscriptions paused and not resumed since (R26).
   std::set<std::pair<std::string, std::string>> paused;
 

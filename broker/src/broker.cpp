@@ -101,7 +101,13 @@ Offset Broker::seek_to_time(const std::string& topic, const std::string& name, T
 
 Membership Broker::join_group(const std::string& topic, const std::string& group,
                               const std::string& member, const GroupOptions& options) {
-  return impl_->join_group(topic, group, member, options);
+  return impl_->join_group(topic, group, member, nullptr, options);
+}
+
+Membership Broker::join_group(const std::string& topic, const std::string& group,
+                              const std::string& member, Handler handler,
+                              const GroupOptions& options) {
+  return impl_->join_group(topic, group, member, &handler, options);
 }
 
 bool Broker::leave_group(const std::string& topic, const std::string& group,

@@ -70,8 +70,10 @@ class BrokerImpl {
   std::vector<Expired> expire(Time now);
 
   // groups.cpp
+  /// handler: null for a pull group's member, else the push member's handler.
   Membership join_group(const std::string& topic, const std::string& group,
-                        const std::string& member, const GroupOptions& options);
+                        const std::string& member, const Handler* handler,
+                        const GroupOptions& options);
   bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
   Membership membership(const std::string& topic, const std::string& group,
                         const std::string& member) const;
@@ -108,16 +110,20 @@ class BrokerImpl {
   /// UnknownSubscription.
   std::shared_ptr<ConsumerGroup> find_group(const std::string& topic,
                                             const std::string& group) const;
-  /// R32: a new group over t's partitions (t itself if it has none), adopting the pull
-  /// subscriptions called group it finds there. Throws WrongKind, OptionsMismatch,
+  /// R32: a new (push or pull) group over t's partitions (t itself if it has none),
+  /// adopting the subscriptions called group it finds there (a pull one, or a push one a
+  /// restart left without handler: `resumed` gets the dormant states it replaced, for the
+  /// dispatcher). Throws WrongKind, DuplicateSubscription, OptionsMismatch,
   /// OffsetOutOfRange, IoError.
   std::shared_ptr<ConsumerGroup> make_group(const std::shared_ptr<Topic>& t,
-                                            const std::string& group, const GroupOptions& options)
+                                            const std::string& group, bool push,
+                                            const GroupOptions& options, StateList& resumed)
       REQUIRES(t->mu);
-  /// R32: the group's pull subscription on pt: the one there (adopted), else a new one at
-  /// `cursor`. Throws WrongKind, OptionsMismatch, IoError.
-  StatePtr group_subscription(Topic& pt, const std::string& group, const GroupOptions& options,
-                              Offset cursor) REQUIRES(pt.mu);
+  /// R32: the group's subscription on pt: the one there (adopted), else a new one at
+  /// `cursor`. Throws WrongKind, DuplicateSubscription, OptionsMismatch, IoError.
+  StatePtr group_subscription(Topic& pt, const std::string& group, bool push,
+                              const GroupOptions& options, Offset cursor, StateList& resumed)
+      REQUIRES(pt.mu);
   /// R32: gives g's partitions to `members` under g's assignor as its next generation:
   /// messages held on a partition that is revoked come back (R7, reason "revoked").
   /// Returns the saves to wait for once no lock is held.

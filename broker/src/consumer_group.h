@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,8 +13,8 @@
 
 namespace broker {
 
-/// One consumer group: its options, the pull subscription it keeps on each partition, and
-/// its membership. Lock order: the group's topic's mu, then mu, then a partition
+/// One consumer group: its options, the subscription it keeps on each partition (pull, or
+/// push with each partition's owner as its one member), and its membership. Lock order: the group's topic's mu, then mu, then a partition
 /// subscription's mu (each partition's topic mu is taken only while creating the group).
 /// Membership is not saved: a restarted broker has no groups until members join again, and
 /// the first join adopts the partition subscriptions (and their positions) it finds.
@@ -25,11 +26,12 @@ struct ConsumerGroup {
     std::shared_ptr<SubscriptionState> state;
   };
 
-  ConsumerGroup(std::string n, GroupOptions o, std::vector<Part> p)
-      : name(std::move(n)), options(std::move(o)), parts(std::move(p)) {}
+  ConsumerGroup(std::string n, bool is_push, GroupOptions o, std::vector<Part> p)
+      : name(std::move(n)), push(is_push), options(std::move(o)), parts(std::move(p)) {}
 
   // Constant after construction.
   const std::string name;
+  const bool push;  // members have handlers; the partitions' subscriptions are push ones
   const GroupOptions options;
   const std::vector<Part> parts;  // by partition
 
@@ -37,6 +39,8 @@ struct ConsumerGroup {
   std::vector<std::string> members GUARDED_BY(mu);  // join order
   std::uint64_t generation GUARDED_BY(mu) = 0;
   Assignment assignment GUARDED_BY(mu);
+  /// A push group's members' handlers (what each partition's subscription offers to).
+  std::map<std::string, std::shared_ptr<const Handler>> handlers GUARDED_BY(mu);
 };
 
 }  // namespace broker

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "broker_impl.h"
+#include "offer.h"
 
 namespace broker {
 namespace {
@@ -28,22 +29,39 @@ std::string no_member(const std::string& member, const std::string& group,
   return "no member '" + member + "' in consumer group '" + group + "' on '" + topic + "'";
 }
 
-/// The pull subscription called group on pt that a new group takes over (a restarted
-/// group's, R20), or null if there is none. Throws WrongKind (a push subscription or
-/// group of that name), OptionsMismatch.
-StatePtr adoptable(const Topic& pt, const std::string& group, const GroupOptions& options)
-    REQUIRES(pt.mu) {
+/// The subscription called group on pt that a new group takes over, or null if there is
+/// none: a pull one with equal options (a restarted pull group's, R20), or for a push group
+/// a push one a restart left without handler, with equal options. Throws WrongKind (the
+/// other kind), DuplicateSubscription (a live push subscription or group of that name),
+/// OptionsMismatch.
+StatePtr adoptable(const Topic& pt, const std::string& group, bool push,
+                   const GroupOptions& options) REQUIRES(pt.mu) {
   StatePtr s = pt.resolve(group);
   if (!s) return nullptr;
   const SubscriptionConfig& c = s->config();
-  if (c.kind != Kind::kPull) {
-    throw WrongKind("'" + group + "' on '" + pt.name + "' is a push subscription");
+  const bool is_push = c.kind == Kind::kPush;
+  if (is_push != push) {
+    throw WrongKind("'" + group + "' on '" + pt.name + "' is a " + (is_push ? "push" : "pull") +
+                    " subscription");
   }
-  if (auto option = first_mismatch(c, options.pull)) {
-    throw OptionsMismatch(*option, "pull subscription '" + group + "' on '" + pt.name +
-                                       "' exists with another " + *option);
+  if (push) {
+    sync::MutexLock lock(s->mu);
+    if (c.group || !s->members.empty() || s->owner) {
+      throw DuplicateSubscription("subscription '" + group + "' already exists on '" + pt.name +
+                                  "'");
+    }
+  }
+  auto option = push ? first_mismatch(c, options.push) : first_mismatch(c, options.pull);
+  if (option) {
+    throw OptionsMismatch(*option, std::string(push ? "push" : "pull") + " subscription '" +
+                                       group + "' on '" + pt.name + "' exists with another " +
+                                       *option);
   }
   return s;
+}
+
+Offset start_of(const Topic& pt, bool push, const GroupOptions& options) {
+  return resolve_start(*pt.log, push ? options.push.start : options.pull.start);
 }
 
 }  // namespace
@@ -61,40 +79,60 @@ std::shared_ptr<ConsumerGroup> BrokerImpl::find_group(const std::string& topic,
 }
 
 std::shared_ptr<ConsumerGroup> BrokerImpl::make_group(const std::shared_ptr<Topic>& t,
-                                                      const std::string& group,
-                                                      const GroupOptions& options) {
+                                                      const std::string& group, bool push,
+                                                      const GroupOptions& options,
+                                                      StateList& resumed) {
   // A topic without partitions is its own one (its mu is held); partitions are locked one
   // at a time, after the partitioned topic's mu (R29's order).
   const std::size_t n = std::max<std::size_t>(1, t->partitions.size());
   // First every check, so a refused join changes nothing; then create what is missing.
   std::vector<Offset> cursors(n);
   if (t->partitions.empty()) {
-    if (!adoptable(*t, group, options)) cursors[0] = resolve_start(*t->log, options.pull.start);
+    if (!adoptable(*t, group, push, options)) cursors[0] = start_of(*t, push, options);
   }
   for (std::size_t p = 0; p < t->partitions.size(); ++p) {
     Topic& pt = *t->partitions[p];
     sync::MutexLock lock(pt.mu);
-    if (!adoptable(pt, group, options)) cursors[p] = resolve_start(*pt.log, options.pull.start);
+    if (!adoptable(pt, group, push, options)) cursors[p] = start_of(pt, push, options);
   }
   std::vector<ConsumerGroup::Part> parts;
   if (t->partitions.empty()) {
-    parts.push_back({0, t->name, group_subscription(*t, group, options, cursors[0])});
+    parts.push_back(
+        {0, t->name, group_subscription(*t, group, push, options, cursors[0], resumed)});
   }
   for (std::size_t p = 0; p < t->partitions.size(); ++p) {
     Topic& pt = *t->partitions[p];
     sync::MutexLock lock(pt.mu);
     parts.push_back({static_cast<std::uint32_t>(p), pt.name,
-                     group_subscription(pt, group, options, cursors[p])});
+                     group_subscription(pt, group, push, options, cursors[p], resumed)});
   }
-  return std::make_shared<ConsumerGroup>(group, options, std::move(parts));
+  return std::make_shared<ConsumerGroup>(group, push, options, std::move(parts));
 }
 
-StatePtr BrokerImpl::group_subscription(Topic& pt, const std::string& group,
-                                        const GroupOptions& options, Offset cursor) {
-  // Checked again: a subscribe_pull of the group's name on a partition racing the join can
+StatePtr BrokerImpl::group_subscription(Topic& pt, const std::string& group, bool push,
+                                        const GroupOptions& options, Offset cursor,
+                                        StateList& resumed) {
+  // Checked again: a subscribe of the group's name on a partition racing the join can
   // make it throw here, after earlier partitions got their subscriptions.
-  if (StatePtr s = adoptable(pt, group, options)) return s;
-  SubscriptionConfig config = SubscriptionConfig::pull(this, pt.name, group, options.pull);
+  if (StatePtr old = adoptable(pt, group, push, options)) {
+    if (!push) return old;
+    // A dormant push subscription (R20): a fresh state continues it, as subscribe does.
+    StatePtr fresh;
+    {
+      sync::MutexLock old_lock(old->mu);
+      fresh = make_state(pt, SubscriptionConfig::push(this, pt.name, group, options.push),
+                         old->committed());
+      sync::MutexLock fresh_lock(fresh->mu);
+      fresh->continue_from(*old);
+      old->offers.close();
+    }
+    pt.replace(old, fresh);
+    pt.by_name[group] = fresh;
+    resumed.push_back(old);
+    return fresh;
+  }
+  SubscriptionConfig config = push ? SubscriptionConfig::push(this, pt.name, group, options.push)
+                                   : SubscriptionConfig::pull(this, pt.name, group, options.pull);
   if (store_) store_->subscribed(pt.name, saved_of(config, cursor));  // may throw
   StatePtr s = make_state(pt, std::move(config), cursor);
   pt.add(s);
@@ -126,6 +164,15 @@ std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
       // What its old owner held comes back (or dies, out of deliveries) before anyone else
       // is given the partition: one holder per message across generations.
       for (Offset o : s.held_offsets()) s.fail(o, Failure{"revoked", now});
+      if (g.push) {
+        // The handler call still running keeps the offer slot (R15) until it returns, so
+        // the new owner's first call starts after it; its result is void (fencing).
+        s.offers.void_running();
+        if (s.owner) s.members.remove(s.owner->member);
+        if (!owner[part.partition].empty()) {
+          s.members.add(Member{owner[part.partition], g.handlers.at(owner[part.partition])});
+        }
+      }
     } else {
       since = s.owner->since;  // cooperative: kept partitions keep their receipts valid
     }
@@ -139,33 +186,49 @@ std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
 }
 
 Membership BrokerImpl::join_group(const std::string& topic, const std::string& group,
-                                  const std::string& member, const GroupOptions& options) {
+                                  const std::string& member, const Handler* handler,
+                                  const GroupOptions& options) {
   require(!group.empty(), "group must not be empty");
   require(!member.empty(), "member must not be empty");
-  validate(group, options.pull);
+  const bool push = handler != nullptr;
+  if (push) {
+    validate(group, *handler, options.push);
+    require(options.push.group.empty(), "a consumer group's push options name no group (R10)");
+  } else {
+    validate(group, options.pull);
+  }
   const Time now = clock_->now();  // read with no lock held
   std::shared_ptr<Topic> t = find_any_topic(topic);
   std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  StateList resumed;
+  std::shared_ptr<ConsumerGroup> g;
+  bool made = false;
   Membership out;
   {
     sync::MutexLock lock(t->mu);
     if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
-    std::shared_ptr<ConsumerGroup> g;
     if (auto it = t->consumer_groups.find(group); it != t->consumer_groups.end()) {
       g = it->second;
+      if (g->push != push) {
+        throw WrongKind("consumer group '" + group + "' on '" + topic + "' is a " +
+                        (g->push ? "push" : "pull") + " group");
+      }
       if (g->options.assignor != options.assignor) {
         throw OptionsMismatch("assignor", "consumer group '" + group + "' has another assignor");
       }
-      if (auto option = first_mismatch(g->parts.front().state->config(), options.pull)) {
+      const SubscriptionConfig& c = g->parts.front().state->config();
+      if (auto option = push ? first_mismatch(c, options.push) : first_mismatch(c, options.pull)) {
         throw OptionsMismatch(*option,
                               "consumer group '" + group + "' exists with another " + *option);
       }
     } else {
-      g = make_group(t, group, options);
+      g = make_group(t, group, push, options, resumed);
       t->consumer_groups[group] = g;
+      made = true;
     }
     sync::MutexLock group_lock(g->mu);
     if (!is_member(*g, member)) {
+      if (push) g->handlers[member] = std::make_shared<const Handler>(*handler);
       std::vector<std::string> members = g->members;
       members.push_back(member);
       saves = apply_rebalance(*g, std::move(members), now);
@@ -173,6 +236,13 @@ Membership BrokerImpl::join_group(const std::string& topic, const std::string& g
     out = membership_of(*g, member);
   }
   for (const auto& [s, ticket] : saves) s->wait_saved(ticket);
+  if (push) {
+    for (const StatePtr& old : resumed) dispatcher_->detach(old);
+    for (const ConsumerGroup::Part& part : g->parts) {
+      if (made) dispatcher_->attach(part.state);
+      dispatcher_->notify(part.state);
+    }
+  }
   return out;
 }
 
@@ -187,8 +257,15 @@ bool BrokerImpl::leave_group(const std::string& topic, const std::string& group,
     std::vector<std::string> members = g->members;
     std::erase(members, member);
     saves = apply_rebalance(*g, std::move(members), now);
+    g->handlers.erase(member);
   }
   for (const auto& [s, ticket] : saves) s->wait_saved(ticket);
+  if (g->push) {
+    for (const ConsumerGroup::Part& part : g->parts) {
+      wait_for_offer_end(*part.state, member, waits_);  // R9: its handler runs no more
+      dispatcher_->notify(part.state);
+    }
+  }
   return true;
 }
 
@@ -206,6 +283,9 @@ std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std
   require(max_messages > 0, "max_messages must be > 0");
   require(!member.empty(), "member must not be empty");
   std::shared_ptr<ConsumerGroup> g = find_group(topic, group);
+  if (g->push) {
+    throw WrongKind("consumer group '" + group + "' on '" + topic + "' is a push group");
+  }
   const Time deadline = now + g->options.pull.ack_timeout;
   std::vector<Received> out;
   std::vector<std::pair<StatePtr, std::uint64_t>> saves;

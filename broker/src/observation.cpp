@@ -26,8 +26,12 @@ std::vector<std::string> BrokerImpl::subscriptions(const std::string& topic) con
       continue;
     }
     sync::MutexLock state_lock(s->mu);
-    // A restarted push subscription or group nobody has resumed yet goes by its own name.
-    if (s->members.empty()) names.push_back(s->config().name);
+    // A restarted push subscription or group nobody has resumed yet goes by its own name,
+    // and so does a consumer group's partition subscription (R32).
+    if (s->members.empty() || s->owner) {
+      names.push_back(s->config().name);
+      continue;
+    }
     for (const auto& m : s->members.all()) names.push_back(m.name);
   }
   return names;

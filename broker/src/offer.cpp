@@ -90,7 +90,9 @@ OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch*
     if (!s.offers.open()) return OfferResult::kGone;
     if (s.offers.busy()) return OfferResult::kBusy;
     const Member* member = s.members.next();
-    if (member == nullptr) return OfferResult::kGone;
+    // A consumer group's partition waits for an owner (R32); any other state without a
+    // member is gone.
+    if (member == nullptr) return s.owner ? OfferResult::kNothing : OfferResult::kGone;
     std::optional<Held> next;
     try {
       next = s.take_next(member->name, Time::max(), now);  // push: no deadline

@@ -22,7 +22,7 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
       const StatePtr& old = it->second;
       sync::MutexLock state_lock(old->mu);
       if (old->config().kind != Kind::kPush || old->config().group || !old->members.empty() ||
-          !options.group.empty()) {
+          old->owner || !options.group.empty()) {
         throw DuplicateSubscription("subscription '" + name + "' already exists on '" + topic +
                                     "'");
       }

@@ -232,6 +232,22 @@ struct BrokerRunner::Apply {
     return to_model(
         b.join_group(o.topic, o.group, o.member, {to_broker(o.assignor), pull_options(o)}));
   }
+  oplang::Value operator()(const oplang::JoinGroupPush& o) const {
+    auto handler = std::make_shared<Handler>(Handler{o.topic, o.member, o.script, 0});
+    BrokerRunner* runner = &r;
+    broker::GroupOptions options;
+    options.assignor = to_broker(o.assignor);
+    options.push.header_filter = o.filter;
+    options.push.max_deliveries = o.max_deliveries;
+    options.push.start = to_broker(o.start);
+    for (model::Millis wait : o.backoff) options.push.backoff.push_back(broker::Millis{wait});
+    // The member's handler runs on whichever partition it owns: "self" is that partition's.
+    broker::Handler scripted = [runner, handler](const broker::Delivery& d) {
+      handler->topic = *d.topic;
+      return runner->handle(*handler, d);
+    };
+    return to_model(b.join_group(o.topic, o.group, o.member, std::move(scripted), options));
+  }
   oplang::Value operator()(const oplang::LeaveGroup& o) const {
     return oplang::BoolResult{b.leave_group(o.topic, o.group, o.member)};
   }

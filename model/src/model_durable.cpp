@@ -22,6 +22,7 @@ void Model::restart() {
     t.round_robin = 0;
     t.members.clear();
     t.consumer_groups.clear();  // R32: members join again
+    t.consumer_pushes.clear();  // (their states wait below, dormant, for the first join)
     for (auto& [id, s] : t.subs) {
       s.owner.reset();
       s.cursor = std::min(s.saved.position, t.end);

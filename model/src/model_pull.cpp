@@ -11,7 +11,9 @@ namespace model {
 // push group's name included), UnknownSubscription if none (bad input is an error; false means "not
 // accepted").
 Model::Sub& Model::pull_or_throw(Topic& t, const std::string& name) {
-  if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
+  if (t.members.contains(name) || t.dormant.contains(name) || t.consumer_pushes.contains(name)) {
+    throw Error(ErrorCode::kWrongKind);
+  }
   auto it = t.pulls.find(name);
   if (it != t.pulls.end()) return t.subs.at(it->second);
   // A push group's name names a push state too (R10): the wrong kind, not an unknown name.
@@ -38,7 +40,9 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
                            const PullOptions& options) {
   if (name.empty() || !valid(options)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
-  if (t.members.contains(name) || t.dormant.contains(name)) throw Error(ErrorCode::kWrongKind);
+  if (t.members.contains(name) || t.dormant.contains(name) || t.consumer_pushes.contains(name)) {
+    throw Error(ErrorCode::kWrongKind);
+  }
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
     const PullOptions existing{s.filter,        s.ack_timeout, s.max_deliveries, s.start,

@@ -79,6 +79,7 @@ void Model::remove_state_if_empty(Topic& t, std::uint64_t id) {
 // topic (an unknown topic is UnknownTopic).
 bool Model::unsubscribe(const std::string& topic, const std::string& name) {
   Topic& t = topic_or_throw(topic);
+  if (t.consumer_pushes.contains(name)) throw Error(ErrorCode::kWrongKind);  // R32
   if (auto it = t.members.find(name); it != t.members.end()) {
     const std::uint64_t id = it->second.sub_id;
     t.members.erase(it);
@@ -161,7 +162,8 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (offer_budget_ != SIZE_MAX) offer_budget_ -= 1;
     const std::uint64_t seeks = s->seeks;
     const std::string topic_name = t->name;
-    Member& m = t->members.at(member);
+    const bool grouped = s->owner.has_value();  // R32: the member is the partition's owner
+    Member& m = grouped ? group_member(*t, *s, member) : t->members.at(member);
     if (m.idempotent && m.applied.contains(*offset)) {  // the wrapper answers a repeat: true
       calls_.push_back(HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt,
                                    "idempotent -> repeat"});
@@ -182,7 +184,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     t = find_topic(topic_id);
     // The wrapper remembers what its script confirmed, whatever the broker does with the
     // result. A script cannot subscribe, so a member of that name is still this one.
-    if (step.verdict == Verdict::kConfirm && t != nullptr) {
+    if (step.verdict == Verdict::kConfirm && t != nullptr && !grouped) {
       if (auto it = t->members.find(member); it != t->members.end() && it->second.idempotent) {
         it->second.applied.insert(*offset);
       }

@@ -46,6 +46,9 @@ Model::Sub* Model::find_sub(Topic& t, const std::string& name) {
   if (auto it = t.members.find(name); it != t.members.end()) return &t.subs.at(it->second.sub_id);
   if (auto it = t.pulls.find(name); it != t.pulls.end()) return &t.subs.at(it->second);
   if (auto it = t.dormant.find(name); it != t.dormant.end()) return &t.subs.at(it->second);
+  if (auto it = t.consumer_pushes.find(name); it != t.consumer_pushes.end()) {
+    return &t.subs.at(it->second);
+  }
   return nullptr;
 }
 
@@ -143,7 +146,8 @@ Offset Model::oldest_offset(const std::string& topic) const {
   return oldest(topic_or_throw(topic));
 }
 
-// Subscription names in subscription order (a group lists its members in join order).
+// Subscription names in subscription order (a group lists its members in join order; a
+// consumer group's partition subscription goes by the group's name, R32).
 std::vector<std::string> Model::subscriptions(const std::string& topic) const {
   const Topic& t = topic_or_throw(topic);
   std::vector<std::string> names;
@@ -153,8 +157,8 @@ std::vector<std::string> Model::subscriptions(const std::string& topic) const {
       for (const auto& [name, sid] : t.pulls) {
         if (sid == id) names.push_back(name);
       }
-    } else if (s.members.empty()) {
-      names.push_back(s.name);  // R20: back from a restart, not resumed yet
+    } else if (s.members.empty() || s.owner) {
+      names.push_back(s.name);  // R20: not resumed yet; R32: a consumer group's, by its name
     } else {
       names.insert(names.end(), s.members.begin(), s.members.end());
     }

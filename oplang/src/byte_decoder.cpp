@@ -63,6 +63,9 @@ constexpr std::uint8_t kGroupStats = 240;            // topic, group (R32)
 constexpr std::uint8_t kMembership = 241;            // topic, group, member (R32)
 constexpr std::uint8_t kWithGeneration = 243;        // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
                                                      // nack; a generation 0..255; then its fields
+constexpr std::uint8_t kJoinGroupPush = 244;         // topic, group, member, assignor 0..3,
+                                                     // filter, max, start, a script (5 verdicts),
+                                                     // 0..3 back-off waits (R32, push)
 // (220, 228, 229 and 242 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -284,6 +287,20 @@ oplang::Op read_op(Reader& r) {
       op.ordered_by_key = r.pick(2) == 1;
       return op;
     }
+    case kJoinGroupPush: {
+      JoinGroupPush op;
+      op.topic = r.from(kTopics);
+      op.group = r.from(kSubs);
+      op.member = r.from(kMembers);
+      op.assignor = static_cast<model::Assignor>(r.pick(4));
+      op.filter = r.from(kHeaders);
+      op.max_deliveries = static_cast<int>(r.pick(6));
+      op.start = read_start(r);
+      op.script = read_script(r, 5);
+      op.backoff.resize(r.pick(4));
+      for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
+      return op;
+    }
     case kLeaveGroup:
       return LeaveGroup{r.from(kTopics), r.from(kSubs), r.from(kMembers)};
     case kPollGroup: {
@@ -477,20 +494,7 @@ struct OpWriter {
     w.byte(kind), w.name(op.topic, kTopics), w.name(op.name, kSubs),
         w.index_of(op.filter, kHeaders);
     w.byte(op.max_deliveries), write_start(w, op.start), w.name(op.group, kGroups);
-    w.byte(op.script.size());
-    for (const auto& step : op.script) {
-      // A stall has no byte of its own (sequentially it changes nothing): written as none.
-      const model::EffectKind effect =
-          step.effect == model::EffectKind::kStall ? model::EffectKind::kNone : step.effect;
-      w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(effect));
-      if (step.effect == model::EffectKind::kUnsubscribe)
-        w.name(step.topic, kTopics), w.name(step.name, kSubs);
-      if (step.effect == model::EffectKind::kPublish)
-        w.name(step.topic, kTopics), w.payload(step.payload);
-      if (step.effect == model::EffectKind::kSeek) {
-        w.name(step.topic, kTopics), w.name(step.name, kSubs), w.byte(step.offset);
-      }
-    }
+    write_script(op.script);
     if (kind == kBackoffSubscribe) {
       w.byte(op.idempotent ? 1 : 0), w.byte(op.backoff.size() - 1);
       for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
@@ -553,6 +557,30 @@ struct OpWriter {
         w.name(op.member, kMembers), w.byte(static_cast<std::size_t>(op.assignor));
     w.index_of(op.filter, kHeaders), w.index_of(op.ack_timeout, kTimeouts);
     w.byte(op.max_deliveries), write_start(w, op.start), w.byte(op.ordered_by_key ? 1 : 0);
+  }
+  void write_script(const model::Script& script) {
+    w.byte(script.size());
+    for (const auto& step : script) {
+      // A stall has no byte of its own (sequentially it changes nothing): written as none.
+      const model::EffectKind effect =
+          step.effect == model::EffectKind::kStall ? model::EffectKind::kNone : step.effect;
+      w.byte(static_cast<std::size_t>(step.verdict)), w.byte(static_cast<std::size_t>(effect));
+      if (step.effect == model::EffectKind::kUnsubscribe)
+        w.name(step.topic, kTopics), w.name(step.name, kSubs);
+      if (step.effect == model::EffectKind::kPublish)
+        w.name(step.topic, kTopics), w.payload(step.payload);
+      if (step.effect == model::EffectKind::kSeek) {
+        w.name(step.topic, kTopics), w.name(step.name, kSubs), w.byte(step.offset);
+      }
+    }
+  }
+  void operator()(const oplang::JoinGroupPush& op) {
+    w.byte(kJoinGroupPush), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+        w.name(op.member, kMembers), w.byte(static_cast<std::size_t>(op.assignor));
+    w.index_of(op.filter, kHeaders), w.byte(op.max_deliveries), write_start(w, op.start);
+    write_script(op.script);
+    w.byte(op.backoff.size());
+    for (model::Millis wait : op.backoff) w.index_of(wait, kAdvances);
   }
   void operator()(const oplang::LeaveGroup& op) {
     w.byte(kLeaveGroup), w.name(op.topic, kTopics), w.name(op.group, kSubs),

@@ -82,6 +82,15 @@ struct Apply {
                         {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
                          o.backoff, o.ordered_by_key});
   }
+  Value operator()(const JoinGroupPush& o) const {
+    model::PushOptions options;
+    options.header_filter = o.filter;
+    options.max_deliveries = o.max_deliveries;
+    options.start = o.start;
+    options.script = o.script;
+    options.backoff = o.backoff;
+    return m.join_group_push(o.topic, o.group, o.member, o.assignor, options);
+  }
   Value operator()(const LeaveGroup& o) const {
     return BoolResult{m.leave_group(o.topic, o.group, o.member)};
   }

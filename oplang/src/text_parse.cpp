@@ -496,6 +496,31 @@ class LineParser {
     pull_options(o, &o.assignor);
     return o;
   }
+  Op join_group_push() {
+    JoinGroupPush o;
+    o.topic = value("a topic");
+    o.group = value("a group name");
+    o.member = value("a member name");
+    const char* expected = "assignor=, filter=, max=, start=, backoff= or script=";
+    while (auto key = option_key(expected)) {
+      if (*key == "assignor") {
+        o.assignor = assignor_name();
+      } else if (*key == "filter") {
+        o.filter = filter();
+      } else if (*key == "max") {
+        o.max_deliveries = max_deliveries();
+      } else if (*key == "start") {
+        o.start = start();
+      } else if (*key == "backoff") {
+        o.backoff = backoff();
+      } else if (*key == "script") {
+        o.script = script();
+      } else {
+        fail(expected);
+      }
+    }
+    return o;
+  }
   Op poll_group() {
     PollGroup o;
     o.topic = value("a topic");
@@ -618,6 +643,7 @@ class LineParser {
       return with_generation(o);
     }
     if (name == "join_group") return join_group();
+    if (name == "join_group_push") return join_group_push();
     if (name == "leave_group") {
       return LeaveGroup{value("a topic"), value("a group name"), value("a member name")};
     }
@@ -674,7 +700,8 @@ class LineParser {
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
         "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "
         "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time, seek_to_time, "
-        "publish_to, partitions, join_group, leave_group, poll_group, membership or "
+        "publish_to, partitions, join_group, join_group_push, leave_group, poll_group, "
+        "membership or "
         "group_stats");
   }
 

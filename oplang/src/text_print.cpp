@@ -152,14 +152,7 @@ struct Printer {
     if (!o.group.empty()) out += " group=" + format_value(o.group);
     if (o.idempotent) out += " idempotent";
     out += print_backoff(o.backoff);
-    if (!o.script.empty()) {
-      out += " script=[";
-      for (std::size_t i = 0; i < o.script.size(); ++i) {
-        out += (i ? "," : "") + print_step(o.script[i]);
-      }
-      out += "]";
-    }
-    return out;
+    return out + print_script(o.script);
   }
   std::string operator()(const SubscribePull& o) const {
     return "subscribe_pull " + format_value(o.topic) + " " + format_value(o.name) + pull_options(o);
@@ -209,6 +202,34 @@ struct Printer {
   }
   std::string operator()(const Term& o) const {
     return answer("term", o.topic, o.sub, o.offset, o.which, o.member) + gen(o.generation);
+  }
+  std::string operator()(const JoinGroupPush& o) const {
+    std::string out = "join_group_push " + format_value(o.topic) + " " + format_value(o.group) +
+                      " " + format_value(o.member) + print_assignor(o.assignor);
+    if (!o.filter.empty()) out += " filter=[" + print_headers(o.filter, ",") + "]";
+    if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);
+    if (o.start != Start{}) out += " start=" + print_start(o.start);
+    out += print_backoff(o.backoff);
+    return out + print_script(o.script);
+  }
+  static std::string print_assignor(model::Assignor a) {
+    switch (a) {
+      case model::Assignor::kRange:
+        return "";
+      case model::Assignor::kRoundRobin:
+        return " assignor=round_robin";
+      case model::Assignor::kSticky:
+        return " assignor=sticky";
+      case model::Assignor::kCooperativeSticky:
+        return " assignor=cooperative";
+    }
+    return "";
+  }
+  static std::string print_script(const model::Script& script) {
+    if (script.empty()) return "";
+    std::string out = " script=[";
+    for (std::size_t i = 0; i < script.size(); ++i) out += (i ? "," : "") + print_step(script[i]);
+    return out + "]";
   }
   std::string operator()(const JoinGroup& o) const {
     std::string out = "join_group " + format_value(o.topic) + " " + format_value(o.group) + " " +

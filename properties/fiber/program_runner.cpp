@@ -722,6 +722,28 @@ class Exec {
              " partitions=" + std::to_string(m.partitions.size());
     });
   }
+  // A push group's member runs its script's verdicts; its calls are judged by the push
+  // group property (push_group_property.cpp), not by this recorder's per-subscription
+  // checks, so they are not recorded here.
+  void operator()(const oplang::JoinGroupPush& o) {
+    broker::GroupOptions options;
+    options.assignor = static_cast<broker::Assignor>(o.assignor);
+    options.push.header_filter = o.filter;
+    options.push.max_deliveries = o.max_deliveries;
+    options.push.start = start_of(o.start);
+    for (model::Millis wait : o.backoff) options.push.backoff.push_back(broker::Millis{wait});
+    call([&] {
+      auto next = std::make_shared<std::size_t>(0);
+      broker::Handler handler = [script = o.script, next](const broker::Delivery&) {
+        const std::size_t step = (*next)++;
+        return oplang::end_with<broker::Terminate>(step < script.size() ? script[step].verdict
+                                                                        : oplang::Verdict{});
+      };
+      const broker::Membership m = c_.b->join_group(o.topic, o.group, o.member, handler, options);
+      return "gen=" + std::to_string(m.generation) +
+             " partitions=" + std::to_string(m.partitions.size());
+    });
+  }
   void operator()(const oplang::LeaveGroup& o) {
     call([&] { return text_of(c_.b->leave_group(o.topic, o.group, o.member)); });
   }

@@ -175,8 +175,22 @@ class Broker {
   /// leave it failing with some partitions subscribed.
   Membership join_group(const std::string& topic, const std::string& group,
                         const std::string& member, const GroupOptions& options = {});
+  /// The push form of join_group: the group keeps a push subscription (options.push) on
+  /// each partition, and a partition's messages go to its owner's handler (R4-R8 per
+  /// partition). A rebalance that moves a partition voids the result of a handler call still
+  /// running on it (the message comes back, reason "revoked", and its new owner gets it once
+  /// that call returned: at most one call per partition at a time, R15). A member already in
+  /// the group keeps its first handler. Throws as join_group, and InvalidArgument (empty
+  /// handler, bad push options, options.push.group set), WrongKind (the group is a pull
+  /// group, or a pull subscription of its name is on a partition), DuplicateSubscription (a
+  /// live push subscription or group of its name is on a partition).
+  Membership join_group(const std::string& topic, const std::string& group,
+                        const std::string& member, Handler handler,
+                        const GroupOptions& options = {});
   /// Removes member and rebalances the rest as a new generation (the group and its
-  /// positions stay when the last one leaves). Returns whether it was a member. Throws
+  /// positions stay when the last one leaves). In a push group, once it returns the
+  /// member's handler runs no more (unless called from that handler). Returns whether it
+  /// was a member. Throws
   /// UnknownTopic, UnknownSubscription (no such group).
   bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
   /// The member's current generation and partitions. Throws UnknownTopic,
@@ -188,7 +202,7 @@ class Broker {
   /// partition's topic and carry the generation, and ack, nack, term and extend refuse a
   /// receipt unless its member has owned that partition since that generation (fencing).
   /// Throws InvalidArgument (max_messages == 0 or empty member), UnknownTopic,
-  /// UnknownSubscription (no such group or member).
+  /// UnknownSubscription (no such group or member), WrongKind (a push group).
   std::vector<Received> poll_group(const std::string& topic, const std::string& group,
                                    const std::string& member, std::size_t max_messages, Time now);
   /// The group's generation, members, assignment and each partition's owner, end,

@@ -15,10 +15,13 @@
 namespace broker {
 
 /// How a consumer group spreads and consumes its topic's partitions: the assignor (R30)
-/// and the options of the pull subscription the group keeps on each partition (R11).
+/// and the options of the subscription the group keeps on each partition: `pull` (R11)
+/// for a group joined with join_group(..., options), `push` (R4; its `group` stays empty)
+/// for one joined with a handler.
 struct GroupOptions {
   Assignor assignor = Assignor::kRange;
   PullOptions pull{};
+  PushOptions push{};
 };
 
 /// A member's place in its group: the group's generation (1 after the first join, one

@@ -145,6 +145,13 @@ class Model {
   /// and a new generation. Returns the member's generation and partitions.
   Membership join_group(const std::string& topic, const std::string& group,
                         const std::string& member, Assignor assignor, const PullOptions& options);
+  /// R32, push: as join_group, with a push subscription (options; group empty) on each
+  /// partition whose one member is the partition's owner, running the owner's script (a
+  /// member keeps its first script; one a restart left dormant with equal options is
+  /// adopted).
+  Membership join_group_push(const std::string& topic, const std::string& group,
+                             const std::string& member, Assignor assignor,
+                             const PushOptions& options);
   /// R32: member leaves (a rebalance of the rest); false if it was not a member.
   bool leave_group(const std::string& topic, const std::string& group, const std::string& member);
   /// R32: the member's generation and partitions.
@@ -212,6 +219,8 @@ class Model {
     PullOptions options;
     std::vector<std::string> members;
     std::uint64_t generation = 0;
+    bool push = false;         // members have scripted handlers
+    PushOptions push_options;  // a push group's (script empty)
     std::vector<std::string> parts;  // the topics of its partitions, by partition
     /// Per partition: its owner ("" none) and the generation it has owned it since.
     std::vector<std::pair<std::string, std::uint64_t>> owners;
@@ -295,14 +304,6 @@ class Model {
     };
     std::optional<Owner> owner;
   };
-  // R32: a consumer group over a topic's partitions (not saved: members join again).
-  struct Group {
-    Assignor assignor = Assignor::kRange;
-    PullOptions options;
-    std::vector<std::string> members;  // join order
-    std::uint64_t generation = 0;
-    std::map<std::string, std::vector<std::uint32_t>> assignment;
-  };
   // A push member: its own name, its state and its script position; if idempotent, the
   // offsets its script confirmed (what broker::idempotent() remembers for this handler).
   struct Member {
@@ -311,6 +312,17 @@ class Model {
     std::size_t next_step = 0;
     bool idempotent = false;
     std::set<Offset> applied;
+  };
+  // R32: a consumer group over a topic's partitions (not saved: members join again).
+  struct Group {
+    Assignor assignor = Assignor::kRange;
+    PullOptions options;
+    std::vector<std::string> members;  // join order
+    std::uint64_t generation = 0;
+    std::map<std::string, std::vector<std::uint32_t>> assignment;
+    bool push = false;  // members have handlers; the partitions' states are push ones
+    PushOptions push_options;
+    std::map<std::string, Member> handlers;  // push: each member's script and its position
   };
   struct Topic {
     std::uint64_t id = 0;
@@ -325,6 +337,7 @@ class Model {
     std::map<std::string, std::uint64_t> pulls;    // pull names
     std::map<std::string, std::uint64_t> groups;   // group name -> state id
     std::map<std::string, std::uint64_t> dormant;  // push names back from a restart (R20)
+    std::map<std::string, std::uint64_t> consumer_pushes;  // R32: push group name -> its state
     // R29: a partitioned topic holds no log and no subscriptions, only these.
     std::uint32_t partitions = 1;
     Partitioner partitioner = Partitioner::kMurmur2;
@@ -345,6 +358,13 @@ class Model {
   // R32: the topics a group on t consumes: its partitions, or t itself.
   std::vector<Topic*> group_parts(const Topic& t);
   const Group& group_or_throw(const Topic& t, const std::string& group) const;
+  // R32: the state a consumer group keeps on its partition part (pull or push).
+  Membership add_member(Topic& t, const std::string& group, const std::string& member,
+                        const Script& script);
+  static Sub& group_sub(Topic& part, const std::string& group);
+  static const Sub& group_sub(const Topic& part, const std::string& group);
+  // R32: the scripted handler of a push group's partition state's member.
+  Member& group_member(Topic& part, const Sub& s, const std::string& member);
   void rebalance(Topic& t, const std::string& group, std::vector<std::string> members);
   static bool fenced(const Sub& s, const std::string& member, std::uint64_t generation);
   static bool valid(const PullOptions& options);

@@ -314,6 +314,20 @@ struct JoinGroup {
   bool ordered_by_key = false;
   bool operator==(const JoinGroup&) const = default;
 };
+/// join_group(topic, group, member, handler running `script`, {assignor, push options as
+/// subscribe's: filter, max_deliveries, start, backoff}) (R32, a push group)
+struct JoinGroupPush {
+  std::string topic;
+  std::string group;
+  std::string member;
+  model::Assignor assignor = model::Assignor::kRange;
+  Headers filter;
+  int max_deliveries = 5;
+  Start start;
+  std::vector<Millis> backoff{};
+  model::Script script;
+  bool operator==(const JoinGroupPush&) const = default;
+};
 /// leave_group(topic, group, member) (R32)
 struct LeaveGroup {
   std::string topic;
@@ -350,7 +364,7 @@ using Op =
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
                  Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
                  Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
-                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, LeaveGroup, PollGroup,
+                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, JoinGroupPush, LeaveGroup, PollGroup,
                  GetMembership, GetGroupStats>;
 
 /// A script: operations run in order against one fresh broker (or model).
