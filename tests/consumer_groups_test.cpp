@@ -1,15 +1,19 @@
 // Consumer groups over partitions (SPEC R30, R32) through the public API: seed 003's
 // assignment, ownership, fencing by generation under eager and cooperative assignors, the
 // committed position across rebalances, the typed errors (each changes nothing), a durable
-// broker whose group rejoins where it stood, and threads joining, leaving and acking at once.
+// broker whose group rejoins where it stood, and threads joining, leaving and acking at once;
+// push groups: each partition to its owner's handler, a failure to the next owner, a running
+// call's result voided when its partition moves, leave waiting for the member's call.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "broker/broker.h"
@@ -226,6 +230,206 @@ TEST(ConsumerGroups, MembersJoiningAndLeavingUnderLoadConfirmEachMessageOnce) {
   for (const auto& [payload, n] : confirmed) EXPECT_EQ(n, 1) << payload << " confirmed twice";
   const GroupStats g = b.group_stats("orders", "billing");
   for (const PartitionStats& p : g.partitions) EXPECT_EQ(p.committed, p.end) << p.topic;
+}
+
+// ---- push groups ----
+
+GroupOptions push_options(Assignor assignor) {
+  GroupOptions o;
+  o.assignor = assignor;
+  o.push.start = StartPosition::beginning();
+  return o;
+}
+
+/// A handler that records (member, partition topic, payload, attempt) and answers `answer`.
+struct Calls {
+  std::mutex mu;
+  std::vector<std::tuple<std::string, std::string, std::string, int>> seen;
+  Handler of(const std::string& member, bool answer = true) {
+    return [this, member, answer](const Delivery& d) {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.emplace_back(member, *d.topic, d.message->payload, d.attempt);
+      return answer;
+    };
+  }
+};
+
+TEST(PushConsumerGroups, EachPartitionGoesToItsOwnersHandler) {
+  Broker b(testing::SyncBroker());
+  b.create_topic("orders", partitioned(4));
+  Calls calls;
+  b.join_group("orders", "billing", "A", calls.of("A"), push_options(Assignor::kRange));
+  b.join_group("orders", "billing", "B", calls.of("B"), push_options(Assignor::kRange));
+  for (std::uint32_t p = 0; p < 4; ++p) b.publish_to("orders", p, "m" + std::to_string(p));
+  EXPECT_EQ(b.drain(), 4u);
+  std::map<std::string, std::string> owner_of;  // payload -> member
+  for (const auto& [member, topic, payload, attempt] : calls.seen) owner_of[payload] = member;
+  EXPECT_EQ(owner_of, (std::map<std::string, std::string>{
+                          {"m0", "A"}, {"m1", "A"}, {"m2", "B"}, {"m3", "B"}}));
+  for (const PartitionStats& p : b.group_stats("orders", "billing").partitions) {
+    EXPECT_EQ(p.committed, p.end) << p.topic;
+  }
+  // A consumer group's partition subscription goes by the group's name (R13).
+  EXPECT_EQ(b.subscriptions(partition_name("orders", 0)), std::vector<std::string>{"billing"});
+}
+
+// A message A failed comes back; once the partition is B's, B's handler gets it (R7, R32).
+TEST(PushConsumerGroups, AFailedMessageGoesToWhoeverOwnsThePartitionNext) {
+  Broker b(testing::SyncBroker());
+  b.create_topic("orders", partitioned(2));
+  Calls calls;
+  b.join_group("orders", "billing", "A", calls.of("A", false), push_options(Assignor::kRange));
+  b.publish_to("orders", 1, "late");
+  EXPECT_EQ(b.drain(), 0u);  // A fails it: R8 stops this partition for this drain
+  b.join_group("orders", "billing", "B", calls.of("B"), push_options(Assignor::kRange));
+  EXPECT_EQ(b.membership("orders", "billing", "B").partitions, std::vector<std::uint32_t>{1});
+  EXPECT_EQ(b.drain(), 1u);
+  ASSERT_EQ(calls.seen.size(), 2u);
+  EXPECT_EQ(calls.seen[1], std::make_tuple(std::string("B"), partition_name("orders", 1),
+                                           std::string("late"), 2));
+}
+
+// When the last member leaves, the partitions wait (nothing is offered, nothing is lost);
+// the next member gets them from the committed position.
+TEST(PushConsumerGroups, AGroupWithoutMembersKeepsItsMessagesForTheNextMember) {
+  Broker b(testing::SyncBroker());
+  b.create_topic("orders", partitioned(2));
+  Calls calls;
+  b.join_group("orders", "billing", "A", calls.of("A"), push_options(Assignor::kSticky));
+  EXPECT_TRUE(b.leave_group("orders", "billing", "A"));
+  b.publish("orders", "x", {}, "order-1");
+  EXPECT_EQ(b.drain(), 0u);
+  EXPECT_FALSE(b.wait_delivered(Millis{0}));
+  b.join_group("orders", "billing", "C", calls.of("C"), push_options(Assignor::kSticky));
+  EXPECT_EQ(b.drain(), 1u);
+  ASSERT_EQ(calls.seen.size(), 1u);
+  EXPECT_EQ(std::get<0>(calls.seen[0]), "C");
+}
+
+// A lane runs A's call; a join makes a rebalance meanwhile. Eager: the partition is
+// revoked, so the call's confirmation is void and the message comes again (attempt 2).
+// Cooperative: A keeps it, and its confirmation counts (one call).
+TEST(PushConsumerGroups, ARunningCallsResultIsVoidWhenItsPartitionIsRevoked) {
+  for (const Assignor assignor : {Assignor::kRange, Assignor::kCooperativeSticky}) {
+    SCOPED_TRACE(assignor == Assignor::kRange ? "range (eager)" : "cooperative");
+    Broker b(testing::LaneBroker());
+    b.create_topic("orders");  // one partition: A keeps it under both assignors
+    std::atomic<bool> entered{false};
+    std::atomic<bool> release{false};
+    std::atomic<int> calls{0};
+    std::vector<int> attempts;
+    std::mutex mu;
+    Handler slow = [&](const Delivery& d) -> bool {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        attempts.push_back(d.attempt);
+      }
+      if (calls.fetch_add(1) == 0) {
+        entered = true;
+        EXPECT_TRUE(testing::WaitUntil([&] { return release.load(); }));
+      }
+      return true;
+    };
+    b.join_group("orders", "billing", "A", slow, push_options(assignor));
+    b.publish("orders", "m");
+    ASSERT_TRUE(testing::WaitUntil([&] { return entered.load(); }));
+    Calls others;
+    b.join_group("orders", "billing", "B", others.of("B"), push_options(assignor));
+    EXPECT_EQ(b.membership("orders", "billing", "A").partitions, std::vector<std::uint32_t>{0});
+    release = true;
+    ASSERT_TRUE(b.wait_delivered(Millis{10'000}));
+    std::lock_guard<std::mutex> lock(mu);
+    if (assignor == Assignor::kRange) {
+      EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
+    } else {
+      EXPECT_EQ(attempts, (std::vector<int>{1}));
+    }
+    EXPECT_EQ(b.stats("orders", "billing").committed, 1u);
+  }
+}
+
+// R9 for groups: once leave_group returns, the member's handler is not running.
+TEST(PushConsumerGroups, LeaveGroupReturnsAfterTheMembersRunningCall) {
+  Broker b(testing::LaneBroker());
+  b.create_topic("orders");
+  std::atomic<bool> entered{false};
+  std::atomic<bool> returned{false};
+  Handler slow = [&](const Delivery&) {
+    entered = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    returned = true;
+    return true;
+  };
+  b.join_group("orders", "billing", "A", slow, push_options(Assignor::kRange));
+  b.publish("orders", "m");
+  ASSERT_TRUE(testing::WaitUntil([&] { return entered.load(); }));
+  EXPECT_TRUE(b.leave_group("orders", "billing", "A"));
+  EXPECT_TRUE(returned.load());
+}
+
+TEST(PushConsumerGroups, BadInputIsATypedErrorAndChangesNothing) {
+  Broker b(testing::SyncBroker());
+  b.create_topic("orders", partitioned(2));
+  Calls calls;
+  b.join_group("orders", "push", "A", calls.of("A"), push_options(Assignor::kRange));
+  b.join_group("orders", "pull", "A", group_options(Assignor::kRange));
+  const GroupStats before = b.group_stats("orders", "push");
+  const std::string p0 = partition_name("orders", 0);
+  using testing::code_of;
+  EXPECT_EQ(code_of([&] { b.join_group("orders", "push", "B", Handler{}, {}); }),
+            ErrorCode::kInvalidArgument);
+  GroupOptions named = push_options(Assignor::kRange);
+  named.push.group = "g";
+  EXPECT_EQ(code_of([&] { b.join_group("orders", "push", "B", calls.of("B"), named); }),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { b.join_group("orders", "push", "B", group_options(Assignor::kRange)); }),
+            ErrorCode::kWrongKind);
+  EXPECT_EQ(code_of([&] {
+              b.join_group("orders", "pull", "B", calls.of("B"), push_options(Assignor::kRange));
+            }),
+            ErrorCode::kWrongKind);
+  GroupOptions other = push_options(Assignor::kRange);
+  other.push.max_deliveries = 2;
+  EXPECT_EQ(code_of([&] { b.join_group("orders", "push", "B", calls.of("B"), other); }),
+            ErrorCode::kOptionsMismatch);
+  EXPECT_EQ(code_of([&] { (void)b.poll_group("orders", "push", "A", 1, Time{}); }),
+            ErrorCode::kWrongKind);
+  EXPECT_EQ(code_of([&] { b.subscribe(p0, "push", calls.of("X"), testing::Push()); }),
+            ErrorCode::kDuplicateSubscription);
+  EXPECT_EQ(code_of([&] { b.unsubscribe(p0, "push"); }), ErrorCode::kWrongKind);
+  EXPECT_EQ(code_of([&] { b.subscribe_pull(p0, "push", {}); }), ErrorCode::kWrongKind);
+  // A live push subscription of the name on a partition: a new group cannot take it.
+  b.subscribe(p0, "taken", calls.of("X"), testing::Push());
+  EXPECT_EQ(code_of([&] {
+              b.join_group("orders", "taken", "A", calls.of("A"), push_options(Assignor::kRange));
+            }),
+            ErrorCode::kDuplicateSubscription);
+  EXPECT_EQ(b.group_stats("orders", "push"), before);
+  EXPECT_EQ(code_of([&] { (void)b.group_stats("orders", "taken"); }),
+            ErrorCode::kUnknownSubscription);
+}
+
+// A restart leaves the group's push subscriptions without handler (R20); the first join
+// adopts them, with the position they saved.
+TEST(PushConsumerGroups, ADurablePushGroupRejoinsWhereItsPositionsStood) {
+  testing::TempDir dir;
+  {
+    Broker b(testing::durable_in(dir));
+    b.create_topic("orders", partitioned(2));
+    Calls calls;
+    b.join_group("orders", "billing", "A", calls.of("A"), push_options(Assignor::kRange));
+    b.publish_to("orders", 0, "done");
+    EXPECT_EQ(b.drain(), 1u);
+  }
+  Broker b(testing::durable_in(dir));
+  b.publish_to("orders", 0, "new");
+  Calls calls;
+  EXPECT_EQ(b.join_group("orders", "billing", "B", calls.of("B"), push_options(Assignor::kRange)),
+            (Membership{1, {0, 1}}));
+  EXPECT_EQ(b.drain(), 1u);
+  std::lock_guard<std::mutex> lock(calls.mu);
+  ASSERT_EQ(calls.seen.size(), 1u);
+  EXPECT_EQ(std::get<2>(calls.seen[0]), "new");
 }
 
 }  // namespace
