@@ -166,7 +166,9 @@ std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
       for (Offset o : s.held_offsets()) s.fail(o, Failure{"revoked", now});
       if (g.push) {
         // The handler call still running keeps the offer slot (R15) until it returns, so
-        // the new owner's first call starts after it; its result is void (fencing).
+        // the new owner's first call starts after it. Its message is no longer held (failed
+        // above), so its result could change nothing; voided, it also does not count as a
+        // failure toward the dispatcher's retry back-off.
         s.offers.void_running();
         if (s.owner) s.members.remove(s.owner->member);
         if (!owner[part.partition].empty()) {

@@ -55,17 +55,17 @@ constexpr std::uint8_t kOnPartition = 233;           // partition 0..2, then an 
 constexpr std::uint8_t kKeyedPublish = 234;          // publish's fields, a key from kKeys
 constexpr std::uint8_t kPartitionsKind = 235;        // topic (R29)
 constexpr std::uint8_t kOrderedPull = 236;           // 214's, then 0..3 back-off waits (R31)
-constexpr std::uint8_t kJoinGroup = 237;             // topic, group, member, assignor 0..3, then
-                                                     // subscribe_pull's options, ordered 0/1 (R32)
+constexpr std::uint8_t kJoinGroup = 237;             // form 0/1, topic, group, member, assignor
+                                                     // 0..3; form 0: subscribe_pull's options,
+                                                     // ordered 0/1; form 1 (push): filter, max,
+                                                     // start, a script (5 verdicts), 0..3 waits
+                                                     // (R32)
 constexpr std::uint8_t kLeaveGroup = 238;            // topic, group, member (R32)
 constexpr std::uint8_t kPollGroup = 239;             // topic, group, member, max 0..3 (R32)
 constexpr std::uint8_t kGroupStats = 240;            // topic, group (R32)
 constexpr std::uint8_t kMembership = 241;            // topic, group, member (R32)
 constexpr std::uint8_t kWithGeneration = 243;        // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
                                                      // nack; a generation 0..255; then its fields
-constexpr std::uint8_t kJoinGroupPush = 244;         // topic, group, member, assignor 0..3,
-                                                     // filter, max, start, a script (5 verdicts),
-                                                     // 0..3 back-off waits (R32, push)
 // (220, 228, 229 and 242 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -128,6 +128,23 @@ oplang::Subscribe read_subscribe(Reader& r, std::size_t verdicts = 4) {
   op.start = read_start(r);
   op.group = r.from(kGroups);
   op.script = read_script(r, verdicts);
+  return op;
+}
+
+// kJoinGroup's push form, after its form byte (no byte of 0..255 is free for a kind of
+// its own: committed inputs read every one that is no escape yet).
+oplang::JoinGroupPush read_join_group_push(Reader& r) {
+  oplang::JoinGroupPush op;
+  op.topic = r.from(kTopics);
+  op.group = r.from(kSubs);
+  op.member = r.from(kMembers);
+  op.assignor = static_cast<model::Assignor>(r.pick(4));
+  op.filter = r.from(kHeaders);
+  op.max_deliveries = static_cast<int>(r.pick(6));
+  op.start = read_start(r);
+  op.script = read_script(r, 5);
+  op.backoff.resize(r.pick(4));
+  for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
   return op;
 }
 
@@ -275,6 +292,7 @@ oplang::Op read_op(Reader& r) {
     case kSeekToTime:
       return SeekToTime{r.from(kTopics), r.from(kSubs), r.byte()};
     case kJoinGroup: {
+      if (r.pick(2) == 1) return read_join_group_push(r);
       JoinGroup op;
       op.topic = r.from(kTopics);
       op.group = r.from(kSubs);
@@ -285,20 +303,6 @@ oplang::Op read_op(Reader& r) {
       op.max_deliveries = static_cast<int>(r.pick(6));
       op.start = read_start(r);
       op.ordered_by_key = r.pick(2) == 1;
-      return op;
-    }
-    case kJoinGroupPush: {
-      JoinGroupPush op;
-      op.topic = r.from(kTopics);
-      op.group = r.from(kSubs);
-      op.member = r.from(kMembers);
-      op.assignor = static_cast<model::Assignor>(r.pick(4));
-      op.filter = r.from(kHeaders);
-      op.max_deliveries = static_cast<int>(r.pick(6));
-      op.start = read_start(r);
-      op.script = read_script(r, 5);
-      op.backoff.resize(r.pick(4));
-      for (model::Millis& wait : op.backoff) wait = r.from(kAdvances);
       return op;
     }
     case kLeaveGroup:
@@ -553,7 +557,7 @@ struct OpWriter {
     answer(generation_prefix(11, 3, op), op), w.index_of(op.extension, kAdvances);
   }
   void operator()(const oplang::JoinGroup& op) {
-    w.byte(kJoinGroup), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+    w.byte(kJoinGroup), w.byte(0), w.name(op.topic, kTopics), w.name(op.group, kSubs),
         w.name(op.member, kMembers), w.byte(static_cast<std::size_t>(op.assignor));
     w.index_of(op.filter, kHeaders), w.index_of(op.ack_timeout, kTimeouts);
     w.byte(op.max_deliveries), write_start(w, op.start), w.byte(op.ordered_by_key ? 1 : 0);
@@ -575,7 +579,7 @@ struct OpWriter {
     }
   }
   void operator()(const oplang::JoinGroupPush& op) {
-    w.byte(kJoinGroupPush), w.name(op.topic, kTopics), w.name(op.group, kSubs),
+    w.byte(kJoinGroup), w.byte(1), w.name(op.topic, kTopics), w.name(op.group, kSubs),
         w.name(op.member, kMembers), w.byte(static_cast<std::size_t>(op.assignor));
     w.index_of(op.filter, kHeaders), w.byte(op.max_deliveries), write_start(w, op.start);
     write_script(op.script);

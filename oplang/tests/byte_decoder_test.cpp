@@ -41,6 +41,7 @@ bool escaped(const oplang::Op& op) {
          std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
          std::holds_alternative<oplang::Term>(op) || std::holds_alternative<oplang::Redrive>(op) ||
          std::holds_alternative<oplang::JoinGroup>(op) ||
+         std::holds_alternative<oplang::JoinGroupPush>(op) ||
          std::holds_alternative<oplang::LeaveGroup>(op) ||
          std::holds_alternative<oplang::PollGroup>(op) ||
          std::holds_alternative<oplang::GetMembership>(op) ||
