@@ -40,7 +40,7 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   const Coverage& c = Coverage::get();
   std::printf("%s: %ld sequences, %ld steps (%.1f per sequence)\n", what, c.sequences, c.steps,
               static_cast<double>(c.steps) / c.sequences);
-  EXPECT_EQ(c.steps_by_kind.size(), 39u) << "every op kind must appear";
+  EXPECT_EQ(c.steps_by_kind.size(), 40u) << "every op kind must appear";
   for (const auto& [kind, n] : c.steps_by_kind) {
     const double share = 100.0 * n / c.steps;
     std::printf("  step %-14s %5.1f%%\n", kind.c_str(), share);
@@ -48,9 +48,9 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
   }
 }
 
-// Uniformly a kind listed once is 1/41 of the steps (2.4%); in swarm sequences the kinds a
+// Uniformly a kind listed once is 1/42 of the steps (2.4%); in swarm sequences the kinds a
 // sequence keeps share its steps, the always-kept ones (publish, subscribe) get more (the
-// others measured 1.9-2.4% at budget x1 on 2026-12-02, with 41 entries; CI's smaller budget
+// others measured 1.9-2.4% at budget x1 on 2026-12-02, with 41 entries, and 1.9-2.4% with 42; CI's smaller budget
 // spreads them wider). The floors sit a little below.
 TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfUniformSteps) {
   expect_step_shares("every operation, uniform", Swarm::kUniform, 2.0);
@@ -76,8 +76,9 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   std::printf("%ld sequences, %ld of them swarm\n", c.sequences, c.swarm_sequences);
   // Minimum share of all sequences that must reach each state (percent). Measured shares
   // are about twice these (see the printout; set from a run at budget x1 on 2026-12-01,
-  // three lowered on 2026-12-02 when two mixes joined the count), so a fifth of the budget,
-  // with its wider spread, still passes.
+  // three lowered on 2026-12-02 when two mixes joined the count, seven more when the push
+  // consumer groups' mix made it nine: a state outside that mix loses a ninth of its share),
+  // so a fifth of the budget, with its wider spread, still passes.
   const std::map<std::string, double> wanted = {
       {"redelivery", 10},
       {"dead letter", 3},
@@ -91,26 +92,26 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"filtered", 4},
       {"seek in handler", 2},
       // R10/R12/R13 (seek, stats, dead_letters by a group's name), R9, R13
-      {"by group name", 6},
+      {"by group name", 5},
       {"unsubscribe unknown topic", 7},
       {"committed behind cursor", 4},
       // issue 13: poll_wait, the waits, broker::idempotent()
-      {"poll_wait received", 5},
-      {"poll_wait invalid argument", 4},
+      {"poll_wait received", 3.5},
+      {"poll_wait invalid argument", 3.5},
       {"wait: work left", 15},
       {"wait: nothing left", 20},
-      {"idempotent repeat", 1},
+      {"idempotent repeat", 0.8},
       // issue 13: the observations (subscriptions, end_offset, oldest_offset)
       {"observation unknown topic", 15},
-      {"oldest offset moved", 2},
+      {"oldest offset moved", 1.5},
       // issue 18: R22's bound holding a poll back, R23's term (pull) and terminate (push)
       {"poll held back by max_in_flight", 1},
       {"term accepted", 1},
-      {"terminated dead letter", 1},
+      {"terminated dead letter", 0.6},
       {"delayed nack accepted", 0.6},
       // issue 18: R25-R28
       {"redrive moved", 0.5},
-      {"redriven to a topic", 0.5},
+      {"redriven to a topic", 0.25},
       {"dead letters purged", 0.5},
       {"poll while paused", 0.5},
       {"drain while paused", 0.5},
