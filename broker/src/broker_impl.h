@@ -2,6 +2,7 @@
 //   BrokerImpl::mu_ -> Topic::mu (a partitioned topic's before its partitions', R29)
 //   -> ConsumerGroup::mu (R32) -> SubscriptionState::mu -> TopicLog::mu
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
+// TopicTable's shard locks: after mu_ (ascending), a leaf: lookups by name take one alone.
 // Durable brokers (storage/): storage::Store::mu_ (the journal) after the broker's, a
 // topic's or a subscription's mu; SegmentLog::path_mu_ after TopicLog::mu; each Syncer's
 // mu_ after any of those; the file systems' own mutexes last. A sync (fdatasync) runs with
@@ -25,6 +26,7 @@
 #include "storage/store.h"
 #include "sync/sync.h"
 #include "topic.h"
+#include "topic_table.h"
 #include "wait_graph.h"
 
 namespace broker {
@@ -101,9 +103,10 @@ class BrokerImpl {
  private:
   /// The topic called name, which holds a log (not a partitioned topic's router). Throws
   /// UnknownTopic, WrongKind (a partitioned topic: name one of its partitions, R29).
-  std::shared_ptr<Topic> find_topic(const std::string& name) const EXCLUDES(mu_);
-  /// The topic called name, partitioned or not. Throws UnknownTopic.
-  std::shared_ptr<Topic> find_any_topic(const std::string& name) const EXCLUDES(mu_);
+  std::shared_ptr<Topic> find_topic(const std::string& name) const;
+  /// The topic called name, partitioned or not (one TopicTable shard's lock, not mu_).
+  /// Throws UnknownTopic.
+  std::shared_ptr<Topic> find_any_topic(const std::string& name) const;
   /// Appends to the topic that holds a log, then wakes its push subscriptions.
   Offset append(Topic& t, std::string payload, Headers headers, std::string key);
   /// R32: the consumer group called group on topic. Throws UnknownTopic,
@@ -171,9 +174,11 @@ class BrokerImpl {
   std::shared_ptr<storage::Store> store_;
   RecoveryReport recovery_;
 
+  // mu_ serializes the changes of the topic set and guards its order; lookups by name go
+  // to topics_ alone (its shards' locks come after mu_, and nothing is locked under them).
   mutable sync::Mutex mu_;
   std::vector<std::shared_ptr<Topic>> order_ GUARDED_BY(mu_);
-  std::map<std::string, std::shared_ptr<Topic>> topics_ GUARDED_BY(mu_);
+  TopicTable topics_;
 
   // Last: its thread calls expire() on this object, so it stops first in the destructor.
   std::unique_ptr<ExpiryTimer> expiry_;

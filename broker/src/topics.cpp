@@ -84,17 +84,17 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
         }
         if (!sub.pull) push.push_back(s);
       }
-      topics_[saved.name] = t;
+      topics_.insert_all({{saved.name, t}});
       order_.push_back(std::move(t));
     }
     for (const auto& [at, saved] : partitioned) {
       std::vector<std::shared_ptr<Topic>> parts;
       for (std::uint32_t p = 0; p < saved->options.partitions; ++p) {
-        parts.push_back(topics_.at(partition_name(saved->name, p)));
+        parts.push_back(topics_.find(partition_name(saved->name, p)));
       }
       auto t = std::make_shared<Topic>(saved->name, saved->options, nullptr, saved->id,
                                        std::move(parts));
-      topics_[saved->name] = t;
+      topics_.insert_all({{saved->name, t}});
       order_[at] = std::move(t);
     }
   }
@@ -144,7 +144,7 @@ void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   }
   sync::MutexLock lock(mu_);
   for (const std::string& n : names) {
-    if (topics_.count(n)) throw DuplicateTopic("topic '" + n + "' already exists");
+    if (topics_.contains(n)) throw DuplicateTopic("topic '" + n + "' already exists");
   }
   // One journal record makes the topic and its partitions (ids id + 1 + p), so a crash
   // never leaves half of them.
@@ -158,12 +158,12 @@ void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
   std::shared_ptr<Topic> topic = parts.empty()
                                      ? make_topic(name, options, id, {})
                                      : std::make_shared<Topic>(name, options, nullptr, id, parts);
-  topics_[name] = topic;
+  // All names at once: no reader sees a partition without its topic (R29).
+  std::vector<std::pair<std::string, std::shared_ptr<Topic>>> named{{name, topic}};
+  for (const auto& part : parts) named.emplace_back(part->name, part);
+  topics_.insert_all(named);
   order_.push_back(std::move(topic));
-  for (auto& part : parts) {
-    topics_[part->name] = part;
-    order_.push_back(std::move(part));
-  }
+  for (auto& part : parts) order_.push_back(std::move(part));
 }
 
 std::shared_ptr<Topic> BrokerImpl::make_topic(const std::string& name, const TopicOptions& options,
@@ -181,9 +181,8 @@ std::shared_ptr<Topic> BrokerImpl::make_topic(const std::string& name, const Top
 
 void BrokerImpl::delete_topic(const std::string& name) {
   sync::MutexLock lock(mu_);
-  auto it = topics_.find(name);
-  if (it == topics_.end()) throw UnknownTopic("no topic '" + name + "'");
-  std::shared_ptr<Topic> topic = it->second;
+  std::shared_ptr<Topic> topic = topics_.find(name);
+  if (!topic) throw UnknownTopic("no topic '" + name + "'");
   if (!topic->parent.empty()) {
     throw WrongKind("'" + name + "' is a partition: delete its topic '" + topic->parent + "'");
   }
@@ -198,12 +197,14 @@ void BrokerImpl::delete_topic(const std::string& name) {
   }
   // A subscribe between the check above and here would need mu_, which this call holds.
   if (store_) store_->delete_topic(name, topic->storage_id, topic->partitions.size());
+  std::vector<std::string> names;
   for (const auto& t : gone) {
     sync::MutexLock topic_lock(t->mu);
     t->deleted = true;
-    topics_.erase(t->name);
+    names.push_back(t->name);
     std::erase(order_, t);
   }
+  topics_.erase_all(names);
 }
 
 std::vector<std::string> BrokerImpl::topics() const {
@@ -214,10 +215,9 @@ std::vector<std::string> BrokerImpl::topics() const {
 }
 
 std::shared_ptr<Topic> BrokerImpl::find_any_topic(const std::string& name) const {
-  sync::MutexLock lock(mu_);
-  auto it = topics_.find(name);
-  if (it == topics_.end()) throw UnknownTopic("no topic '" + name + "'");
-  return it->second;
+  std::shared_ptr<Topic> t = topics_.find(name);
+  if (!t) throw UnknownTopic("no topic '" + name + "'");
+  return t;
 }
 
 std::shared_ptr<Topic> BrokerImpl::find_topic(const std::string& name) const {
