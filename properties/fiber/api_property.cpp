@@ -37,14 +37,17 @@ struct ApiOp {
     kWaitIdle,
     kWaitDelivered,
     kOffsets,
+    kJoinConsumerGroup,  // R32, push: join_group with a handler
+    kLeaveConsumerGroup,
     kCount
   };
   Kind kind;
   int arg;
 };
 
-/// Concurrent callers of one broker (topic t; push s0, s1, group g of m0, m1, pull p0, p1;
-/// all exist at the start, and callers remove and add them again). Generator-side only:
+/// Concurrent callers of one broker (topic t; push s0, s1, group g of m0, m1, pull p0, p1,
+/// a push consumer group cg of k, c0 and c1; all exist at the start, and callers remove and
+/// add them again, except k, which keeps the consumer group's partition owned). Generator-side only:
 /// program() is what runs, prints and replays.
 struct ApiScript {
   bool lane = false;  // else the synchronous dispatcher (drain is a call like the others)
@@ -59,7 +62,8 @@ const std::initializer_list<std::pair<std::size_t, ApiOp::Kind>> kKindWeights = 
     {2, ApiOp::kSubscriptions}, {2, ApiOp::kSubscribePull}, {1, ApiOp::kPoll},
     {1, ApiOp::kAck},           {1, ApiOp::kExpire},        {1, ApiOp::kDeadLetters},
     {1, ApiOp::kTopics},        {1, ApiOp::kDrain},         {1, ApiOp::kPollWait},
-    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}, {1, ApiOp::kOffsets}};
+    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}, {1, ApiOp::kOffsets},
+    {2, ApiOp::kJoinConsumerGroup}, {2, ApiOp::kLeaveConsumerGroup}};
 
 rc::Gen<ApiScript> gen_script() {
   auto op = rc::gen::build<ApiOp>(
@@ -167,6 +171,17 @@ void append(oplang::Script& out, const ApiOp& op, int caller) {
       out.push_back(oplang::OldestOffset{kTopic});
       out.push_back(oplang::EndOffset{kTopic});
       break;
+    case ApiOp::kJoinConsumerGroup: {
+      oplang::JoinGroupPush j;
+      j.topic = kTopic;
+      j.group = "cg";
+      j.member = op.arg < 0 ? "k" : "c" + std::to_string(op.arg % 2);
+      out.push_back(j);
+      break;
+    }
+    case ApiOp::kLeaveConsumerGroup:
+      out.push_back(oplang::LeaveGroup{kTopic, "cg", "c" + std::to_string(op.arg % 2)});
+      break;
     case ApiOp::kCount:
       break;
   }
@@ -182,7 +197,9 @@ oplang::Program ApiScript::program() const {
     append(p.setup, {ApiOp::kSubscribe, i}, 0);
     append(p.setup, {ApiOp::kJoinGroup, i}, 0);
     append(p.setup, {ApiOp::kSubscribePull, i}, 0);
+    append(p.setup, {ApiOp::kJoinConsumerGroup, i}, 0);
   }
+  append(p.setup, {ApiOp::kJoinConsumerGroup, -1}, 0);  // k
   for (std::size_t c = 0; c < callers.size(); ++c) {
     oplang::Fiber& f = p.fibers.emplace_back(oplang::Fiber{"c" + std::to_string(c), {}});
     for (const ApiOp& op : callers[c]) append(f.ops, op, static_cast<int>(c));
