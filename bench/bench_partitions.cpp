@@ -43,7 +43,8 @@ double drain(broker::Broker& b, const std::vector<std::string>& topics, int work
           for (const broker::Received& r : got) b.ack(r.receipt, broker::Time{});
           // Counted once per batch: a shared counter bumped per message would be the one
           // cache line every worker writes, and the benchmark would measure it.
-          if (!got.empty()) acked.fetch_add(static_cast<std::int64_t>(got.size()), std::memory_order_relaxed);
+          if (!got.empty())
+            acked.fetch_add(static_cast<std::int64_t>(got.size()), std::memory_order_relaxed);
         }
       });
     }

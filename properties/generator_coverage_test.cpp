@@ -50,8 +50,8 @@ void expect_step_shares(const char* what, Swarm swarm, double min_share) {
 
 // Uniformly a kind listed once is 1/42 of the steps (2.4%); in swarm sequences the kinds a
 // sequence keeps share its steps, the always-kept ones (publish, subscribe) get more (the
-// others measured 1.9-2.4% at budget x1 on 2026-12-02, with 41 entries, and 1.9-2.4% with 42; CI's smaller budget
-// spreads them wider). The floors sit a little below.
+// others measured 1.9-2.4% at budget x1 on 2026-12-02, with 41 entries, and 1.9-2.4% with 42; CI's
+// smaller budget spreads them wider). The floors sit a little below.
 TEST(GeneratorCoverage, EveryOpKindIsAtLeastTwoPercentOfUniformSteps) {
   expect_step_shares("every operation, uniform", Swarm::kUniform, 2.0);
 }

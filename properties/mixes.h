@@ -38,11 +38,10 @@ inline void consumer_groups(Swarm swarm = Swarm::kHalf) {
 /// (failures coming back to whoever owns the partition next), seeks, plain subscriptions of
 /// the group's name on a partition, stats and names.
 inline void push_consumer_groups(Swarm swarm = Swarm::kHalf) {
-  check_broker_matches_model<CreateTopic, CreateTopic, Publish, Publish, Publish, PublishTo,
-                             JoinGroupPush, JoinGroupPush, JoinGroupPush, LeaveGroup, Drain, Drain,
-                             Drain, Seek, Subscribe, SubscribePull, Unsubscribe, JoinGroup,
-                             PollGroup, GetMembership, GetGroupStats, GetStats, Subscriptions,
-                             WaitIdle>(swarm);
+  check_broker_matches_model<
+      CreateTopic, CreateTopic, Publish, Publish, Publish, PublishTo, JoinGroupPush, JoinGroupPush,
+      JoinGroupPush, LeaveGroup, Drain, Drain, Drain, Seek, Subscribe, SubscribePull, Unsubscribe,
+      JoinGroup, PollGroup, GetMembership, GetGroupStats, GetStats, Subscriptions, WaitIdle>(swarm);
 }
 
 /// Order per key (R31): workers polling ordered and unordered subscriptions of keyed
@@ -117,8 +116,7 @@ inline void durable_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull,
                              Drain, Drain, Poll, Poll, Ack, Ack, Nack, Expire, Advance, Seek,
                              Redrive, SeekToTime, GetStats, GetDeadLetters, JoinGroup, PollGroup,
-                             JoinGroupPush, LeaveGroup, GetGroupStats, Restart, Crash>(swarm,
-                                                                                       true);
+                             JoinGroupPush, LeaveGroup, GetGroupStats, Restart, Crash>(swarm, true);
 }
 
 }  // namespace props

@@ -71,7 +71,8 @@ void Hints::observe(const oplang::Op& op) {
     subscribes[s->topic + "/" + s->name] = *s;
     if (!s->group.empty()) subscribes[s->topic + "/" + s->group] = *s;
   }
-  if (const auto* j = std::get_if<oplang::JoinGroupPush>(&op)) push_joins[j->topic + "/" + j->group] = *j;
+  if (const auto* j = std::get_if<oplang::JoinGroupPush>(&op))
+    push_joins[j->topic + "/" + j->group] = *j;
 }
 
 model::Offset Hints::edge_offset(const std::string& topic) const {

@@ -285,8 +285,8 @@ TEST(PushConsumerGroups, AFailedMessageGoesToWhoeverOwnsThePartitionNext) {
   EXPECT_EQ(b.membership("orders", "billing", "B").partitions, std::vector<std::uint32_t>{1});
   EXPECT_EQ(b.drain(), 1u);
   ASSERT_EQ(calls.seen.size(), 2u);
-  EXPECT_EQ(calls.seen[1], std::make_tuple(std::string("B"), partition_name("orders", 1),
-                                           std::string("late"), 2));
+  EXPECT_EQ(calls.seen[1],
+            std::make_tuple(std::string("B"), partition_name("orders", 1), std::string("late"), 2));
 }
 
 // When the last member leaves, the partitions wait (nothing is offered, nothing is lost);

@@ -14,10 +14,11 @@
 namespace broker {
 
 /// One consumer group: its options, the subscription it keeps on each partition (pull, or
-/// push with each partition's owner as its one member), and its membership. Lock order: the group's topic's mu, then mu, then a partition
-/// subscription's mu (each partition's topic mu is taken only while creating the group).
-/// Membership is not saved: a restarted broker has no groups until members join again, and
-/// the first join adopts the partition subscriptions (and their positions) it finds.
+/// push with each partition's owner as its one member), and its membership. Lock order: the group's
+/// topic's mu, then mu, then a partition subscription's mu (each partition's topic mu is taken only
+/// while creating the group). Membership is not saved: a restarted broker has no groups until
+/// members join again, and the first join adopts the partition subscriptions (and their positions)
+/// it finds.
 struct ConsumerGroup {
   /// One partition: its number, its topic's name and the group's subscription on it.
   struct Part {

@@ -53,9 +53,8 @@ StatePtr adoptable(const Topic& pt, const std::string& group, bool push,
   }
   auto option = push ? first_mismatch(c, options.push) : first_mismatch(c, options.pull);
   if (option) {
-    throw OptionsMismatch(*option, std::string(push ? "push" : "pull") + " subscription '" +
-                                       group + "' on '" + pt.name + "' exists with another " +
-                                       *option);
+    throw OptionsMismatch(*option, std::string(push ? "push" : "pull") + " subscription '" + group +
+                                       "' on '" + pt.name + "' exists with another " + *option);
   }
   return s;
 }

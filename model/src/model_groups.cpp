@@ -251,8 +251,8 @@ std::vector<Model::GroupView> Model::consumer_groups() const {
   std::vector<GroupView> out;
   for (const Topic& t : topics_) {
     for (const auto& [name, g] : t.consumer_groups) {
-      GroupView v{t.name, name, g.assignor, g.options, g.members, g.generation, g.push,
-                  g.push_options, {}, {}};
+      GroupView v{t.name,       name,   g.assignor,     g.options, g.members,
+                  g.generation, g.push, g.push_options, {},        {}};
       v.push_options.script.clear();
       for (std::uint32_t p = 0; p < std::max<std::uint32_t>(1, t.partitions); ++p) {
         v.parts.push_back(t.partitions > 1 ? partition_name(t.name, p) : t.name);

@@ -47,8 +47,8 @@ struct ApiOp {
 
 /// Concurrent callers of one broker (topic t; push s0, s1, group g of m0, m1, pull p0, p1,
 /// a push consumer group cg of k, c0 and c1; all exist at the start, and callers remove and
-/// add them again, except k, which keeps the consumer group's partition owned). Generator-side only:
-/// program() is what runs, prints and replays.
+/// add them again, except k, which keeps the consumer group's partition owned). Generator-side
+/// only: program() is what runs, prints and replays.
 struct ApiScript {
   bool lane = false;  // else the synchronous dispatcher (drain is a call like the others)
   std::vector<std::vector<ApiOp>> callers;
@@ -57,13 +57,26 @@ struct ApiScript {
 
 // Calls that take both a topic's and a subscription's locks are drawn twice as often.
 const std::initializer_list<std::pair<std::size_t, ApiOp::Kind>> kKindWeights = {
-    {1, ApiOp::kPublish},       {2, ApiOp::kSubscribe},     {2, ApiOp::kJoinGroup},
-    {2, ApiOp::kUnsubscribe},   {2, ApiOp::kSeek},          {1, ApiOp::kStats},
-    {2, ApiOp::kSubscriptions}, {2, ApiOp::kSubscribePull}, {1, ApiOp::kPoll},
-    {1, ApiOp::kAck},           {1, ApiOp::kExpire},        {1, ApiOp::kDeadLetters},
-    {1, ApiOp::kTopics},        {1, ApiOp::kDrain},         {1, ApiOp::kPollWait},
-    {1, ApiOp::kWaitIdle},      {1, ApiOp::kWaitDelivered}, {1, ApiOp::kOffsets},
-    {2, ApiOp::kJoinConsumerGroup}, {2, ApiOp::kLeaveConsumerGroup}};
+    {1, ApiOp::kPublish},
+    {2, ApiOp::kSubscribe},
+    {2, ApiOp::kJoinGroup},
+    {2, ApiOp::kUnsubscribe},
+    {2, ApiOp::kSeek},
+    {1, ApiOp::kStats},
+    {2, ApiOp::kSubscriptions},
+    {2, ApiOp::kSubscribePull},
+    {1, ApiOp::kPoll},
+    {1, ApiOp::kAck},
+    {1, ApiOp::kExpire},
+    {1, ApiOp::kDeadLetters},
+    {1, ApiOp::kTopics},
+    {1, ApiOp::kDrain},
+    {1, ApiOp::kPollWait},
+    {1, ApiOp::kWaitIdle},
+    {1, ApiOp::kWaitDelivered},
+    {1, ApiOp::kOffsets},
+    {2, ApiOp::kJoinConsumerGroup},
+    {2, ApiOp::kLeaveConsumerGroup}};
 
 rc::Gen<ApiScript> gen_script() {
   auto op = rc::gen::build<ApiOp>(

@@ -69,8 +69,8 @@ rc::Gen<PushGroupCase> gen_case() {
     const int members = *rc::gen::inRange(1, 4);
     for (int i = 0; i < members; ++i) {
       c.members.push_back(*rc::gen::container<std::vector<Step>>(
-          *rc::gen::inRange(1, 6),
-          rc::gen::weightedElement<Step>({{3, Step::kJoin}, {2, Step::kLeave}, {1, Step::kSleep}})));
+          *rc::gen::inRange(1, 6), rc::gen::weightedElement<Step>(
+                                       {{3, Step::kJoin}, {2, Step::kLeave}, {1, Step::kSleep}})));
     }
     for (int m = 0; m < c.messages; ++m) {
       if (*rc::gen::inRange(0, 3) == 0) c.fail_first.insert(m);
@@ -102,9 +102,9 @@ struct Record {
   std::uint64_t clock = 0;
   std::vector<Call> calls;
   std::vector<Change> changes;
-  std::map<std::string, bool> active;        // between a join's invoke and a leave's return
-  std::map<std::string, int> running;        // calls of a member running now
-  std::map<std::string, int> running_on;     // calls on a partition running now
+  std::map<std::string, bool> active;     // between a join's invoke and a leave's return
+  std::map<std::string, int> running;     // calls of a member running now
+  std::map<std::string, int> running_on;  // calls on a partition running now
   std::vector<std::string> anomalies;
   std::uint64_t generation = 0;  // the highest a join returned
   std::uint64_t tick() { return ++clock; }
@@ -167,7 +167,8 @@ void body(const PushGroupCase& c, Record& r) {
   join("setup");  // the group exists before the fibers start; setup leaves in its turn
   std::vector<broker::sync::Thread> threads;
   threads.emplace_back([&] {
-    for (int m = 0; m < c.messages; ++m) b->publish("t", std::to_string(m), {}, "k" + std::to_string(m));
+    for (int m = 0; m < c.messages; ++m)
+      b->publish("t", std::to_string(m), {}, "k" + std::to_string(m));
   });
   threads.emplace_back([&] { leave("setup"); });
   for (std::size_t i = 0; i < c.members.size(); ++i) {

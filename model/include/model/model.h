@@ -219,8 +219,8 @@ class Model {
     PullOptions options;
     std::vector<std::string> members;
     std::uint64_t generation = 0;
-    bool push = false;         // members have scripted handlers
-    PushOptions push_options;  // a push group's (script empty)
+    bool push = false;               // members have scripted handlers
+    PushOptions push_options;        // a push group's (script empty)
     std::vector<std::string> parts;  // the topics of its partitions, by partition
     /// Per partition: its owner ("" none) and the generation it has owned it since.
     std::vector<std::pair<std::string, std::uint64_t>> owners;
@@ -331,12 +331,12 @@ class Model {
     std::size_t retention_bytes = 0;
     std::map<Offset, Message> log;  // kept messages only
     Offset end = 0;
-    std::vector<std::uint64_t> order;              // subscription states in creation order
-    std::map<std::uint64_t, Sub> subs;             // by state id
-    std::map<std::string, Member> members;         // push names
-    std::map<std::string, std::uint64_t> pulls;    // pull names
-    std::map<std::string, std::uint64_t> groups;   // group name -> state id
-    std::map<std::string, std::uint64_t> dormant;  // push names back from a restart (R20)
+    std::vector<std::uint64_t> order;                      // subscription states in creation order
+    std::map<std::uint64_t, Sub> subs;                     // by state id
+    std::map<std::string, Member> members;                 // push names
+    std::map<std::string, std::uint64_t> pulls;            // pull names
+    std::map<std::string, std::uint64_t> groups;           // group name -> state id
+    std::map<std::string, std::uint64_t> dormant;          // push names back from a restart (R20)
     std::map<std::string, std::uint64_t> consumer_pushes;  // R32: push group name -> its state
     // R29: a partitioned topic holds no log and no subscriptions, only these.
     std::uint32_t partitions = 1;

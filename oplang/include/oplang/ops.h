@@ -364,8 +364,8 @@ using Op =
                  Drain, Poll, Ack, Nack, Extend, Expire, Advance, GetStats, GetDeadLetters, Yield,
                  Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
                  Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
-                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, JoinGroupPush, LeaveGroup, PollGroup,
-                 GetMembership, GetGroupStats>;
+                 OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, JoinGroupPush,
+                 LeaveGroup, PollGroup, GetMembership, GetGroupStats>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;
