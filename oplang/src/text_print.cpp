@@ -232,22 +232,8 @@ struct Printer {
     return out + "]";
   }
   std::string operator()(const JoinGroup& o) const {
-    std::string out = "join_group " + format_value(o.topic) + " " + format_value(o.group) + " " +
-                      format_value(o.member);
-    switch (o.assignor) {
-      case model::Assignor::kRange:
-        break;
-      case model::Assignor::kRoundRobin:
-        out += " assignor=round_robin";
-        break;
-      case model::Assignor::kSticky:
-        out += " assignor=sticky";
-        break;
-      case model::Assignor::kCooperativeSticky:
-        out += " assignor=cooperative";
-        break;
-    }
-    return out + pull_options(o);
+    return "join_group " + format_value(o.topic) + " " + format_value(o.group) + " " +
+           format_value(o.member) + print_assignor(o.assignor) + pull_options(o);
   }
   std::string operator()(const LeaveGroup& o) const {
     return named("leave_group", o.topic, o.group) + " " + format_value(o.member);
