@@ -1,6 +1,8 @@
 // The broker's internals behind the facade. Lock order (the only one):
 //   BrokerImpl::mu_ -> Topic::mu (a partitioned topic's before its partitions', R29)
 //   -> ConsumerGroup::mu (R32) -> SubscriptionState::mu -> TopicLog::mu
+// SubscriptionState::mu: one at a time, except a rebalance, which holds all of its group's
+// partition subscriptions' at once, ascending by partition (R32: one step for every answer).
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
 // TopicTable's shard locks: after mu_ (ascending), a leaf: lookups by name take one alone.
 // Durable brokers (storage/): storage::Store::mu_ (the journal) after the broker's, a

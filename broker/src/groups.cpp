@@ -59,6 +59,58 @@ StatePtr adoptable(const Topic& pt, const std::string& group, bool push,
   return s;
 }
 
+/// One partition's part of a rebalance: a partition that moves (every one, under an eager
+/// assignor) gives back what its old owner held, and in a push group changes its member.
+void move_owner(const ConsumerGroup& g, SubscriptionState& s, const std::string& owner,
+                bool revoked, std::uint64_t generation, Time now) REQUIRES(s.mu, g.mu) {
+  const bool moves = revoked || !s.owner || s.owner->member != owner;
+  std::uint64_t since = generation;
+  if (moves) {
+    // What its old owner held comes back (or dies, out of deliveries) before anyone else
+    // is given the partition: one holder per message across generations.
+    for (Offset o : s.held_offsets()) s.fail(o, Failure{"revoked", now});
+    if (g.push) {
+      // The handler call still running keeps the offer slot (R15) until it returns, so
+      // the new owner's first call starts after it. Its message is no longer held (failed
+      // above), so its result could change nothing; voided, it also does not count as a
+      // failure toward the dispatcher's retry back-off.
+      s.offers.void_running();
+      if (s.owner) s.members.remove(s.owner->member);
+      if (!owner.empty()) s.members.add(Member{owner, g.handlers.at(owner)});
+    }
+  } else {
+    since = s.owner->since;  // cooperative: kept partitions keep their receipts valid
+  }
+  s.owner = GroupOwner{owner, since, generation};
+}
+
+/// Holds the mutexes of all of a group's partition subscriptions, ascending by partition,
+/// so a rebalance is one step for every ack, nack and poll (each holds one of them): no
+/// answer sees one partition moved and another not yet (R32; broker_impl.h's lock order).
+class AllPartitionsLocked {
+ public:
+  explicit AllPartitionsLocked(const ConsumerGroup& g) NO_THREAD_SAFETY_ANALYSIS : g_(g) {
+    for (const ConsumerGroup::Part& part : g_.parts) part.state->mu.lock();
+  }
+  ~AllPartitionsLocked() NO_THREAD_SAFETY_ANALYSIS {
+    for (auto it = g_.parts.rbegin(); it != g_.parts.rend(); ++it) it->state->mu.unlock();
+  }
+  AllPartitionsLocked(const AllPartitionsLocked&) = delete;
+  AllPartitionsLocked& operator=(const AllPartitionsLocked&) = delete;
+  /// move_owner on part, whose subscription's mutex this holds (the analysis cannot follow
+  /// a set of locks taken by a loop, so this one call is not analysed); then saves its
+  /// position and returns the ticket to wait for.
+  std::uint64_t move_owner(const ConsumerGroup::Part& part, const std::string& owner,
+                           bool revoked, std::uint64_t generation, Time now) const
+      NO_THREAD_SAFETY_ANALYSIS {
+    broker::move_owner(g_, *part.state, owner, revoked, generation, now);
+    return part.state->save_position();
+  }
+
+ private:
+  const ConsumerGroup& g_;
+};
+
 Offset start_of(const Topic& pt, bool push, const GroupOptions& options) {
   return resolve_start(*pt.log, push ? options.push.start : options.pull.start);
 }
@@ -153,32 +205,10 @@ std::vector<std::pair<StatePtr, std::uint64_t>> BrokerImpl::apply_rebalance(
     for (std::uint32_t p : gone) revoked[p] = true;
   }
   std::vector<std::pair<StatePtr, std::uint64_t>> saves;
+  const AllPartitionsLocked locked(g);
   for (const ConsumerGroup::Part& part : g.parts) {
-    SubscriptionState& s = *part.state;
-    sync::MutexLock lock(s.mu);
-    const bool moves =
-        revoked[part.partition] || !s.owner || s.owner->member != owner[part.partition];
-    std::uint64_t since = generation;
-    if (moves) {
-      // What its old owner held comes back (or dies, out of deliveries) before anyone else
-      // is given the partition: one holder per message across generations.
-      for (Offset o : s.held_offsets()) s.fail(o, Failure{"revoked", now});
-      if (g.push) {
-        // The handler call still running keeps the offer slot (R15) until it returns, so
-        // the new owner's first call starts after it. Its message is no longer held (failed
-        // above), so its result could change nothing; voided, it also does not count as a
-        // failure toward the dispatcher's retry back-off.
-        s.offers.void_running();
-        if (s.owner) s.members.remove(s.owner->member);
-        if (!owner[part.partition].empty()) {
-          s.members.add(Member{owner[part.partition], g.handlers.at(owner[part.partition])});
-        }
-      }
-    } else {
-      since = s.owner->since;  // cooperative: kept partitions keep their receipts valid
-    }
-    s.owner = GroupOwner{owner[part.partition], since, generation};
-    saves.emplace_back(part.state, s.save_position());
+    saves.emplace_back(part.state, locked.move_owner(part, owner[part.partition],
+                                                     revoked[part.partition], generation, now));
   }
   g.members = std::move(members);
   g.generation = generation;
