@@ -100,9 +100,8 @@ class AllPartitionsLocked {
   /// move_owner on part, whose subscription's mutex this holds (the analysis cannot follow
   /// a set of locks taken by a loop, so this one call is not analysed); then saves its
   /// position and returns the ticket to wait for.
-  std::uint64_t move_owner(const ConsumerGroup::Part& part, const std::string& owner,
-                           bool revoked, std::uint64_t generation, Time now) const
-      NO_THREAD_SAFETY_ANALYSIS {
+  std::uint64_t move_owner(const ConsumerGroup::Part& part, const std::string& owner, bool revoked,
+                           std::uint64_t generation, Time now) const NO_THREAD_SAFETY_ANALYSIS {
     broker::move_owner(g_, *part.state, owner, revoked, generation, now);
     return part.state->save_position();
   }

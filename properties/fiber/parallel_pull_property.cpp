@@ -95,6 +95,56 @@ TEST(ParallelPull, R11ExpireIsAtomicPerSubscriptionNotAcrossThem) {
                    "across subscriptions? Then widen kShape to two subscriptions.";
 }
 
+// R32: a rebalance is one step for every answer. Member 0 answers the messages of its two
+// partitions while member 1 joins (an eager rebalance that moves both): no schedule may let
+// the first answer see the partitions moved and the second not yet. CI found such a history
+// in the property above (ack false, then ack true) when a rebalance moved the partitions one
+// lock at a time; here a fixed program runs many schedules, and counts those in which both
+// answers overlap the join (the window the property needs luck to reach).
+TEST(ParallelPull, R32ARebalanceIsOneStepForEveryAnswer) {
+  using K = PullOp::Kind;
+  ParallelProgram program;
+  const PullOp join9{K::kJoin, 0, 9, 0, 0, 10, 0, 0};
+  PullOp on_a{K::kPublish};
+  on_a.key = 1;  // partition 0
+  PullOp on_d{K::kPublish};
+  on_d.key = 2;  // partition 1
+  program.prefix = {{K::kCreateTopic, 0, 0, 0, 0, 2}, join9, {K::kLeave, 0, 9}, on_a, on_d};
+  PullOp ack0{K::kAck, 0, 0, 0, 0, 0, 0};
+  ack0.partition = 0;
+  PullOp ack1 = ack0;
+  ack1.partition = 1;
+  program.branches = {
+      {{K::kJoin, 0, 0, 0, 0, 10, 0, 0}, {K::kPollGroup, 0, 0, 0, 0, 2, 0}, ack0, ack1},
+      {{K::kJoin, 0, 1, 0, 0, 10, 0, 0}}};
+  int window = 0;
+  for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
+    // Half random walks, half PCT (depth 3: the bug needs the join preempted between the
+    // partitions, and the answers preempted around it).
+    const fiber::Schedule schedule =
+        seed % 2 ? fiber::Schedule::random(seed) : fiber::Schedule::pct(seed, 3, 150);
+    const ParallelRun r = run_parallel(program, schedule);
+    ASSERT_TRUE(r.run.ok()) << r.run.describe();
+    const LinearizabilityResult lin = check_linearizable(r.history);
+    ASSERT_TRUE(lin.ok) << "schedule " << fiber::to_string(r.run.schedule) << ":\n"
+                        << describe(r.history, lin);
+    const Call* join = nullptr;
+    std::vector<const Call*> acks;
+    for (const Call& c : r.history.calls) {
+      if (c.branch == 1) join = &c;
+      if (c.op.kind == K::kAck) acks.push_back(&c);
+    }
+    // Both answers overlap the join (the first returns after it began, the second begins
+    // before it returned): the rebalance may fall between them.
+    if (join != nullptr && acks.size() == 2 && join->invoke < acks[0]->ret &&
+        acks[1]->invoke < join->ret) {
+      ++window;
+    }
+  }
+  std::printf("schedules with both answers overlapping the join: %d of 3000\n", window);
+  EXPECT_GT(window, 0) << "no schedule reached the window: the test no longer tests it";
+}
+
 // Schedules per second (run + check) and histories checked per second (check alone) for
 // programs of the property's shape. Printed; a smoke bound only.
 TEST(ParallelPullThroughput, SchedulesAndHistoriesPerSecond) {
