@@ -147,18 +147,7 @@ Membership Model::join_group_push(const std::string& topic, const std::string& g
         part->dormant.erase(d);
         continue;
       }
-      Sub s;
-      s.id = next_id_++;
-      s.name = group;
-      s.filter = options.header_filter;
-      s.max_deliveries = options.max_deliveries;
-      s.start = options.start;
-      s.backoff = options.backoff;
-      s.cursor = start_cursor(*part, options.start);
-      s.saved.position = s.cursor;
-      part->consumer_pushes[group] = s.id;
-      part->order.push_back(s.id);
-      part->subs[s.id] = std::move(s);
+      part->consumer_pushes[group] = new_push_state(*part, group, options);
     }
     Group g;
     g.assignor = assignor;

@@ -34,23 +34,30 @@ void Model::subscribe(const std::string& topic, const std::string& name,
     id = g->second;  // R10: a joiner shares the group's position; its start is not resolved
   } else {
     validate_start(t, options.start);
-    id = next_id_++;
-    Sub s;
-    s.id = id;
-    s.name = options.group.empty() ? name : options.group;
-    s.filter = options.header_filter;
-    s.max_deliveries = options.max_deliveries;
-    s.start = options.start;
-    s.group = options.group;
-    s.backoff = options.backoff;
-    s.cursor = start_cursor(t, options.start);
-    s.saved.position = s.cursor;
-    t.subs[id] = std::move(s);
-    t.order.push_back(id);
+    id = new_push_state(t, options.group.empty() ? name : options.group, options);
     if (!options.group.empty()) t.groups[options.group] = id;
   }
   t.subs.at(id).members.push_back(name);
   t.members[name] = Member{id, options.script, 0, options.idempotent, {}};
+}
+
+// R4: a new push state called name at the end of t's order, its cursor where options
+// start (already validated); the caller gives it its names.
+std::uint64_t Model::new_push_state(Topic& t, const std::string& name, const PushOptions& options) {
+  Sub s;
+  s.id = next_id_++;
+  s.name = name;
+  s.filter = options.header_filter;
+  s.max_deliveries = options.max_deliveries;
+  s.start = options.start;
+  s.group = options.group;
+  s.backoff = options.backoff;
+  s.cursor = start_cursor(t, options.start);
+  s.saved.position = s.cursor;
+  const std::uint64_t id = s.id;
+  t.subs[id] = std::move(s);
+  t.order.push_back(id);
+  return id;
 }
 
 // R10, R20: a group joins and a resume take the options the state has.

@@ -392,6 +392,7 @@ class Model {
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;
   bool settles_late(const Sub& s, Offset offset, const std::string& member) const;
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
+  std::uint64_t new_push_state(Topic& t, const std::string& name, const PushOptions& options);
   static bool same_options(const Sub& s, const PushOptions& options);
   static bool valid_backoff(const std::vector<Millis>& backoff);
   static void save(Sub& s, bool force = false);
