@@ -13,6 +13,9 @@ std::vector<DeadLetter> BrokerImpl::dead_letters(const std::string& topic,
                                                  const std::string& name) const {
   StatePtr s = find_state(topic, name);
   sync::MutexLock lock(s->mu);
+  // As stats does (and the model): what retention dropped is skipped now, so the next
+  // commit saves the position past it (R3, R19).
+  s->catch_up();
   return s->dead_letters();
 }
 
