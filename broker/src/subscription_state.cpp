@@ -94,6 +94,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   if (paused_) return std::nullopt;  // R26
   const bool ordered = config_.ordered_by_key;
   MessagePtr message;
+  KeyLine* line = nullptr;  // R31: the taken message's key's line
   // A publish may drop messages between catch_up and a read (retention runs under the
   // log's lock only); a read that finds its offset gone catches up again, so the drop is
   // counted and a later message is still found (R3).
@@ -111,6 +112,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
           break;
         }
         erase_waiting(o);
+        if (!message->key.empty()) line = &line_of(message->key);
         break;
       }
     } else {
@@ -137,35 +139,41 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
       if (!matches(*m)) {
         ++cursor_;
         ++counters_.filtered;
-      } else if (ordered && !m->key.empty() &&
-                 (held_keys_.contains(m->key) || waiting_of_key_.contains(m->key))) {
-        // R31: passed over, it waits like a returned message; past the bound the line waits.
-        if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
-        add_waiting(m->offset, Time::min(), m->key);
-        ++cursor_;
-      } else {
-        ++cursor_;
-        message = std::move(m);
-        break;
+        continue;
       }
+      if (ordered && !m->key.empty()) {
+        KeyLine& l = line_of(m->key);
+        if (!l.idle()) {
+          // R31: passed over, it waits like a returned message; past the bound the line
+          // waits.
+          if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
+          add_waiting(m->offset, Time::min(), m->key);
+          ++cursor_;
+          continue;
+        }
+        line = &l;
+      }
+      ++cursor_;
+      message = std::move(m);
+      break;
     }
   }
   const int attempt = ++attempts_[message->offset];
   ++counters_.delivered;
   if (attempt > 1) ++counters_.redelivered;
-  Held held{message, member, deadline, attempt};
-  in_flight_[message->offset] = held;
-  if (ordered && !message->key.empty()) {
-    drop_head(message->key);
-    ++held_keys_[message->key];
+  if (line != nullptr) {
+    drop_head(*line);
+    ++line->held;
   }
+  Held held{message, member, deadline, attempt, line};
+  in_flight_[message->offset] = held;
   return held;
 }
 
 bool SubscriptionState::confirm(Offset offset) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
-  release_key(*it->second.message);
+  release_key(it->second);
   in_flight_.erase(it);
   attempts_.erase(offset);
   ++counters_.confirmed;
@@ -175,8 +183,8 @@ bool SubscriptionState::confirm(Offset offset) {
 bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
+  release_key(it->second);
   MessagePtr message = std::move(it->second.message);
-  release_key(*message);
   in_flight_.erase(it);
   const int attempts = attempts_[offset];
   if (failure.terminal || (config_.max_deliveries > 0 && attempts >= config_.max_deliveries)) {
@@ -245,25 +253,27 @@ std::optional<Time> SubscriptionState::earliest_deadline() const {
   return earliest;
 }
 
-void SubscriptionState::release_key(const Message& m) {
-  if (!config_.ordered_by_key || m.key.empty()) return;
-  auto it = held_keys_.find(m.key);
-  if (it != held_keys_.end() && --it->second == 0) {
-    held_keys_.erase(it);
-    add_head(m.key);
-  }
+void SubscriptionState::release_key(const Held& h) {
+  if (h.line != nullptr && --h.line->held == 0) add_head(*h.line);
 }
 
-void SubscriptionState::drop_head(const std::string& key) {
-  auto it = waiting_of_key_.find(key);
-  if (it != waiting_of_key_.end()) free_waiting_.erase(*it->second.begin());
+KeyLine& SubscriptionState::line_of(const std::string& key) {
+  auto it = keys_.find(key);
+  if (it != keys_.end()) return it->second;
+  if (keys_.size() >= sweep_at_) {
+    // Amortized: at least half the lines made since the last sweep are swept or live.
+    std::erase_if(keys_, [](const auto& entry) { return entry.second.idle(); });
+    sweep_at_ = std::max(kMinSweep, 2 * keys_.size());
+  }
+  return keys_[key];
 }
 
-void SubscriptionState::add_head(const std::string& key) {
-  auto it = waiting_of_key_.find(key);
-  if (it != waiting_of_key_.end() && !held_keys_.contains(key)) {
-    free_waiting_.insert(*it->second.begin());
-  }
+void SubscriptionState::drop_head(const KeyLine& line) {
+  if (!line.waiting.empty()) free_waiting_.erase(*line.waiting.begin());
+}
+
+void SubscriptionState::add_head(const KeyLine& line) {
+  if (!line.waiting.empty() && line.held == 0) free_waiting_.insert(*line.waiting.begin());
 }
 
 void SubscriptionState::add_waiting(Offset offset, Time not_before, const std::string& key) {
@@ -274,9 +284,10 @@ void SubscriptionState::add_waiting(Offset offset, Time not_before, const std::s
     free_waiting_.insert(offset);
     return;
   }
-  drop_head(key);
-  waiting_of_key_[key].insert(offset);
-  add_head(key);
+  KeyLine& line = line_of(key);
+  drop_head(line);
+  line.waiting.insert(offset);
+  add_head(line);
 }
 
 void SubscriptionState::erase_waiting(Offset offset) {
@@ -288,20 +299,16 @@ void SubscriptionState::erase_waiting(Offset offset) {
   waiting_key_.erase(k);
   free_waiting_.erase(offset);
   if (key.empty()) return;
-  drop_head(key);
-  auto it = waiting_of_key_.find(key);
-  it->second.erase(offset);
-  if (it->second.empty()) {
-    waiting_of_key_.erase(it);
-  } else {
-    add_head(key);
-  }
+  KeyLine& line = keys_.at(key);
+  drop_head(line);
+  line.waiting.erase(offset);
+  add_head(line);
 }
 
 void SubscriptionState::index_waiting() {
   waiting_key_.clear();
-  waiting_of_key_.clear();
   free_waiting_.clear();
+  for (auto& entry : keys_) entry.second.waiting.clear();
   if (!config_.ordered_by_key) return;
   const std::map<Offset, Time> all = std::move(redelivery_);
   redelivery_.clear();
@@ -315,7 +322,7 @@ void SubscriptionState::seek(Offset offset) {
   cursor_ = offset;
   redelivery_.clear();
   in_flight_.clear();
-  held_keys_.clear();
+  keys_.clear();
   index_waiting();
   attempts_.clear();
   offers.void_running();

@@ -22,12 +22,22 @@
 
 namespace broker {
 
+/// R31: one key's held messages and waiting offsets in an ordered subscription.
+struct KeyLine {
+  std::size_t held = 0;
+  std::set<Offset> waiting;
+  [[nodiscard]] bool idle() const { return held == 0 && waiting.empty(); }
+};
+
 /// A message handed out and not yet confirmed or returned.
 struct Held {
   MessagePtr message;
   std::string member;
   Time deadline;
   int attempt;
+  /// R31: the line of the message's key while it is held (ordered subscriptions, keyed
+  /// messages); the subscription keeps a held key's line where it is.
+  KeyLine* line = nullptr;
 };
 
 /// R32: the consumer group member that owns a group's partition subscription, the
@@ -146,12 +156,15 @@ class SubscriptionState {
 
  private:
   bool matches(const Message& m) const;
-  /// R31: m is no longer held (ordered subscriptions count held keys).
-  void release_key(const Message& m) REQUIRES(mu);
+  /// R31: h is no longer held (ordered subscriptions count held keys).
+  void release_key(const Held& h) REQUIRES(mu);
+  /// R31's index: a key's line, made if it has none (and then idle lines are swept when
+  /// they have come to outnumber the live ones).
+  KeyLine& line_of(const std::string& key) REQUIRES(mu);
   /// R31's index: a key's lowest waiting message leaves (drop) or joins (add, unless the key
-  /// is held) the candidates; call drop before and add after changing the key's state.
-  void drop_head(const std::string& key) REQUIRES(mu);
-  void add_head(const std::string& key) REQUIRES(mu);
+  /// is held) the candidates; call drop before and add after changing the line.
+  void drop_head(const KeyLine& line) REQUIRES(mu);
+  void add_head(const KeyLine& line) REQUIRES(mu);
   /// Every change to redelivery_ but clear goes through these, so the index follows.
   void add_waiting(Offset offset, Time not_before, const std::string& key) REQUIRES(mu);
   void erase_waiting(Offset offset) REQUIRES(mu);
@@ -171,15 +184,21 @@ class SubscriptionState {
   // Returned offsets, each with the time it may be offered again from (SPEC R24).
   std::map<Offset, Time> redelivery_ GUARDED_BY(mu);
   std::map<Offset, Held> in_flight_ GUARDED_BY(mu);
-  // R31, ordered subscriptions only: how many held messages each non-empty key has, kept
-  // with in_flight_ so an offer need not walk every held message.
-  std::unordered_map<std::string, std::size_t> held_keys_ GUARDED_BY(mu);
-  // R31, ordered subscriptions only, an index of redelivery_: each waiting offset's key, the
-  // waiting offsets of each non-empty key, and the candidates an offer may take (keyless
-  // waiting messages and the lowest waiting one of each key not held), so an offer costs
-  // O(log n) however many wait passed over.
+  // R31, ordered subscriptions only: a line for each non-empty key with a held or waiting
+  // message, kept with in_flight_ and redelivery_ so an offer need not walk every held
+  // message: one lookup for a key at the cursor, none for a confirmation (Held::line).
+  // Lines that went idle stay until a sweep (keys come back: a line made and dropped per
+  // message was an allocation, a free and two lookups more, with workers on other cores
+  // touching each node); a sweep runs when the lines reach sweep_at_, so idle ones never
+  // outnumber twice the live ones by more than kMinSweep.
+  std::unordered_map<std::string, KeyLine> keys_ GUARDED_BY(mu);
+  std::size_t sweep_at_ GUARDED_BY(mu) = kMinSweep;
+  static constexpr std::size_t kMinSweep = 1024;
+  // R31, ordered subscriptions only, the rest of the index of redelivery_: each waiting
+  // offset's key, and the candidates an offer may take (keyless waiting messages and the
+  // lowest waiting one of each key not held), so an offer costs O(log n) however many wait
+  // passed over.
   std::map<Offset, std::string> waiting_key_ GUARDED_BY(mu);
-  std::unordered_map<std::string, std::set<Offset>> waiting_of_key_ GUARDED_BY(mu);
   std::set<Offset> free_waiting_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
