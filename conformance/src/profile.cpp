@@ -82,10 +82,13 @@ Profile jetstream_profile() {
                   Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave}};
 }
 
+Profile redis_profile() { return Profile{"redis", {Switch::kEngineExpires}}; }
+
 Profile profile_named(const std::string& name) {
   if (name == "strict" || name == "inproc") return strict_profile();
   if (name == "jetstream") return jetstream_profile();
-  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream)");
+  if (name == "redis") return redis_profile();
+  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream, redis)");
 }
 
 model::Profile model_switches(const Profile& p) {

@@ -1,6 +1,7 @@
 // conformance: the model-based suite against an engine (SPEC "Conformance").
-//   conformance --target inproc|jetstream [--url nats://HOST:PORT] [--seconds N] [--seed S]
-//               [--unit MS] [--parallel N] [--report FILE] [--out DIR] [--first]
+//   conformance --target inproc|jetstream|redis [--url nats://HOST:PORT|redis://HOST:PORT]
+//               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
+//               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
@@ -34,6 +35,10 @@
 #include "conformance/nats_server.h"
 #include "conformance/parallel.h"
 #include "conformance/profile.h"
+#ifdef CONFORMANCE_HAS_REDIS
+#include "conformance/redis_server.h"
+#include "conformance/redis_target.h"
+#endif
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
 #include "oplang/text.h"
@@ -52,15 +57,17 @@ struct Args {
   std::string report;
   std::string out = "build/conformance";
   std::string replay;
-  bool first = false;  // stop after the first violation (and its shrink)
+  std::string profile;  // "": the target's own
+  bool first = false;   // stop after the first violation (and its shrink)
 };
 
 int usage(const std::string& why) {
   std::cerr << "conformance: " << why
-            << "\nusage: conformance --target inproc|jetstream [--url nats://HOST:PORT] "
-               "[--seconds N] [--seed S] [--unit MS] [--parallel N] [--report FILE] [--out DIR] "
+            << "\nusage: conformance --target inproc|jetstream|redis "
+               "[--url nats://HOST:PORT|redis://HOST:PORT] [--seconds N] [--seed S] [--unit MS] "
+               "[--parallel N] [--profile strict|jetstream|redis] [--report FILE] [--out DIR] "
                "[--first]\n"
-               "       conformance --target inproc|jetstream [--url URL] --replay "
+               "       conformance --target inproc|jetstream|redis [--url URL] --replay "
                "FILE.script|FILE.program\n";
   return 2;
 }
@@ -101,6 +108,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.out = value;
       } else if (flag == "--replay") {
         a.replay = value;
+      } else if (flag == "--profile") {
+        a.profile = value;
       } else {
         error = "unknown option " + flag;
         return std::nullopt;
@@ -110,9 +119,32 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       return std::nullopt;
     }
   }
+#ifdef CONFORMANCE_HAS_REDIS
+  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis") {
+    error = "unknown target '" + a.target + "' (inproc, jetstream, redis)";
+    return std::nullopt;
+  }
+#else
+  if (a.target == "redis") {
+    error = "this build has no redis target (apt-get install -y libhiredis-dev, reconfigure)";
+    return std::nullopt;
+  }
   if (a.target != "inproc" && a.target != "jetstream") {
     error = "unknown target '" + a.target + "' (inproc, jetstream)";
     return std::nullopt;
+  }
+#endif
+  if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
+    error = "--url for redis is redis://HOST:PORT, not " + a.url;
+    return std::nullopt;
+  }
+  if (!a.profile.empty()) {
+    try {
+      (void)conformance::profile_named(a.profile);
+    } catch (const std::invalid_argument& e) {
+      error = e.what();
+      return std::nullopt;
+    }
   }
   if (a.seconds <= 0 || a.unit_ms <= 0 || a.parallel < 0) {
     error = "--seconds and --unit must be positive, --parallel not negative";
@@ -157,7 +189,9 @@ int main(int argc, char** argv) {
   const std::optional<Args> parsed = parse(argc, argv, error);
   if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
   const Args& args = *parsed;
-  const Profile profile = conformance::profile_named(args.target);
+  // --profile judges the engine under another profile (strict: what each switch covers).
+  const Profile profile =
+      conformance::profile_named(args.profile.empty() ? args.target : args.profile);
   conformance::GenOptions gen;
   // The margin: every call stays at least this far from every ack deadline. On JetStream a
   // model millisecond is `unit` real ones; 5 units (100 ms at the default 20) is far more
@@ -171,6 +205,9 @@ int main(int argc, char** argv) {
   popts.margin = gen.margin;
 
   std::unique_ptr<conformance::NatsServer> server;
+#ifdef CONFORMANCE_HAS_REDIS
+  std::unique_ptr<conformance::RedisServer> redis_server;
+#endif
   std::string url = args.url;
   std::uint64_t prefix_counter = 0;
   const std::string prefix_base =
@@ -181,12 +218,25 @@ int main(int argc, char** argv) {
       url = server->url();
       std::cerr << "conformance: nats-server started at " << url << "\n";
     }
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis" && url.empty()) {
+      redis_server = std::make_unique<conformance::RedisServer>();
+      url = redis_server->url();
+      std::cerr << "conformance: redis-server started at " << url << "\n";
+    }
+#endif
   } catch (const conformance::TargetFailure& e) {
     std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
     return 3;
   }
   const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
     if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis") {
+      return std::make_unique<conformance::RedisTarget>(
+          url, prefix_base + "_" + std::to_string(++prefix_counter), args.unit_ms);
+    }
+#endif
     return std::make_unique<conformance::JetStreamTarget>(
         url, prefix_base + "_" + std::to_string(++prefix_counter), args.unit_ms);
   };
@@ -196,6 +246,13 @@ int main(int argc, char** argv) {
       std::cerr << (server->alive() ? "server still running" : "the server died") << "; its log:\n"
                 << server->log_tail(20) << "\n";
     }
+#ifdef CONFORMANCE_HAS_REDIS
+    if (redis_server) {
+      std::cerr << (redis_server->alive() ? "server still running" : "the server died")
+                << "; its log:\n"
+                << redis_server->log_tail(20) << "\n";
+    }
+#endif
     return 3;
   };
 

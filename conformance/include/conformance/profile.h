@@ -41,7 +41,10 @@ struct Profile {
 Profile strict_profile();
 /// NATS JetStream 2.9 as its documentation and the kit's runs describe it.
 Profile jetstream_profile();
-/// The profile named ("strict", "jetstream"); throws std::invalid_argument.
+/// Redis 7 Streams through the kit's adapter (conformance/redis_target.h), as the kit's runs
+/// describe it.
+Profile redis_profile();
+/// The profile named ("strict", "jetstream", "redis"); throws std::invalid_argument.
 Profile profile_named(const std::string& name);
 
 /// The model's switches under p.
