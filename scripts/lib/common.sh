@@ -8,8 +8,8 @@ JOBS="${JOBS:-$(nproc)}"
 # Debian packages the build and every campaign need.
 PACKAGES=(cmake make g++ clang-14 llvm-14 libclang-rt-14-dev libgtest-dev libgmock-dev
   libbenchmark-dev librapidcheck-dev libboost-dev libboost-fiber-dev libboost-context-dev
-  libfuzzer-14-dev libzmq3-dev python3 pkg-config rsync ccache patch nats-server libnats-dev redis-server libhiredis-dev
-  chromium emscripten)
+  libfuzzer-14-dev libzmq3-dev python3 pkg-config rsync ccache patch nats-server libnats-dev
+  redis-server libhiredis-dev chromium emscripten)
 
 # ccache, when present, for every build: paths under the project are rewritten relative to
 # each compile's directory and the directory is left out of the hash, so the planted-bug
