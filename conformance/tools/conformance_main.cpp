@@ -10,10 +10,13 @@
 // instead: concurrent workers on the engine, the history judged by the linearizability
 // checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no
 // violation; 1: a violation; 2: bad usage; 3: the engine failed (a server that died is reported as
-// such, never as a violation).
+// such, never as a violation); 130: interrupted (SIGINT, SIGTERM: the script in progress
+// ends, the servers the tool started are stopped and their directories removed).
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +49,28 @@
 namespace {
 
 using conformance::Profile;
+
+// Set by the first SIGINT or SIGTERM: no new target is made after it, so the run stops at
+// the script (or shrink candidate) in progress, and main returns, which stops the servers
+// it started and removes their directories. A second signal kills at once.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+/// Thrown by the target factory once interrupted.
+struct Interrupted {};
+
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupted() {
+  std::cerr << "conformance: interrupted; stopping the servers it started\n";
+  return 130;
+}
 
 struct Args {
   std::string target = "inproc";
@@ -189,6 +214,7 @@ int main(int argc, char** argv) {
   const std::optional<Args> parsed = parse(argc, argv, error);
   if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
   const Args& args = *parsed;
+  catch_interrupts();
   // --profile judges the engine under another profile (strict: what each switch covers).
   const Profile profile =
       conformance::profile_named(args.profile.empty() ? args.target : args.profile);
@@ -230,6 +256,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
+    if (g_interrupted) throw Interrupted{};
     if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
 #ifdef CONFORMANCE_HAS_REDIS
     if (args.target == "redis") {
@@ -294,6 +321,8 @@ int main(int argc, char** argv) {
       return v.violation ? 1 : 0;
     } catch (const conformance::TargetFailure& e) {
       return engine_failed(e);
+    } catch (const Interrupted&) {
+      return interrupted();
     } catch (const std::invalid_argument& e) {
       return usage(args.replay + ": " + e.what());
     }
@@ -370,7 +399,7 @@ int main(int argc, char** argv) {
     return args.first;
   };
   try {
-    for (std::uint64_t seed = args.seed; elapsed() < args.seconds; ++seed) {
+    for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
                                    static_cast<std::uint64_t>(args.parallel) - 1) {
         if (run_parallel(seed)) break;
@@ -427,7 +456,10 @@ int main(int argc, char** argv) {
     }
   } catch (const conformance::TargetFailure& e) {
     return engine_failed(e);
+  } catch (const Interrupted&) {
+    return interrupted();
   }
+  if (g_interrupted) return interrupted();
 
   std::ostringstream table;
   table << "Conformance of '" << args.target << "' under profile '" << profile.name
