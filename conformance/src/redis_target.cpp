@@ -29,6 +29,9 @@ constexpr long long kReturnedIdleMs = 1'000'000'000'000LL;
 // counts as failed.
 constexpr timeval kConnectTimeout{2, 0};
 constexpr timeval kCommandTimeout{5, 0};
+// The most one poll asks for: XAUTOCLAIM refuses a COUNT near LONG_MAX, and no run has a
+// backlog anywhere near this.
+constexpr std::size_t kMaxPoll = 100000;
 
 struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }
@@ -66,6 +69,15 @@ long long integer(const redisReply* r) {
     throw TargetFailure("redis: expected an integer reply");
   }
   return r->integer;
+}
+
+// A number the adapter wrote into a dead-letter entry; TargetFailure if it is not one.
+long long number(const std::string& field, const std::string& value) {
+  try {
+    return std::stoll(value);
+  } catch (const std::exception&) {
+    throw TargetFailure("redis: dead letter field " + field + " is not a number: " + value);
+  }
 }
 
 // The elements of an array reply (none for nil).
@@ -323,7 +335,7 @@ oplang::Value RedisTarget::poll(const oplang::Poll& op) {
                                    op.member,
                                    std::to_string(timeout_ms(sub)),
                                    std::to_string(sub.options.max_deliveries),
-                                   std::to_string(op.max),
+                                   std::to_string(std::min(op.max, kMaxPoll)),
                                    std::to_string(now_)};
   for (const auto& [key, value] : sub.options.filter) {
     args.push_back(key);
@@ -405,11 +417,11 @@ oplang::Value RedisTarget::dead_letters(const oplang::GetDeadLetters& op) {
       if (field == "id") {
         d.offset = offset_of(topic, value);
       } else if (field == "attempts") {
-        d.attempts = std::stoi(value);
+        d.attempts = static_cast<int>(number(field, value));
       } else if (field == "reason") {
         d.reason = value;
       } else if (field == "died_at") {
-        d.died_at = std::stoll(value);
+        d.died_at = number(field, value);
       } else if (field == "p") {
         d.payload = value;
       } else if (field.starts_with("h:")) {

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -148,6 +149,20 @@ TEST_F(RedisTargetTest, R11PollReturnsPublishedMessagesWithOffsetsAttemptAndDead
   const std::vector<Received> rest = {{2, std::string("\0x", 2), 1, 3 + kAckTimeout}};
   EXPECT_EQ(Poll("t", "s"), rest);
   EXPECT_TRUE(Poll("t", "s").empty());  // all held
+}
+
+// R11: max bounds a poll; the rest comes with the next one; any max is served.
+TEST_F(RedisTargetTest, R11PollReturnsAtMostMax) {
+  Create("t");
+  Subscribe("t", "s");
+  for (const char* p : {"a", "b", "c"}) Publish("t", p);
+  const std::vector<Received> first = Poll("t", "s", 2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].offset, 0u);
+  EXPECT_EQ(first[1].offset, 1u);
+  const std::vector<Received> second = Poll("t", "s", std::numeric_limits<std::size_t>::max());
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].offset, 2u);
 }
 
 // R7, R11: an acked message is done: not offered again once its ack timeout has passed.

@@ -10,7 +10,8 @@
 // atomic step on the server:
 //   poll   dead-letters what passed its deadline with no deliveries left, XAUTOCLAIMs what
 //          passed its deadline (or was nacked) to the member, then XREADGROUP `>` for new
-//          entries; entries that do not match the header filter are XACKed at once;
+//          entries (at most 100000 a poll); entries that do not match the header filter
+//          are XACKed at once;
 //   ack    XACK, nack and term: only if XPENDING names the member as the consumer and the
 //          idle time is under the ack timeout (the adapter's check: XACK itself takes any
 //          consumer's ack, at any time);
