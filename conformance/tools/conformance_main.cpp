@@ -328,6 +328,10 @@ int main(int argc, char** argv) {
     }
   }
 
+  // What the table and the report print to replay a shrunk failure (under the same profile).
+  const std::string replay_command =
+      "scripts/conformance " + args.target +
+      (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay ";
   std::map<std::string, Row, ByNumber> rows;
   for (const auto& [rule, name] : kRuleNames) rows[rule];
   std::size_t scripts = 0;
@@ -386,9 +390,8 @@ int main(int argc, char** argv) {
     std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
               << " steps (" << small.fibers.size() << " workers):\n"
               << oplang::print(small) << (shown.failed() ? shown.report : v.report)
-              << "replay: scripts/conformance " << args.target << " --replay " << stem
-              << ".program\n";
-    row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
+              << "replay: " << replay_command << stem << ".program\n";
+    row.example = replay_command + stem + ".program";
     std::ofstream(stem + ".html") << conformance::timeline_html(
         "Parallel workers on " + args.target +
             (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
@@ -441,9 +444,9 @@ int main(int argc, char** argv) {
       std::unique_ptr<conformance::Target> replay = factory();
       std::cout << "\nViolation of " << v.violation->rule << " (seed " << seed << "), shrunk to "
                 << small.size() << " steps:\n"
-                << conformance::trace(*replay, small, profile) << "replay: scripts/conformance "
-                << args.target << " --replay " << file << "\n";
-      row.example = "scripts/conformance " + args.target + " --replay " + file;
+                << conformance::trace(*replay, small, profile) << "replay: " << replay_command
+                << file << "\n";
+      row.example = replay_command + file;
       const std::string page =
           file.substr(0, file.size() - std::string(".script").size()) + ".html";
       std::unique_ptr<conformance::Target> timed = factory();
