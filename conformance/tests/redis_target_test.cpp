@@ -61,6 +61,16 @@ class Raw {
     if (r != nullptr) freeReplyObject(r);
     return v;
   }
+  // The value CONFIG GET answers for one parameter ("" if none).
+  std::string Config(const std::string& name) {
+    auto* r = static_cast<redisReply*>(redisCommand(c_, "CONFIG GET %s", name.c_str()));
+    std::string v;
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+      v.assign(r->element[1]->str, r->element[1]->len);
+    }
+    if (r != nullptr) freeReplyObject(r);
+    return v;
+  }
 
  private:
   redisContext* c_;
@@ -500,6 +510,25 @@ TEST(RedisServerFixture, RestartWithoutAppendonlyStartsEmpty) {
   server.restart();
   Raw raw(server.port());
   EXPECT_EQ(raw.Integer({"XLEN", "mem:t"}), 0);
+}
+
+// What the fixture asks for is what the server runs with: loopback only, no snapshots, the
+// AOF and its fsync policy as asked, its data in the fixture's directory.
+TEST(RedisServerFixture, TheServerRunsWithTheOptionsAskedFor) {
+  RedisServer plain;
+  Raw a(plain.port());
+  EXPECT_EQ(a.Config("bind"), "127.0.0.1");
+  EXPECT_EQ(a.Config("save"), "");
+  EXPECT_EQ(a.Config("appendonly"), "no");
+  EXPECT_EQ(a.Config("protected-mode"), "yes");
+  EXPECT_EQ(std::filesystem::canonical(a.Config("dir")), std::filesystem::canonical(plain.dir()));
+  RedisServer everysec(RedisServerOptions{RedisServerOptions::Fsync::kEverySec, 0});
+  Raw b(everysec.port());
+  EXPECT_EQ(b.Config("appendonly"), "yes");
+  EXPECT_EQ(b.Config("appendfsync"), "everysec");
+  RedisServer always(RedisServerOptions{RedisServerOptions::Fsync::kAlways, 0});
+  Raw c(always.port());
+  EXPECT_EQ(c.Config("appendfsync"), "always");
 }
 
 // The directory goes with the fixture.
