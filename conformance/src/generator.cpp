@@ -54,7 +54,7 @@ class Maker {
       : rng_(seed),
         options_(options),
         tracker_(profile, options.margin),
-        expire_with_advance_(profile.has(Switch::kEngineExpires)) {}
+        expire_with_advance_(expires_with_advance(profile)) {}
 
   oplang::Script make() {
     add(oplang::CreateTopic{"t", 0, 0});

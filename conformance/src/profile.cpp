@@ -36,6 +36,11 @@ constexpr SwitchInfo kSwitches[] = {
      "polls that wait at the same time share the messages one by one: one poll's batch need "
      "not be consecutive, and a poll may come back short while another takes the rest (a "
      "batch is not one step)"},
+    {Switch::kNoServerDeadline, "no_server_deadline", "R11",
+     "the server keeps no deadline: a held message whose ack timeout passed is claimed back "
+     "by the next poll (XAUTOCLAIM's min-idle time), with no moment in between for `expire`; "
+     "the kit calls `expire` right after every `advance`, and what it reports is still "
+     "compared"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -82,10 +87,17 @@ Profile jetstream_profile() {
                   Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave}};
 }
 
+Profile redis_profile() { return Profile{"redis", {Switch::kNoServerDeadline}}; }
+
 Profile profile_named(const std::string& name) {
   if (name == "strict" || name == "inproc") return strict_profile();
   if (name == "jetstream") return jetstream_profile();
-  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream)");
+  if (name == "redis") return redis_profile();
+  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream, redis)");
+}
+
+bool expires_with_advance(const Profile& p) {
+  return p.has(Switch::kEngineExpires) || p.has(Switch::kNoServerDeadline);
 }
 
 model::Profile model_switches(const Profile& p) {

@@ -116,9 +116,10 @@ oplang::Script shrink(const TargetFactory& factory, oplang::Script script, const
   }
   auto fails = [&](const oplang::Script& candidate) {
     if (!keeps_margin(candidate, p, margin)) return false;
-    // An engine that expires on its own clock did so during the advance: the model's
-    // expire stays right after it, or the trace would read as if nothing expired.
-    if (p.has(Switch::kEngineExpires)) {
+    // An engine that expires on its own clock (or has no deadline of its own) did so during
+    // the advance: the model's expire stays right after it, or the trace would read as if
+    // nothing expired.
+    if (expires_with_advance(p)) {
       for (std::size_t i = 0; i < candidate.size(); ++i) {
         if (std::holds_alternative<oplang::Advance>(candidate[i]) &&
             (i + 1 == candidate.size() ||

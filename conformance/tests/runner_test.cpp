@@ -86,5 +86,36 @@ TEST(ConformanceKit, ASwitchIsCreditedWhenAScriptNeedsItAndItsAbsenceIsAViolatio
   EXPECT_TRUE(violated_strictly);
 }
 
+// The redis profile's one switch is a schedule: every advance is followed by its expire
+// (Redis gives a message back at its deadline, by the next poll's XAUTOCLAIM), while the
+// model answers as strictly as ever and expire's report is still compared.
+TEST(ConformanceKit, NoServerDeadlinePutsAnExpireAfterEveryAdvanceAndComparesIt) {
+  const Profile redis = profile_named("redis");
+  ASSERT_TRUE(redis.has(Switch::kNoServerDeadline));
+  EXPECT_TRUE(expires_with_advance(redis));
+  EXPECT_FALSE(expires_with_advance(strict_profile()));
+  const model::Profile m = model_switches(redis);  // the model answers strictly
+  EXPECT_FALSE(m.late_ack_accepted || m.redelivery_in_return_order ||
+               m.dead_letter_when_offered_again);
+  GenOptions options;
+  std::size_t advances = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const oplang::Script script = generate(seed, options, redis);
+    for (std::size_t i = 0; i < script.size(); ++i) {
+      if (!std::holds_alternative<oplang::Advance>(script[i])) continue;
+      ++advances;
+      ASSERT_LT(i + 1, script.size());
+      EXPECT_TRUE(std::holds_alternative<oplang::Expire>(script[i + 1])) << oplang::print(script);
+    }
+  }
+  EXPECT_GT(advances, 100u);
+  oplang::Outcome model;
+  model.value = std::vector<model::Expired>{{"t", "p", 0, false}};
+  oplang::Outcome none;
+  none.value = std::vector<model::Expired>{};
+  EXPECT_FALSE(agree(oplang::Expire{}, model, none, redis));
+  EXPECT_TRUE(agree(oplang::Expire{}, model, none, jetstream_profile()));
+}
+
 }  // namespace
 }  // namespace conformance

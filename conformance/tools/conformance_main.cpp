@@ -1,6 +1,7 @@
 // conformance: the model-based suite against an engine (SPEC "Conformance").
-//   conformance --target inproc|jetstream [--url nats://HOST:PORT] [--seconds N] [--seed S]
-//               [--unit MS] [--parallel N] [--report FILE] [--out DIR] [--first]
+//   conformance --target inproc|jetstream|redis [--url nats://HOST:PORT|redis://HOST:PORT]
+//               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
+//               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
@@ -9,10 +10,13 @@
 // instead: concurrent workers on the engine, the history judged by the linearizability
 // checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no
 // violation; 1: a violation; 2: bad usage; 3: the engine failed (a server that died is reported as
-// such, never as a violation).
+// such, never as a violation); 130: interrupted (SIGINT, SIGTERM: the script in progress
+// ends, the servers the tool started are stopped and their directories removed).
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +38,10 @@
 #include "conformance/nats_server.h"
 #include "conformance/parallel.h"
 #include "conformance/profile.h"
+#ifdef CONFORMANCE_HAS_REDIS
+#include "conformance/redis_server.h"
+#include "conformance/redis_target.h"
+#endif
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
 #include "oplang/text.h"
@@ -41,6 +49,28 @@
 namespace {
 
 using conformance::Profile;
+
+// Set by the first SIGINT or SIGTERM: no new target is made after it, so the run stops at
+// the script (or shrink candidate) in progress, and main returns, which stops the servers
+// it started and removes their directories. A second signal kills at once.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+/// Thrown by the target factory once interrupted.
+struct Interrupted {};
+
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupted() {
+  std::cerr << "conformance: interrupted; stopping the servers it started\n";
+  return 130;
+}
 
 struct Args {
   std::string target = "inproc";
@@ -52,15 +82,17 @@ struct Args {
   std::string report;
   std::string out = "build/conformance";
   std::string replay;
-  bool first = false;  // stop after the first violation (and its shrink)
+  std::string profile;  // "": the target's own
+  bool first = false;   // stop after the first violation (and its shrink)
 };
 
 int usage(const std::string& why) {
   std::cerr << "conformance: " << why
-            << "\nusage: conformance --target inproc|jetstream [--url nats://HOST:PORT] "
-               "[--seconds N] [--seed S] [--unit MS] [--parallel N] [--report FILE] [--out DIR] "
+            << "\nusage: conformance --target inproc|jetstream|redis "
+               "[--url nats://HOST:PORT|redis://HOST:PORT] [--seconds N] [--seed S] [--unit MS] "
+               "[--parallel N] [--profile strict|jetstream|redis] [--report FILE] [--out DIR] "
                "[--first]\n"
-               "       conformance --target inproc|jetstream [--url URL] --replay "
+               "       conformance --target inproc|jetstream|redis [--url URL] --replay "
                "FILE.script|FILE.program\n";
   return 2;
 }
@@ -101,6 +133,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.out = value;
       } else if (flag == "--replay") {
         a.replay = value;
+      } else if (flag == "--profile") {
+        a.profile = value;
       } else {
         error = "unknown option " + flag;
         return std::nullopt;
@@ -110,9 +144,32 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       return std::nullopt;
     }
   }
+#ifdef CONFORMANCE_HAS_REDIS
+  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis") {
+    error = "unknown target '" + a.target + "' (inproc, jetstream, redis)";
+    return std::nullopt;
+  }
+#else
+  if (a.target == "redis") {
+    error = "this build has no redis target (apt-get install -y libhiredis-dev, reconfigure)";
+    return std::nullopt;
+  }
   if (a.target != "inproc" && a.target != "jetstream") {
     error = "unknown target '" + a.target + "' (inproc, jetstream)";
     return std::nullopt;
+  }
+#endif
+  if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
+    error = "--url for redis is redis://HOST:PORT, not " + a.url;
+    return std::nullopt;
+  }
+  if (!a.profile.empty()) {
+    try {
+      (void)conformance::profile_named(a.profile);
+    } catch (const std::invalid_argument& e) {
+      error = e.what();
+      return std::nullopt;
+    }
   }
   if (a.seconds <= 0 || a.unit_ms <= 0 || a.parallel < 0) {
     error = "--seconds and --unit must be positive, --parallel not negative";
@@ -157,7 +214,10 @@ int main(int argc, char** argv) {
   const std::optional<Args> parsed = parse(argc, argv, error);
   if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
   const Args& args = *parsed;
-  const Profile profile = conformance::profile_named(args.target);
+  catch_interrupts();
+  // --profile judges the engine under another profile (strict: what each switch covers).
+  const Profile profile =
+      conformance::profile_named(args.profile.empty() ? args.target : args.profile);
   conformance::GenOptions gen;
   // The margin: every call stays at least this far from every ack deadline. On JetStream a
   // model millisecond is `unit` real ones; 5 units (100 ms at the default 20) is far more
@@ -171,6 +231,9 @@ int main(int argc, char** argv) {
   popts.margin = gen.margin;
 
   std::unique_ptr<conformance::NatsServer> server;
+#ifdef CONFORMANCE_HAS_REDIS
+  std::unique_ptr<conformance::RedisServer> redis_server;
+#endif
   std::string url = args.url;
   std::uint64_t prefix_counter = 0;
   const std::string prefix_base =
@@ -181,12 +244,26 @@ int main(int argc, char** argv) {
       url = server->url();
       std::cerr << "conformance: nats-server started at " << url << "\n";
     }
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis" && url.empty()) {
+      redis_server = std::make_unique<conformance::RedisServer>();
+      url = redis_server->url();
+      std::cerr << "conformance: redis-server started at " << url << "\n";
+    }
+#endif
   } catch (const conformance::TargetFailure& e) {
     std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
     return 3;
   }
   const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
+    if (g_interrupted) throw Interrupted{};
     if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis") {
+      return std::make_unique<conformance::RedisTarget>(
+          url, prefix_base + "_" + std::to_string(++prefix_counter), args.unit_ms);
+    }
+#endif
     return std::make_unique<conformance::JetStreamTarget>(
         url, prefix_base + "_" + std::to_string(++prefix_counter), args.unit_ms);
   };
@@ -196,6 +273,13 @@ int main(int argc, char** argv) {
       std::cerr << (server->alive() ? "server still running" : "the server died") << "; its log:\n"
                 << server->log_tail(20) << "\n";
     }
+#ifdef CONFORMANCE_HAS_REDIS
+    if (redis_server) {
+      std::cerr << (redis_server->alive() ? "server still running" : "the server died")
+                << "; its log:\n"
+                << redis_server->log_tail(20) << "\n";
+    }
+#endif
     return 3;
   };
 
@@ -237,11 +321,17 @@ int main(int argc, char** argv) {
       return v.violation ? 1 : 0;
     } catch (const conformance::TargetFailure& e) {
       return engine_failed(e);
+    } catch (const Interrupted&) {
+      return interrupted();
     } catch (const std::invalid_argument& e) {
       return usage(args.replay + ": " + e.what());
     }
   }
 
+  // What the table and the report print to replay a shrunk failure (under the same profile).
+  const std::string replay_command =
+      "scripts/conformance " + args.target +
+      (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay ";
   std::map<std::string, Row, ByNumber> rows;
   for (const auto& [rule, name] : kRuleNames) rows[rule];
   std::size_t scripts = 0;
@@ -300,9 +390,8 @@ int main(int argc, char** argv) {
     std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
               << " steps (" << small.fibers.size() << " workers):\n"
               << oplang::print(small) << (shown.failed() ? shown.report : v.report)
-              << "replay: scripts/conformance " << args.target << " --replay " << stem
-              << ".program\n";
-    row.example = "scripts/conformance " + args.target + " --replay " + stem + ".program";
+              << "replay: " << replay_command << stem << ".program\n";
+    row.example = replay_command + stem + ".program";
     std::ofstream(stem + ".html") << conformance::timeline_html(
         "Parallel workers on " + args.target +
             (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
@@ -313,7 +402,7 @@ int main(int argc, char** argv) {
     return args.first;
   };
   try {
-    for (std::uint64_t seed = args.seed; elapsed() < args.seconds; ++seed) {
+    for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
                                    static_cast<std::uint64_t>(args.parallel) - 1) {
         if (run_parallel(seed)) break;
@@ -355,9 +444,9 @@ int main(int argc, char** argv) {
       std::unique_ptr<conformance::Target> replay = factory();
       std::cout << "\nViolation of " << v.violation->rule << " (seed " << seed << "), shrunk to "
                 << small.size() << " steps:\n"
-                << conformance::trace(*replay, small, profile) << "replay: scripts/conformance "
-                << args.target << " --replay " << file << "\n";
-      row.example = "scripts/conformance " + args.target + " --replay " + file;
+                << conformance::trace(*replay, small, profile) << "replay: " << replay_command
+                << file << "\n";
+      row.example = replay_command + file;
       const std::string page =
           file.substr(0, file.size() - std::string(".script").size()) + ".html";
       std::unique_ptr<conformance::Target> timed = factory();
@@ -370,7 +459,10 @@ int main(int argc, char** argv) {
     }
   } catch (const conformance::TargetFailure& e) {
     return engine_failed(e);
+  } catch (const Interrupted&) {
+    return interrupted();
   }
+  if (g_interrupted) return interrupted();
 
   std::ostringstream table;
   table << "Conformance of '" << args.target << "' under profile '" << profile.name

@@ -21,6 +21,8 @@ enum class Switch {
   kEngineExpires,               // observation: expiry runs in the engine; expire returns nothing
   kDeadLetterReasonUnknown,     // observation: a dead letter's reason and time are not reported
   kConcurrentPollsInterleave,   // parallel runs: concurrent polls share messages one by one
+  kNoServerDeadline,            // schedule: a deadline has no moment of its own; expire follows
+                                // every advance
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.
@@ -41,8 +43,15 @@ struct Profile {
 Profile strict_profile();
 /// NATS JetStream 2.9 as its documentation and the kit's runs describe it.
 Profile jetstream_profile();
-/// The profile named ("strict", "jetstream"); throws std::invalid_argument.
+/// Redis 7 Streams through the kit's adapter (conformance/redis_target.h), as the kit's runs
+/// describe it.
+Profile redis_profile();
+/// The profile named ("strict", "jetstream", "redis"); throws std::invalid_argument.
 Profile profile_named(const std::string& name);
+
+/// Whether scripts judged under p call expire right after every advance (an engine with no
+/// moment between a deadline passing and its message being given back).
+bool expires_with_advance(const Profile& p);
 
 /// The model's switches under p.
 model::Profile model_switches(const Profile& p);

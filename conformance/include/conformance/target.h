@@ -28,7 +28,7 @@ class TargetFailure : public std::runtime_error {
 class Target {
  public:
   virtual ~Target() = default;
-  /// The name reports use ("inproc", "jetstream").
+  /// The name reports use ("inproc", "jetstream", "redis").
   [[nodiscard]] virtual std::string name() const = 0;
   /// Runs one op of the subset and returns what the engine did. Throws
   /// std::invalid_argument for an op outside the subset, TargetFailure if the engine failed.

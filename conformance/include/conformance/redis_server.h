@@ -1,0 +1,67 @@
+// A real redis-server for the conformance kit: one private server per fixture, on a loopback
+// port, with its data (and AOF, if asked) in a fresh temporary directory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace conformance {
+
+/// How a RedisServer persists: no AOF (the default: data lives in memory only), or an
+/// append-only file synced on every write or once a second. RDB snapshots are always off.
+struct RedisServerOptions {
+  enum class Fsync { kAlways, kEverySec };
+  std::optional<Fsync> appendonly;
+  /// 0: a free port the kernel hands out; otherwise this one (refused if it is in use).
+  int port = 0;
+};
+
+/// Starts `redis-server --bind 127.0.0.1 --port PORT --dir DIR --save "" --appendonly ...`
+/// in its own process group and waits (at most ~10 s) until PING is answered; throws
+/// TargetFailure with one line (the binary missing and what to install, the port in use,
+/// or the server that did not come up and its log's last line) otherwise. The binary is
+/// $REDIS_SERVER_BIN if set, else redis-server on PATH, /usr/bin or /usr/local/bin. Only
+/// ever listens on 127.0.0.1. The destructor stops the server (SIGTERM, ~5 s, then SIGKILL)
+/// and removes the directory. Not thread-safe.
+class RedisServer {
+ public:
+  explicit RedisServer(RedisServerOptions options = {});
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  /// "redis://127.0.0.1:PORT".
+  [[nodiscard]] std::string url() const;
+  [[nodiscard]] int port() const { return port_; }
+  /// The temporary directory (data, AOF, log).
+  [[nodiscard]] const std::string& dir() const { return dir_; }
+  /// The last n lines of the server's log (and of its captured stdout/stderr).
+  [[nodiscard]] std::string log_tail(std::size_t n = 20) const;
+  /// Whether the server process is still running.
+  [[nodiscard]] bool alive();
+  /// Kills the server at once (SIGKILL, reaped): a crash, with whatever the AOF holds.
+  void kill9();
+  /// Stops the server if it runs (SIGTERM, then SIGKILL after ~5 s) and starts it again on
+  /// the same port and directory, waiting until it answers (the AOF loaded). Throws
+  /// TargetFailure (one line) if it does not come back within ~10 s; the directory stays.
+  void restart();
+
+ private:
+  // Forks and execs the server and waits until PING is answered; on failure stops what it
+  // started and throws (the directory is left to the caller).
+  void start();
+  void stop();
+  [[noreturn]] void fail(const std::string& what);
+
+  RedisServerOptions options_;
+  int port_ = 0;
+  std::string dir_;
+  std::string binary_;
+  pid_t pid_ = -1;
+  bool reaped_ = true;
+};
+
+}  // namespace conformance

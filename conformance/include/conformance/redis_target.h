@@ -1,0 +1,132 @@
+// The Redis Streams target: the common subset of the operation language run against a real
+// redis-server through hiredis.
+//
+// A topic is a stream `<prefix>:<name>`; an entry carries the payload (field "p") and each
+// header (field "h:<key>"). A pull subscription is a consumer group on it (XGROUP CREATE
+// ... MKSTREAM, id 0 to start at the beginning, $ at the end); a member is a consumer name.
+// Redis keeps no deadline of its own: a message's deadline is its idle time in the group's
+// pending list reaching the ack timeout (real ms), and what passed it is claimed back with
+// XAUTOCLAIM (min-idle = the ack timeout). The adapter's Lua scripts run each call as one
+// atomic step on the server:
+//   poll   dead-letters what passed its deadline with no deliveries left, XAUTOCLAIMs what
+//          passed its deadline (or was nacked) to the member, then XREADGROUP `>` for new
+//          entries (at most 100000 a poll); entries that do not match the header filter
+//          are XACKed at once;
+//   ack    XACK, nack and term: only if XPENDING names the member as the consumer and the
+//          idle time is under the ack timeout (the adapter's check: XACK itself takes any
+//          consumer's ack, at any time);
+//   nack   XCLAIM to the same consumer with a huge IDLE and JUSTID (the delivery count stays):
+//          the next XAUTOCLAIM takes it back at once; at max deliveries, dead-lettered;
+//   term   dead-lettered;
+//   expire what passed its deadline is returned (as a nack) or, at max deliveries,
+//          dead-lettered;
+// and a dead letter is XACK + XADD to `<prefix>:<name>:dlq:<sub>` with its stream id,
+// attempts (XPENDING's delivery count), reason and model time, in the same script.
+// Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
+// Header filters are applied by the poll script. The model's clock is kept here as the
+// JetStream target keeps it: one model ms is `unit_ms` real ms, and `advance` sleeps.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conformance/target.h"
+#include "model/types.h"
+
+struct redisContext;  // hiredis' connection (hiredis/hiredis.h), kept out of this header.
+
+namespace conformance {
+
+/// Not thread-safe (one step at a time); workers() each have their own connection and may
+/// step at once.
+class RedisTarget : public Target {
+ public:
+  /// Connects to `url` ("redis://HOST:PORT"; throws TargetFailure if it cannot, and
+  /// std::invalid_argument for another form). `prefix` keeps the keys of several targets on
+  /// one server apart; `unit_ms` is how many real ms one model ms lasts.
+  RedisTarget(const std::string& url, std::string prefix, model::Millis unit_ms);
+  /// Deletes every key this target made (a worker: none) and closes the connection.
+  ~RedisTarget() override;
+  RedisTarget(const RedisTarget&) = delete;
+  RedisTarget& operator=(const RedisTarget&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "redis"; }
+  /// Throws std::invalid_argument outside the subset (a worker: outside poll, ack, nack),
+  /// TargetFailure if the server failed or answered what Redis never answers.
+  oplang::Outcome step(const oplang::Op& op) override;
+
+  /// The model clock (model ms since the start).
+  [[nodiscard]] model::Millis now() const { return now_; }
+  /// Model ms the real clock has run ahead of now() since the target was made.
+  [[nodiscard]] model::Millis lag() const override;
+  /// Its own connection to the same server, the same consumer groups (Redis hands each
+  /// entry to one consumer of a group). Throws TargetFailure.
+  std::unique_ptr<Target> worker() override;
+
+ private:
+  struct WorkerOf {
+    const RedisTarget& parent;
+  };
+  explicit RedisTarget(WorkerOf of);
+  void connect();
+  struct Options {
+    model::Headers filter;
+    model::Millis ack_timeout = 0;
+    int max_deliveries = 0;
+    model::Start start;
+    bool operator==(const Options&) const = default;
+  };
+  struct Sub {
+    std::string group;
+    std::string dlq;  // the dead-letter stream's key
+    Options options;
+  };
+  struct Topic {
+    std::string key;
+    std::vector<std::string> ids;                            // offset -> stream id
+    std::unordered_map<std::string, model::Offset> offsets;  // stream id -> offset
+    std::map<std::string, Sub> subs;
+    std::vector<std::string> sub_order;  // subscribe order, as expire walks them
+  };
+
+  oplang::Value create_topic(const oplang::CreateTopic& op);
+  oplang::Value delete_topic(const oplang::DeleteTopic& op);
+  oplang::Value publish(const oplang::Publish& op);
+  oplang::Value subscribe_pull(const oplang::SubscribePull& op);
+  oplang::Value unsubscribe(const oplang::Unsubscribe& op);
+  oplang::Value poll(const oplang::Poll& op);
+  // ack, nack or term of offset by member: the settle script's answer. Throws Error
+  // (unknown topic or subscription), TargetFailure.
+  bool settle(const std::string& topic, const std::string& sub, model::Offset offset,
+              const std::string& member, const char* action);
+  oplang::Value advance(const oplang::Advance& op);
+  oplang::Value expire();
+  oplang::Value dead_letters(const oplang::GetDeadLetters& op);
+
+  Topic& topic_or_throw(const std::string& name);
+  Sub& sub_or_throw(Topic& topic, const std::string& name);
+  // The ack timeout in real ms, as Redis' idle times count.
+  [[nodiscard]] long long timeout_ms(const Sub& sub) const;
+  model::Offset offset_of(const Topic& topic, const std::string& id) const;
+
+  std::string host_;
+  int port_ = 0;
+  std::string prefix_;
+  model::Millis unit_ms_;
+  model::Millis now_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  struct ContextFree {
+    void operator()(redisContext* c) const;
+  };
+  std::unique_ptr<redisContext, ContextFree> ctx_;
+  std::map<std::string, Topic> topics_;
+  std::vector<std::string> topic_order_;  // creation order, as expire walks them
+  bool owner_ = true;                     // false for a worker: it serves poll, ack and nack
+};
+
+}  // namespace conformance

@@ -1,0 +1,441 @@
+// The Redis Streams target (conformance/redis_target.h) on hiredis.
+#include "conformance/redis_target.h"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "model/errors.h"
+#include "redis_scripts.h"
+
+namespace conformance {
+
+namespace {
+
+using model::Error;
+using model::ErrorCode;
+
+// The idle time a returned (nacked or expired) entry is given: far past any ack timeout the
+// target uses (those are capped below it), so the next XAUTOCLAIM takes it back, and still
+// a delivery time after 1970 on the server's clock.
+constexpr long long kReturnedIdleMs = 1'000'000'000'000LL;
+// Connecting, and every command (a script included), may take this long before the server
+// counts as failed.
+constexpr timeval kConnectTimeout{2, 0};
+constexpr timeval kCommandTimeout{5, 0};
+// The most one poll asks for: XAUTOCLAIM refuses a COUNT near LONG_MAX, and no run has a
+// backlog anywhere near this.
+constexpr std::size_t kMaxPoll = 100000;
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+// Runs one command (binary-safe arguments). Throws TargetFailure if the connection failed
+// or the server answered with an error.
+Reply command(redisContext* c, const std::vector<std::string>& args, const std::string& what) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lens;
+  for (const std::string& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  auto* r = static_cast<redisReply*>(
+      redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data()));
+  if (r == nullptr) throw TargetFailure(what + ": " + (c->err != 0 ? c->errstr : "no reply"));
+  Reply reply(r);
+  if (reply->type == REDIS_REPLY_ERROR) {
+    throw TargetFailure(what + ": " + std::string(reply->str, reply->len));
+  }
+  return reply;
+}
+
+std::string text(const redisReply* r) {
+  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) {
+    throw TargetFailure("redis: expected a string reply");
+  }
+  return std::string(r->str, r->len);
+}
+
+long long integer(const redisReply* r) {
+  if (r == nullptr || r->type != REDIS_REPLY_INTEGER) {
+    throw TargetFailure("redis: expected an integer reply");
+  }
+  return r->integer;
+}
+
+// A number the adapter wrote into a dead-letter entry; TargetFailure if it is not one.
+long long number(const std::string& field, const std::string& value) {
+  try {
+    return std::stoll(value);
+  } catch (const std::exception&) {
+    throw TargetFailure("redis: dead letter field " + field + " is not a number: " + value);
+  }
+}
+
+// The elements of an array reply (none for nil).
+std::vector<const redisReply*> elements(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL) return {};
+  if (r->type != REDIS_REPLY_ARRAY) throw TargetFailure("redis: expected an array reply");
+  return {r->element, r->element + r->elements};
+}
+
+// Names become [A-Za-z0-9_.-] with every other byte (':' and '%' included) as %HH:
+// injective, so `<prefix>:<topic>:dlq:<sub>` never names another topic's key.
+std::string encode(const std::string& name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
+        u == '_' || u == '.') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(hex[u >> 4]);
+      out.push_back(hex[u & 0xF]);
+    }
+  }
+  return out;
+}
+
+// model ms -> real ns, saturating.
+std::int64_t to_nanos(model::Millis ms, model::Millis unit_ms) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max() / 2;
+  const long double ns = static_cast<long double>(ms) * static_cast<long double>(unit_ms) * 1e6L;
+  return ns >= static_cast<long double>(kMax) ? kMax : static_cast<std::int64_t>(ns);
+}
+
+}  // namespace
+
+void RedisTarget::ContextFree::operator()(redisContext* c) const { redisFree(c); }
+
+RedisTarget::RedisTarget(const std::string& url, std::string prefix, model::Millis unit_ms)
+    : prefix_(encode(prefix)), unit_ms_(unit_ms) {
+  if (unit_ms_ <= 0) throw std::invalid_argument("RedisTarget: unit_ms must be positive");
+  const std::string scheme = "redis://";
+  const std::size_t colon = url.rfind(':');
+  if (!url.starts_with(scheme) || colon == std::string::npos || colon < scheme.size()) {
+    throw std::invalid_argument("RedisTarget: url must be redis://HOST:PORT, not " + url);
+  }
+  host_ = url.substr(scheme.size(), colon - scheme.size());
+  std::string port = url.substr(colon + 1);
+  if (port.ends_with('/')) port.pop_back();
+  try {
+    port_ = std::stoi(port);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("RedisTarget: bad port in " + url);
+  }
+  connect();
+}
+
+RedisTarget::RedisTarget(WorkerOf of)
+    : host_(of.parent.host_),
+      port_(of.parent.port_),
+      prefix_(of.parent.prefix_),
+      unit_ms_(of.parent.unit_ms_),
+      now_(of.parent.now_),
+      start_(of.parent.start_),
+      topics_(of.parent.topics_),
+      topic_order_(of.parent.topic_order_),
+      owner_(false) {
+  connect();
+}
+
+std::unique_ptr<Target> RedisTarget::worker() {
+  return std::unique_ptr<Target>(new RedisTarget(WorkerOf{*this}));
+}
+
+void RedisTarget::connect() {
+  ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, kConnectTimeout));
+  const std::string where = host_ + ":" + std::to_string(port_);
+  if (!ctx_) throw TargetFailure("connect to redis at " + where + ": out of memory");
+  if (ctx_->err != 0) throw TargetFailure("connect to redis at " + where + ": " + ctx_->errstr);
+  if (redisSetTimeout(ctx_.get(), kCommandTimeout) != REDIS_OK) {
+    throw TargetFailure("redis: cannot set the command timeout");
+  }
+}
+
+RedisTarget::~RedisTarget() {
+  if (!owner_ || !ctx_ || ctx_->err != 0) return;
+  std::vector<std::string> del = {"DEL"};
+  for (const auto& [name, topic] : topics_) {
+    del.push_back(topic.key);
+    for (const auto& [sub_name, sub] : topic.subs) del.push_back(sub.dlq);
+  }
+  if (del.size() == 1) return;
+  try {
+    command(ctx_.get(), del, "DEL");
+  } catch (const TargetFailure&) {
+    // A server that died leaves nothing to clean; the run already reported it.
+  }
+}
+
+oplang::Outcome RedisTarget::step(const oplang::Op& op) {
+  if (!in_subset(op)) throw std::invalid_argument("redis: op outside the common subset");
+  if (!owner_ && !std::holds_alternative<oplang::Poll>(op) &&
+      !std::holds_alternative<oplang::Ack>(op) && !std::holds_alternative<oplang::Nack>(op)) {
+    throw std::invalid_argument("redis: a worker serves poll, ack and nack only");
+  }
+  oplang::Outcome outcome;
+  try {
+    outcome.value = std::visit(
+        [this](const auto& o) -> oplang::Value {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
+            return create_topic(o);
+          } else if constexpr (std::is_same_v<T, oplang::DeleteTopic>) {
+            return delete_topic(o);
+          } else if constexpr (std::is_same_v<T, oplang::Publish>) {
+            return publish(o);
+          } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
+            return subscribe_pull(o);
+          } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
+            return unsubscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Poll>) {
+            return poll(o);
+          } else if constexpr (std::is_same_v<T, oplang::Ack>) {
+            return oplang::BoolResult{settle(o.topic, o.sub, o.offset, o.member, "ack")};
+          } else if constexpr (std::is_same_v<T, oplang::Nack>) {
+            return oplang::BoolResult{settle(o.topic, o.sub, o.offset, o.member, "nack")};
+          } else if constexpr (std::is_same_v<T, oplang::Term>) {
+            return oplang::BoolResult{settle(o.topic, o.sub, o.offset, o.member, "term")};
+          } else if constexpr (std::is_same_v<T, oplang::Advance>) {
+            return advance(o);
+          } else if constexpr (std::is_same_v<T, oplang::Expire>) {
+            return expire();
+          } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
+            return dead_letters(o);
+          } else {
+            throw std::invalid_argument("redis: op outside the common subset");
+          }
+        },
+        op);
+  } catch (const Error& e) {
+    outcome.error = e.code();
+    outcome.value = oplang::Done{};
+  }
+  return outcome;
+}
+
+RedisTarget::Topic& RedisTarget::topic_or_throw(const std::string& name) {
+  auto it = topics_.find(name);
+  if (it == topics_.end()) throw Error(ErrorCode::kUnknownTopic);
+  return it->second;
+}
+
+RedisTarget::Sub& RedisTarget::sub_or_throw(Topic& topic, const std::string& name) {
+  auto it = topic.subs.find(name);
+  if (it == topic.subs.end()) throw Error(ErrorCode::kUnknownSubscription);
+  return it->second;
+}
+
+long long RedisTarget::timeout_ms(const Sub& sub) const {
+  const long double ms = static_cast<long double>(sub.options.ack_timeout) * unit_ms_;
+  // Capped under the returned mark (a timeout of 30 years real never passes in a run).
+  return ms >= static_cast<long double>(kReturnedIdleMs) ? kReturnedIdleMs - 1
+                                                         : static_cast<long long>(ms);
+}
+
+model::Offset RedisTarget::offset_of(const Topic& topic, const std::string& id) const {
+  auto it = topic.offsets.find(id);
+  if (it == topic.offsets.end()) throw TargetFailure("redis: unknown stream id " + id);
+  return it->second;
+}
+
+oplang::Value RedisTarget::create_topic(const oplang::CreateTopic& op) {
+  if (op.name.empty()) throw Error(ErrorCode::kInvalidArgument);
+  if (topics_.contains(op.name)) throw Error(ErrorCode::kDuplicateTopic);
+  Topic topic;
+  topic.key = prefix_ + ":" + encode(op.name);
+  // The stream itself appears with its first entry or group; anything left under this
+  // name by an earlier run goes.
+  command(ctx_.get(), {"DEL", topic.key}, "DEL " + topic.key);
+  topics_.emplace(op.name, std::move(topic));
+  topic_order_.push_back(op.name);
+  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::delete_topic(const oplang::DeleteTopic& op) {
+  Topic& topic = topic_or_throw(op.name);
+  if (!topic.subs.empty()) throw Error(ErrorCode::kTopicInUse);
+  command(ctx_.get(), {"DEL", topic.key}, "DEL " + topic.key);
+  topics_.erase(op.name);
+  std::erase(topic_order_, op.name);
+  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::publish(const oplang::Publish& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  std::vector<std::string> args = {"XADD", topic.key, "*", "p", op.payload};
+  for (const auto& [key, value] : op.headers) {
+    args.push_back("h:" + key);
+    args.push_back(value);
+  }
+  const std::string id = text(command(ctx_.get(), args, "XADD " + topic.key).get());
+  const model::Offset offset = topic.ids.size();
+  topic.ids.push_back(id);
+  topic.offsets.emplace(id, offset);
+  return oplang::OffsetResult{offset};
+}
+
+oplang::Value RedisTarget::subscribe_pull(const oplang::SubscribePull& op) {
+  if (op.name.empty() || op.ack_timeout <= 0 || op.ack_timeout > model::kMaxDuration ||
+      op.max_deliveries < 0) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  Topic& topic = topic_or_throw(op.topic);
+  const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start};
+  if (auto it = topic.subs.find(op.name); it != topic.subs.end()) {
+    if (it->second.options == options) return oplang::Done{};
+    throw Error(ErrorCode::kOptionsMismatch);
+  }
+  Sub sub;
+  sub.group = encode(op.name);
+  sub.dlq = topic.key + ":dlq:" + sub.group;
+  sub.options = options;
+  command(ctx_.get(), {"DEL", sub.dlq}, "DEL " + sub.dlq);
+  const char* from = op.start.kind == model::Start::Kind::kBeginning ? "0" : "$";
+  command(ctx_.get(), {"XGROUP", "CREATE", topic.key, sub.group, from, "MKSTREAM"},
+          "XGROUP CREATE " + topic.key + " " + sub.group);
+  topic.subs.emplace(op.name, std::move(sub));
+  topic.sub_order.push_back(op.name);
+  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::unsubscribe(const oplang::Unsubscribe& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  auto it = topic.subs.find(op.name);
+  if (it == topic.subs.end()) return oplang::BoolResult{false};
+  command(ctx_.get(), {"XGROUP", "DESTROY", topic.key, it->second.group},
+          "XGROUP DESTROY " + topic.key);
+  command(ctx_.get(), {"DEL", it->second.dlq}, "DEL " + it->second.dlq);
+  topic.subs.erase(it);
+  std::erase(topic.sub_order, op.name);
+  return oplang::BoolResult{true};
+}
+
+oplang::Value RedisTarget::poll(const oplang::Poll& op) {
+  if (op.max == 0 || op.member.empty()) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  std::vector<std::string> args = {"EVAL",
+                                   redis_scripts::with_bury(redis_scripts::kPoll),
+                                   "2",
+                                   topic.key,
+                                   sub.dlq,
+                                   sub.group,
+                                   op.member,
+                                   std::to_string(timeout_ms(sub)),
+                                   std::to_string(sub.options.max_deliveries),
+                                   std::to_string(std::min(op.max, kMaxPoll)),
+                                   std::to_string(now_)};
+  for (const auto& [key, value] : sub.options.filter) {
+    args.push_back(key);
+    args.push_back(value);
+  }
+  const Reply reply = command(ctx_.get(), args, "poll script on " + topic.key);
+  std::vector<model::Received> out;
+  for (const redisReply* e : elements(reply.get())) {
+    const std::vector<const redisReply*> f = elements(e);
+    if (f.size() != 3) throw TargetFailure("poll script: malformed entry");
+    out.push_back(model::Received{offset_of(topic, text(f[0])), text(f[2]),
+                                  static_cast<int>(integer(f[1])), now_ + sub.options.ack_timeout});
+  }
+  return out;
+}
+
+bool RedisTarget::settle(const std::string& topic_name, const std::string& sub_name,
+                         model::Offset offset, const std::string& member, const char* action) {
+  Topic& topic = topic_or_throw(topic_name);
+  Sub& sub = sub_or_throw(topic, sub_name);
+  if (offset >= topic.ids.size()) return false;  // never published: nobody holds it
+  const Reply reply =
+      command(ctx_.get(),
+              {"EVAL", redis_scripts::with_bury(redis_scripts::kSettle), "2", topic.key, sub.dlq,
+               sub.group, member, topic.ids[offset], std::to_string(timeout_ms(sub)), action,
+               std::to_string(sub.options.max_deliveries), std::to_string(now_),
+               std::to_string(kReturnedIdleMs)},
+              std::string(action) + " script on " + topic.key);
+  return integer(reply.get()) == 1;
+}
+
+oplang::Value RedisTarget::advance(const oplang::Advance& op) {
+  if (op.ms < 0) throw Error(ErrorCode::kInvalidArgument);
+  // Sleep to the model's time on one schedule from the start: the calls in between took
+  // real time too, and that must not add up across a script.
+  now_ += op.ms;
+  std::this_thread::sleep_until(start_ + std::chrono::nanoseconds(to_nanos(now_, unit_ms_)));
+  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::expire() {
+  std::vector<model::Expired> out;
+  for (const std::string& name : topic_order_) {
+    Topic& topic = topics_.at(name);
+    for (const std::string& sub_name : topic.sub_order) {
+      const Sub& sub = topic.subs.at(sub_name);
+      const Reply reply = command(
+          ctx_.get(),
+          {"EVAL", redis_scripts::with_bury(redis_scripts::kExpire), "2", topic.key, sub.dlq,
+           sub.group, std::to_string(timeout_ms(sub)), std::to_string(sub.options.max_deliveries),
+           std::to_string(now_), std::to_string(kReturnedIdleMs)},
+          "expire script on " + topic.key);
+      for (const redisReply* e : elements(reply.get())) {
+        const std::vector<const redisReply*> f = elements(e);
+        if (f.size() != 2) throw TargetFailure("expire script: malformed entry");
+        out.push_back(
+            model::Expired{name, sub_name, offset_of(topic, text(f[0])), integer(f[1]) == 1});
+      }
+    }
+  }
+  return out;
+}
+
+oplang::Value RedisTarget::dead_letters(const oplang::GetDeadLetters& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  const Reply reply = command(ctx_.get(), {"XRANGE", sub.dlq, "-", "+"}, "XRANGE " + sub.dlq);
+  std::vector<model::DeadLetter> out;
+  for (const redisReply* entry : elements(reply.get())) {
+    const std::vector<const redisReply*> parts = elements(entry);
+    if (parts.size() != 2) throw TargetFailure("XRANGE: malformed entry");
+    const std::vector<const redisReply*> fields = elements(parts[1]);
+    model::DeadLetter d;
+    d.topic = op.topic;
+    d.subscription = op.name;
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+      const std::string field = text(fields[i]);
+      const std::string value = text(fields[i + 1]);
+      if (field == "id") {
+        d.offset = offset_of(topic, value);
+      } else if (field == "attempts") {
+        d.attempts = static_cast<int>(number(field, value));
+      } else if (field == "reason") {
+        d.reason = value;
+      } else if (field == "died_at") {
+        d.died_at = number(field, value);
+      } else if (field == "p") {
+        d.payload = value;
+      } else if (field.starts_with("h:")) {
+        d.headers[field.substr(2)] = value;
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+model::Millis RedisTarget::lag() const {
+  const auto real = std::chrono::steady_clock::now() - start_;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(real).count() / unit_ms_ - now_;
+}
+
+}  // namespace conformance
