@@ -189,8 +189,9 @@ class SubscriptionState {
   // message: one lookup for a key at the cursor, none for a confirmation (Held::line).
   // Lines that went idle stay until a sweep (keys come back: a line made and dropped per
   // message was an allocation, a free and two lookups more, with workers on other cores
-  // touching each node); a sweep runs when the lines reach sweep_at_, so idle ones never
-  // outnumber twice the live ones by more than kMinSweep.
+  // touching each node); a sweep runs when the lines reach sweep_at_ (twice what the last
+  // sweep left, at least kMinSweep), so there are never more than kMinSweep lines or twice
+  // the most keys ever held or waiting at once.
   std::unordered_map<std::string, KeyLine> keys_ GUARDED_BY(mu);
   std::size_t sweep_at_ GUARDED_BY(mu) = kMinSweep;
   static constexpr std::size_t kMinSweep = 1024;
