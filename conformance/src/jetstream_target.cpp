@@ -143,8 +143,9 @@ std::string payload_of(natsMsg* msg) {
 
 }  // namespace
 
-JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms)
-    : url_(std::move(url)), prefix_(encode(prefix)), unit_ms_(unit_ms) {
+JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms,
+                                 bool reconnect)
+    : url_(std::move(url)), prefix_(encode(prefix)), unit_ms_(unit_ms), reconnect_(reconnect) {
   if (unit_ms_ <= 0) throw std::invalid_argument("JetStreamTarget: unit_ms must be positive");
   connect();
 }
@@ -153,6 +154,7 @@ JetStreamTarget::JetStreamTarget(WorkerOf of)
     : url_(of.parent.url_),
       prefix_(of.parent.prefix_),
       unit_ms_(of.parent.unit_ms_),
+      reconnect_(of.parent.reconnect_),
       now_(of.parent.now_),
       start_(of.parent.start_),
       owner_(false) {
@@ -185,8 +187,12 @@ void JetStreamTarget::connect() {
   natsStatus s = natsOptions_Create(&opts);
   if (s == NATS_OK) s = natsOptions_SetURL(opts, url_.c_str());
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
-  // A lost connection is a failed engine, not something to paper over.
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  // A lost connection is a failed engine, not something to paper over, unless a fault run
+  // restarts the server on purpose: then the client reconnects (every 50 ms, 200 tries:
+  // about 10 s) and a call made while it is away fails or times out on its own.
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, reconnect_);
+  if (s == NATS_OK && reconnect_) s = natsOptions_SetMaxReconnect(opts, 200);
+  if (s == NATS_OK && reconnect_) s = natsOptions_SetReconnectWait(opts, 50);
   if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts);
   natsOptions_Destroy(opts);
   check(s, ("connect to " + url_).c_str());

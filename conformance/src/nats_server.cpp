@@ -150,7 +150,16 @@ NatsServer::NatsServer() {
   }
   port_ = free_loopback_port();
   dir_ = make_temp_dir();
+  try {
+    start();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
 
+void NatsServer::start() {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   const std::string port = std::to_string(port_);
   const std::string store = dir_ + "/store";
@@ -164,25 +173,20 @@ NatsServer::NatsServer() {
 
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    const int err = errno;
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    throw TargetFailure(std::string("pipe2: ") + std::strerror(err));
+    throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
     ::close(exec_pipe[0]);
     ::close(exec_pipe[1]);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
     throw TargetFailure(std::string("fork: ") + std::strerror(err));
   }
   if (pid == 0) {
     ::setpgid(0, 0);
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
@@ -194,6 +198,7 @@ NatsServer::NatsServer() {
     ::_exit(127);
   }
   pid_ = pid;
+  reaped_ = false;
   ::setpgid(pid_, pid_);  // also from the parent: no race with an early kill(-pid)
   ::close(exec_pipe[1]);
   int exec_errno = 0;
@@ -213,6 +218,11 @@ NatsServer::NatsServer() {
     std::this_thread::sleep_for(kPollInterval);
   }
   fail(tcp ? "JetStream did not answer within 10 s" : "no connection accepted within 10 s");
+}
+
+void NatsServer::restart() {
+  stop();
+  start();
 }
 
 NatsServer::~NatsServer() {
@@ -245,7 +255,7 @@ bool NatsServer::alive() {
   return !reaped_;
 }
 
-void NatsServer::kill() {
+void NatsServer::kill9() {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGKILL);
   int status = 0;
@@ -273,8 +283,6 @@ void NatsServer::fail(const std::string& what) {
   std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ", dir " +
                     dir_ + ")\nlast lines of the server log:\n" + log_tail(20);
   stop();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
   throw TargetFailure(msg);
 }
 

@@ -3,6 +3,11 @@
 //               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
+//   conformance --target redis|jetstream --faults [--seconds N] [--seed S]
+//               [--fault kill9|restart|both] [--appendfsync always|everysec] [--strict]
+//     the fault workload (fault_mode.h): exit 0 with the anomaly table whatever it shows
+//     (an anomaly is a finding about the engine), 1 with --strict and an anomaly, 3 the
+//     engine failed, 130 interrupted.
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
 // diverges as the profile says, or is violated (with the shrunk script and the command
@@ -44,6 +49,7 @@
 #endif
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
+#include "fault_mode.h"
 #include "oplang/text.h"
 
 namespace {
@@ -84,6 +90,11 @@ struct Args {
   std::string replay;
   std::string profile;  // "": the target's own
   bool first = false;   // stop after the first violation (and its shrink)
+  bool faults = false;  // the fault workload instead of the model-based suite
+  bool strict = false;  // --faults: exit 1 on any anomaly
+  std::string fault_kinds = "both";
+  std::string appendfsync = "always";
+  bool seconds_given = false;
 };
 
 int usage(const std::string& why) {
@@ -93,7 +104,9 @@ int usage(const std::string& why) {
                "[--parallel N] [--profile strict|jetstream|redis] [--report FILE] [--out DIR] "
                "[--first]\n"
                "       conformance --target inproc|jetstream|redis [--url URL] --replay "
-               "FILE.script|FILE.program\n";
+               "FILE.script|FILE.program\n"
+               "       conformance --target redis|jetstream --faults [--seconds N] [--seed S] "
+               "[--fault kill9|restart|both] [--appendfsync always|everysec] [--strict]\n";
   return 2;
 }
 
@@ -109,6 +122,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       a.first = true;
       continue;
     }
+    if (flag == "--faults" || flag == "--strict") {
+      (flag == "--faults" ? a.faults : a.strict) = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       error = flag + " needs a value";
       return std::nullopt;
@@ -121,6 +138,11 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.url = value;
       } else if (flag == "--seconds") {
         a.seconds = std::stod(value);
+        a.seconds_given = true;
+      } else if (flag == "--fault") {
+        a.fault_kinds = value;
+      } else if (flag == "--appendfsync") {
+        a.appendfsync = value;
       } else if (flag == "--seed") {
         a.seed = std::stoull(value);
       } else if (flag == "--unit") {
@@ -162,6 +184,24 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
   if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
     error = "--url for redis is redis://HOST:PORT, not " + a.url;
     return std::nullopt;
+  }
+  if (a.faults) {
+    if (a.target != "redis" && a.target != "jetstream") {
+      error = "--faults runs on redis or jetstream (the tool starts, kills and restarts them)";
+      return std::nullopt;
+    }
+    if (!a.url.empty() || !a.replay.empty()) {
+      error = "--faults starts its own server: no --url or --replay";
+      return std::nullopt;
+    }
+    if (a.fault_kinds != "kill9" && a.fault_kinds != "restart" && a.fault_kinds != "both") {
+      error = "--fault is kill9, restart or both";
+      return std::nullopt;
+    }
+    if (a.appendfsync != "always" && a.appendfsync != "everysec") {
+      error = "--appendfsync is always or everysec";
+      return std::nullopt;
+    }
   }
   if (!a.profile.empty()) {
     try {
@@ -215,6 +255,17 @@ int main(int argc, char** argv) {
   if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
   const Args& args = *parsed;
   catch_interrupts();
+  if (args.faults) {
+    FaultArgs fa;
+    fa.target = args.target;
+    fa.seconds = args.seconds_given ? args.seconds : 60;
+    fa.seed = args.seed;
+    fa.kinds = args.fault_kinds;
+    fa.appendfsync = args.appendfsync;
+    fa.strict = args.strict;
+    fa.out = args.out;
+    return run_fault_mode(fa, g_interrupted);
+  }
   // --profile judges the engine under another profile (strict: what each switch covers).
   const Profile profile =
       conformance::profile_named(args.profile.empty() ? args.target : args.profile);

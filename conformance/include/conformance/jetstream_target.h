@@ -34,7 +34,10 @@ class JetStreamTarget : public Target {
  public:
   /// Connects to `url` (throws TargetFailure if it cannot). `prefix` keeps the streams of
   /// several targets on one server apart; `unit_ms` is how many real ms one model ms lasts.
-  JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms);
+  /// `reconnect`: the client reconnects to a restarted server (~10 s bound; fault runs)
+  /// instead of failing for good when the connection drops.
+  JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms,
+                  bool reconnect = false);
   /// Destroys held messages and subscriptions, deletes every stream this target created,
   /// closes the connection.
   ~JetStreamTarget() override;
@@ -116,6 +119,7 @@ class JetStreamTarget : public Target {
   std::string url_;
   std::string prefix_;
   model::Millis unit_ms_;
+  bool reconnect_ = false;
   model::Millis now_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   __natsConnection* nc_ = nullptr;

@@ -31,10 +31,20 @@ class NatsServer {
   [[nodiscard]] std::string log_tail(std::size_t n = 20) const;
   /// Whether the server process is still running.
   [[nodiscard]] bool alive();
-  /// Kills the server at once (SIGKILL, reaped): a server that dies under a run.
-  void kill();
+  /// Kills the server at once (SIGKILL, reaped): a server that dies under a run, with
+  /// whatever its store had written.
+  void kill9();
+  void kill() { kill9(); }
+  /// Stops the server if it runs (SIGTERM, then SIGKILL after ~5 s) and starts it again on
+  /// the same port and store directory, waiting until JetStream answers. Throws
+  /// TargetFailure (the log's tail) if it does not come back within ~10 s; the directory
+  /// stays until the destructor.
+  void restart();
 
  private:
+  // Forks and execs the server and waits until JetStream answers; on failure stops what it
+  // started and throws (the directory is left to the caller).
+  void start();
   void stop();
   [[noreturn]] void fail(const std::string& what);
 
