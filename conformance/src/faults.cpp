@@ -25,6 +25,10 @@ constexpr auto kNoProgressBound = std::chrono::seconds(30);
 constexpr auto kDrainBound = std::chrono::seconds(30);
 constexpr std::size_t kDrainBatch = 200;
 
+std::int64_t ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -142,6 +146,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       e.consumer = member(k);
       e.id = std::to_string(m.offset);
       e.poll = poll_number;
+      e.at_ms = ms_since(start);
       report.history.push_back(e);
       ++report.delivered;
     }
@@ -164,6 +169,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         const auto* b = std::get_if<oplang::BoolResult>(&a->value);
         e.accepted = !a->error && b != nullptr && b->value;
         if (e.accepted) ++report.acks_accepted;
+        e.at_ms = ms_since(start);
         report.history.push_back(e);
       } else if (roll == 8) {
         oplang::Nack nack;
@@ -192,6 +198,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       (e.result == PublishResult::kOk       ? report.ok
        : e.result == PublishResult::kFailed ? report.failed
                                             : report.indeterminate)++;
+      e.at_ms = ms_since(start);
       report.history.push_back(e);
     } else {
       (void)poll(static_cast<int>(rng() % static_cast<unsigned>(report.consumers)), 1 + rng() % 5,

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +97,7 @@ TEST(RedisFaults, TheToolEndsWithEveryAnomalyRowAndTheCommand) {
   char buf[4096];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
   const int status = ::pclose(p);
+  std::filesystem::remove_all(dir);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << out;
   for (const std::string& name : anomaly_names()) {

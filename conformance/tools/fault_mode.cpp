@@ -50,8 +50,13 @@ void write_history(const std::string& path, const conformance::FaultReport& r) {
         << (f.kill9 ? "kill -9, down " + std::to_string(f.down_ms) + " ms" : "clean restart")
         << "\n";
   }
+  std::size_t next = 0;  // the next fault to print in its place among the events
   for (const conformance::FaultEvent& e : r.history) {
-    out << kind_of(e) << " " << e.value;
+    for (; next < r.faults.size() && r.faults[next].at_ms <= e.at_ms; ++next) {
+      out << "## " << r.faults[next].at_ms
+          << " ms: " << (r.faults[next].kill9 ? "kill -9" : "clean restart") << "\n";
+    }
+    out << e.at_ms << " ms: " << kind_of(e) << " " << e.value;
     if (e.kind != conformance::FaultEvent::Kind::kPublish)
       out << " " << e.consumer << " id " << e.id;
     if (e.kind == conformance::FaultEvent::Kind::kDeliver) out << " poll " << e.poll;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct FaultEvent {
   PublishResult result = PublishResult::kOk;  // kPublish
   bool accepted = false;                      // kAck
   std::size_t poll = 0;                       // kDeliver
+  std::int64_t at_ms = 0;  // since the run began (for reading a history, not judged)
 };
 
 /// The anomalies, in table order:
