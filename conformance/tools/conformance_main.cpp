@@ -4,10 +4,11 @@
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
 //   conformance --target redis|jetstream --faults [--seconds N] [--seed S]
-//               [--fault kill9|restart|both] [--appendfsync always|everysec] [--strict]
+//               [--fault kill9|restart|both] [--appendfsync always|everysec]
+//               [--strict [--allow NAME,...]]
 //     the fault workload (fault_mode.h): exit 0 with the anomaly table whatever it shows
-//     (an anomaly is a finding about the engine), 1 with --strict and an anomaly, 3 the
-//     engine failed, 130 interrupted.
+//     (an anomaly is a finding about the engine), 1 with --strict and an anomaly not in
+//     --allow, 3 the engine failed, 130 interrupted.
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
 // diverges as the profile says, or is violated (with the shrunk script and the command
@@ -20,6 +21,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -37,6 +39,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/fault_history.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
@@ -94,6 +97,7 @@ struct Args {
   bool strict = false;  // --faults: exit 1 on any anomaly
   std::string fault_kinds = "both";
   std::string appendfsync = "always";
+  std::set<std::string> allow;  // --faults --strict: anomalies that do not fail the run
   bool seconds_given = false;
 };
 
@@ -106,7 +110,8 @@ int usage(const std::string& why) {
                "       conformance --target inproc|jetstream|redis [--url URL] --replay "
                "FILE.script|FILE.program\n"
                "       conformance --target redis|jetstream --faults [--seconds N] [--seed S] "
-               "[--fault kill9|restart|both] [--appendfsync always|everysec] [--strict]\n";
+               "[--fault kill9|restart|both] [--appendfsync always|everysec] "
+               "[--strict [--allow NAME,...]]\n";
   return 2;
 }
 
@@ -139,6 +144,12 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       } else if (flag == "--seconds") {
         a.seconds = std::stod(value);
         a.seconds_given = true;
+      } else if (flag == "--allow") {
+        for (std::size_t from = 0; from <= value.size();) {
+          const std::size_t comma = std::min(value.find(',', from), value.size());
+          a.allow.insert(value.substr(from, comma - from));
+          from = comma + 1;
+        }
       } else if (flag == "--fault") {
         a.fault_kinds = value;
       } else if (flag == "--appendfsync") {
@@ -202,6 +213,16 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       error = "--appendfsync is always or everysec";
       return std::nullopt;
     }
+    for (const std::string& name : a.allow) {
+      if (std::find(conformance::anomaly_names().begin(), conformance::anomaly_names().end(),
+                    name) == conformance::anomaly_names().end()) {
+        error =
+            "--allow names anomalies (lost, unexpected, duplicated, acked-came-back, "
+            "nonmonotonic, poll-skip), not " +
+            name;
+        return std::nullopt;
+      }
+    }
   }
   if (!a.profile.empty()) {
     try {
@@ -263,6 +284,7 @@ int main(int argc, char** argv) {
     fa.kinds = args.fault_kinds;
     fa.appendfsync = args.appendfsync;
     fa.strict = args.strict;
+    fa.allow = args.allow;
     fa.out = args.out;
     return run_fault_mode(fa, g_interrupted);
   }
