@@ -135,7 +135,15 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   // sometimes nack, sometimes leave it to time out. Returns how many it was handed.
   auto poll = [&](int k, std::size_t max, bool drain) -> std::size_t {
     const std::optional<oplang::Outcome> o = call(oplang::Poll{kTopic, kSub, member(k), max});
-    if (!o || o->error) return 0;
+    if (!o) {
+      FaultEvent e;
+      e.kind = FaultEvent::Kind::kPollFailed;
+      e.consumer = member(k);
+      e.at_ms = ms_since(start);
+      report.history.push_back(e);
+      return 0;
+    }
+    if (o->error) return 0;
     const auto* got = std::get_if<std::vector<model::Received>>(&o->value);
     if (got == nullptr) return 0;
     ++poll_number;

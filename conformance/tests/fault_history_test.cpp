@@ -109,6 +109,24 @@ TEST(FaultHistory, PollSkipIsALaterValueFirstWhileAnEarlierOkOneWaits) {
       "poll-skip", {"v1"});
 }
 
+// A poll the engine failed may have handed v1 to c1 unseen: v1 back after its deadline is
+// at-least-once, neither a skip nor out of order. Without the failed poll, both.
+TEST(FaultHistory, AFailedPollExcusesWhatItMayHaveHandedOut) {
+  FaultEvent failed;
+  failed.kind = Kind::kPollFailed;
+  failed.consumer = "c1";
+  const std::vector<FaultEvent> with = {pub("v0"), pub("v1"),          got("v0", "c1", 1), failed,
+                                        pub("v2"), got("v2", "c1", 2), got("v1", "c1", 3)};
+  for (const auto& [name, values] : check_fault_history(with)) {
+    EXPECT_TRUE(values.empty()) << name;
+  }
+  std::vector<FaultEvent> without = with;
+  without.erase(without.begin() + 3);
+  const auto found = check_fault_history(without);
+  EXPECT_EQ(found.at("poll-skip"), std::vector<std::string>{"v1"});
+  EXPECT_EQ(found.at("nonmonotonic"), std::vector<std::string>{"v1"});
+}
+
 TEST(FaultHistory, APublishAfterThePollBeganIsNoSkip) {
   const auto found =
       check_fault_history({pub("v0"), got("v0", "c1", 1), pub("v1", PublishResult::kIndeterminate),

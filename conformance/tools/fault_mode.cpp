@@ -38,6 +38,8 @@ std::string kind_of(const conformance::FaultEvent& e) {
       return "deliver";
     case conformance::FaultEvent::Kind::kAck:
       return e.accepted ? "ack ok" : "ack refused";
+    case conformance::FaultEvent::Kind::kPollFailed:
+      return "poll info";
   }
   return "?";
 }

@@ -19,9 +19,11 @@ enum class PublishResult { kOk, kFailed, kIndeterminate };
 /// One event of a fault run, in the order the client saw them (one client thread, so
 /// this is real-time order). kPublish is recorded when the call returned; kDeliver is one
 /// message of a poll (a poll's messages in the order it returned them, `poll` numbering
-/// the poll); kAck is an ack the engine answered (`accepted`: it said yes).
+/// the poll); kAck is an ack the engine answered (`accepted`: it said yes); kPollFailed a
+/// poll the engine failed (an error or timeout under a fault: it may have handed out
+/// messages the client never saw, which then come back after their deadline).
 struct FaultEvent {
-  enum class Kind { kPublish, kDeliver, kAck };
+  enum class Kind { kPublish, kDeliver, kAck, kPollFailed };
   Kind kind = Kind::kPublish;
   std::string value;     // the payload ("v<i>")
   std::string consumer;  // kDeliver, kAck
@@ -42,7 +44,9 @@ struct FaultEvent {
 ///                   before the poll began, had never been delivered (and was later: one
 ///                   never delivered is lost, not skipped).
 /// Redelivery after a nack, a missed deadline or a refused ack is at-least-once and no
-/// anomaly.
+/// anomaly. A value published before a failed poll may have been handed to that poll
+/// unseen: its first visible delivery is then no first delivery, and neither
+/// nonmonotonic nor poll-skip counts it.
 inline const std::vector<std::string>& anomaly_names() {
   static const std::vector<std::string> names = {
       "lost", "unexpected", "duplicated", "acked-came-back", "nonmonotonic", "poll-skip"};
