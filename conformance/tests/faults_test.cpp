@@ -87,10 +87,11 @@ TEST(RedisFaults, AnAdapterReplayingItsLastPublishIsCaughtAsDuplicated) {
 
 // The tool's table: one row per anomaly, with the command that reproduces the run.
 TEST(RedisFaults, TheToolEndsWithEveryAnomalyRowAndTheCommand) {
+  const std::string dir = "/tmp/aloc-faults-test-" + std::to_string(::getpid());
   const std::string cmd = std::string(CONFORMANCE_TOOL) +
                           " --target redis --faults --seconds 5 --seed 2 --appendfsync always "
-                          "--out /tmp/aloc-faults-test-" +
-                          std::to_string(::getpid()) + " 2>/dev/null";
+                          "--out " +
+                          dir + " 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
