@@ -154,6 +154,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       e.consumer = member(k);
       e.id = std::to_string(m.offset);
       e.poll = poll_number;
+      e.attempt = m.attempt;
       e.at_ms = ms_since(start);
       report.history.push_back(e);
       ++report.delivered;

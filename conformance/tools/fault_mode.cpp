@@ -61,7 +61,9 @@ void write_history(const std::string& path, const conformance::FaultReport& r) {
     out << e.at_ms << " ms: " << kind_of(e) << " " << e.value;
     if (e.kind != conformance::FaultEvent::Kind::kPublish)
       out << " " << e.consumer << " id " << e.id;
-    if (e.kind == conformance::FaultEvent::Kind::kDeliver) out << " poll " << e.poll;
+    if (e.kind == conformance::FaultEvent::Kind::kDeliver) {
+      out << " poll " << e.poll << " attempt " << e.attempt;
+    }
     out << "\n";
   }
 }

@@ -32,6 +32,7 @@ struct FaultEvent {
   bool accepted = false;                      // kAck
   std::size_t poll = 0;                       // kDeliver
   std::int64_t at_ms = 0;  // since the run began (for reading a history, not judged)
+  int attempt = 0;         // kDeliver: the engine's delivery count (for reading, not judged)
 };
 
 /// The anomalies, in table order:
