@@ -22,7 +22,7 @@ const std::string kSub = "s";
 // An engine that serves no call for this long is gone: the run ends as an engine failure.
 constexpr auto kNoProgressBound = std::chrono::seconds(30);
 // The final drain: rounds of polls until two in a row (an ack timeout apart) find nothing.
-constexpr auto kDrainBound = std::chrono::seconds(30);
+constexpr auto kDrainBound = std::chrono::seconds(45);
 constexpr std::size_t kDrainBatch = 200;
 
 std::int64_t ms_since(Clock::time_point start) {
@@ -232,12 +232,12 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   if (faulter.joinable()) faulter.join();
   if (fault_error) std::rethrow_exception(fault_error);
 
-  // The drain: past every deadline, then everything polled and acked, until two rounds an
+  // The drain: past every deadline, then everything polled and acked, until quiet rounds an
   // ack timeout apart find nothing (nacked and timed-out messages come back within one).
   if (options.progress) options.progress("faults done; draining");
   const auto drain_start = Clock::now();
   int empty_rounds = 0;
-  while (empty_rounds < 2 && Clock::now() - drain_start < kDrainBound) {
+  while (empty_rounds < options.drain_quiet_rounds && Clock::now() - drain_start < kDrainBound) {
     if (stop()) throw TargetFailure("fault run: interrupted");
     std::this_thread::sleep_for(std::chrono::milliseconds(options.ack_timeout_ms + 200));
     std::size_t got = 0;

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "conformance/target.h"
@@ -33,25 +34,6 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(25);
 
-// A port the kernel just handed out on 127.0.0.1 (closed again: the server binds it next).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw TargetFailure(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw TargetFailure(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 bool accepts_tcp(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -62,31 +44,6 @@ bool accepts_tcp(int port) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
-}
-
-// Whether a client can connect and JetStream answers an account-info request.
-bool jetstream_answers(const std::string& url) {
-  natsOptions* opts = nullptr;
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  jsAccountInfo* info = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  if (s == NATS_OK) {
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = 1000;
-    s = natsConnection_JetStream(&js, nc, &jo);
-  }
-  if (s == NATS_OK) s = js_GetAccountInfo(&info, js, nullptr, nullptr);
-  jsAccountInfo_Destroy(info);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  natsOptions_Destroy(opts);
-  return s == NATS_OK;
 }
 
 bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
@@ -141,14 +98,58 @@ void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& li
 
 }  // namespace
 
-NatsServer::NatsServer() {
+// A port the kernel just handed out on 127.0.0.1 (closed again: the server binds it next).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw TargetFailure(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TargetFailure(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Whether a client can connect and JetStream answers an account-info request.
+bool jetstream_answers(const std::string& url) {
+  natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  jsAccountInfo* info = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  if (s == NATS_OK) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 1000;
+    s = natsConnection_JetStream(&js, nc, &jo);
+  }
+  if (s == NATS_OK) s = js_GetAccountInfo(&info, js, nullptr, nullptr);
+  jsAccountInfo_Destroy(info);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(opts);
+  return s == NATS_OK;
+}
+
+NatsServer::NatsServer(NatsServerOptions options) : options_(std::move(options)) {
   binary_ = find_binary();
   if (binary_.empty()) {
     throw TargetFailure(
         "nats-server not found (looked at $NATS_SERVER_BIN, PATH, /usr/sbin, /usr/local/sbin, "
         "/usr/local/bin): install it with `apt-get install -y nats-server`");
   }
-  port_ = free_loopback_port();
+  port_ = options_.port != 0 ? options_.port : free_loopback_port();
   dir_ = make_temp_dir();
   try {
     start();
@@ -167,6 +168,7 @@ void NatsServer::start() {
   const std::string out = dir_ + "/stdout.log";
   std::vector<std::string> args = {binary_, "-js", "-a",  "127.0.0.1", "-p",
                                    port,    "-sd", store, "-l",        log};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -214,7 +216,7 @@ void NatsServer::start() {
   while (Clock::now() < deadline) {
     if (!alive()) fail("nats-server exited during start-up");
     if (!tcp) tcp = accepts_tcp(port_);
-    if (tcp && jetstream_answers(url())) return;
+    if (tcp && (!options_.wait_for_jetstream || jetstream_answers(url()))) return;
     std::this_thread::sleep_for(kPollInterval);
   }
   fail(tcp ? "JetStream did not answer within 10 s" : "no connection accepted within 10 s");

@@ -3,7 +3,7 @@
 //               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
-//   conformance --target redis|jetstream --faults [--seconds N] [--seed S]
+//   conformance --target redis|jetstream|jetstream-cluster --faults [--seconds N] [--seed S]
 //               [--fault kill9|restart|both] [--appendfsync always|everysec]
 //               [--strict [--allow NAME,...]]
 //     the fault workload (fault_mode.h): exit 0 with the anomaly table whatever it shows
@@ -109,7 +109,8 @@ int usage(const std::string& why) {
                "[--first]\n"
                "       conformance --target inproc|jetstream|redis [--url URL] --replay "
                "FILE.script|FILE.program\n"
-               "       conformance --target redis|jetstream --faults [--seconds N] [--seed S] "
+               "       conformance --target redis|jetstream|jetstream-cluster --faults "
+               "[--seconds N] [--seed S] "
                "[--fault kill9|restart|both] [--appendfsync always|everysec] "
                "[--strict [--allow NAME,...]]\n";
   return 2;
@@ -178,8 +179,11 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     }
   }
 #ifdef CONFORMANCE_HAS_REDIS
-  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis") {
-    error = "unknown target '" + a.target + "' (inproc, jetstream, redis)";
+  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis" &&
+      !(a.faults && a.target == "jetstream-cluster")) {
+    error = "unknown target '" + a.target +
+            "' (inproc, jetstream, redis; with --faults also "
+            "jetstream-cluster)";
     return std::nullopt;
   }
 #else
@@ -187,8 +191,11 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     error = "this build has no redis target (apt-get install -y libhiredis-dev, reconfigure)";
     return std::nullopt;
   }
-  if (a.target != "inproc" && a.target != "jetstream") {
-    error = "unknown target '" + a.target + "' (inproc, jetstream)";
+  if (a.target != "inproc" && a.target != "jetstream" &&
+      !(a.faults && a.target == "jetstream-cluster")) {
+    error = "unknown target '" + a.target +
+            "' (inproc, jetstream; with --faults also "
+            "jetstream-cluster)";
     return std::nullopt;
   }
 #endif
@@ -197,8 +204,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     return std::nullopt;
   }
   if (a.faults) {
-    if (a.target != "redis" && a.target != "jetstream") {
-      error = "--faults runs on redis or jetstream (the tool starts, kills and restarts them)";
+    if (a.target != "redis" && a.target != "jetstream" && a.target != "jetstream-cluster") {
+      error =
+          "--faults runs on redis, jetstream or jetstream-cluster (the tool starts, kills "
+          "and restarts them)";
       return std::nullopt;
     }
     if (!a.url.empty() || !a.replay.empty()) {

@@ -12,6 +12,7 @@
 
 #include "conformance/faults.h"
 #include "conformance/jetstream_target.h"
+#include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
 #ifdef CONFORMANCE_HAS_REDIS
 #include "conformance/redis_server.h"
@@ -80,12 +81,42 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
   std::string persistence;
   try {
     std::unique_ptr<conformance::NatsServer> nats;
+    std::unique_ptr<conformance::NatsCluster> cluster;
+    conformance::JetStreamTarget* on_cluster = nullptr;
+    int victim = -1;     // the node a kill -9 took down, to start again
+    int kills_done = 0;  // kill -9 alternates: the stream leader, then a follower
 #ifdef CONFORMANCE_HAS_REDIS
     std::unique_ptr<conformance::RedisServer> redis;
 #endif
     std::unique_ptr<conformance::Target> target;
     conformance::FaultControl control;
-    if (args.target == "jetstream") {
+    if (args.target == "jetstream-cluster") {
+      persistence = "R3 file store, 3 nodes";
+      options.drain_quiet_rounds = 10;  // leaders may still be moving after the last fault
+      cluster = std::make_unique<conformance::NatsCluster>();
+      std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
+      // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
+      // restart restarts the leader.
+      auto leader = [&] {
+        const int l = cluster->leader_of(on_cluster->stream_of("faults"));
+        return l < 0 ? 0 : l;
+      };
+      control.kill9 = [&, leader] {
+        const int l = leader();
+        victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
+        std::cerr << "faults: kill -9 n" << victim + 1
+                  << (victim == l ? " (leader)" : " (follower)") << "\n";
+        cluster->node(victim).kill9();
+      };
+      control.restart = [&, leader] {
+        const int n = victim >= 0 ? victim : leader();
+        victim = -1;
+        cluster->node(n).restart();
+      };
+      auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
+      on_cluster = t.get();
+      target = std::move(t);
+    } else if (args.target == "jetstream") {
       persistence = "file store, default sync";
       nats = std::make_unique<conformance::NatsServer>();
       std::cerr << "conformance: nats-server started at " << nats->url() << "\n";

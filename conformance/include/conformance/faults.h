@@ -40,6 +40,9 @@ struct FaultOptions {
   std::string kinds = "both";
   int consumers = 0;  // 0: 1-3, drawn from the seed
   std::int64_t ack_timeout_ms = 1000;
+  // The drain ends after this many rounds in a row, an ack timeout apart, found nothing (a
+  // cluster electing leaders needs more than a single server).
+  int drain_quiet_rounds = 2;
   // Where progress lines go (one every ~5 s); none if empty.
   std::function<void(const std::string&)> progress;
 };
