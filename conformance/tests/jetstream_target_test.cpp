@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
 #include "conformance/target.h"
 #include "model/errors.h"
@@ -380,6 +381,29 @@ TEST(JetStreamFaults, RestartKeepsTheStoreAndAReconnectingTargetServesAgain) {
     if (got.size() < 2) ::usleep(100000);
   }
   EXPECT_EQ(got, (std::vector<std::string>{"m0", "m1"}));
+}
+
+// The three-node cluster forms on loopback, an R3 stream has a leader the fixture names,
+// and with that leader killed the other two still take publishes (a client reconnecting
+// through the list of nodes).
+TEST(JetStreamCluster, FormsNamesTheLeaderAndSurvivesItsKill) {
+  NatsCluster cluster;
+  JetStreamTarget target(cluster.urls(), "cluster", 1, /*reconnect=*/true, /*replicas=*/3);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  const int leader = cluster.leader_of(target.stream_of("t"));
+  ASSERT_GE(leader, 0);
+  cluster.node(leader).kill9();
+  bool published = false;
+  for (int i = 0; i < 100 && !published; ++i) {  // a new leader within ~10 s
+    try {
+      published = !target.step(oplang::Publish{"t", "m", {}, ""}).error;
+    } catch (const TargetFailure&) {
+      ::usleep(100000);
+    }
+  }
+  EXPECT_TRUE(published);
+  cluster.node(leader).restart();
+  EXPECT_TRUE(cluster.node(leader).alive());
 }
 
 TEST(JetStreamFaults, AMissingServerIsOneLineNamingThePackage) {
