@@ -143,8 +143,13 @@ std::string payload_of(natsMsg* msg) {
 
 }  // namespace
 
-JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms)
-    : url_(std::move(url)), prefix_(encode(prefix)), unit_ms_(unit_ms) {
+JetStreamTarget::JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms,
+                                 bool reconnect, int replicas)
+    : url_(std::move(url)),
+      prefix_(encode(prefix)),
+      unit_ms_(unit_ms),
+      reconnect_(reconnect),
+      replicas_(replicas) {
   if (unit_ms_ <= 0) throw std::invalid_argument("JetStreamTarget: unit_ms must be positive");
   connect();
 }
@@ -153,6 +158,8 @@ JetStreamTarget::JetStreamTarget(WorkerOf of)
     : url_(of.parent.url_),
       prefix_(of.parent.prefix_),
       unit_ms_(of.parent.unit_ms_),
+      reconnect_(of.parent.reconnect_),
+      replicas_(of.parent.replicas_),
       now_(of.parent.now_),
       start_(of.parent.start_),
       owner_(false) {
@@ -183,10 +190,27 @@ std::unique_ptr<Target> JetStreamTarget::worker() {
 void JetStreamTarget::connect() {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url_.c_str());
+  // A list of servers (a cluster): the client picks one and reconnects to the others.
+  std::vector<std::string> servers;
+  for (std::size_t from = 0; from <= url_.size();) {
+    const std::size_t comma = std::min(url_.find(',', from), url_.size());
+    servers.push_back(url_.substr(from, comma - from));
+    from = comma + 1;
+  }
+  std::vector<const char*> server_ptrs;
+  for (const std::string& one : servers) server_ptrs.push_back(one.c_str());
+  if (s == NATS_OK) {
+    s = servers.size() == 1 ? natsOptions_SetURL(opts, url_.c_str())
+                            : natsOptions_SetServers(opts, server_ptrs.data(),
+                                                     static_cast<int>(server_ptrs.size()));
+  }
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
-  // A lost connection is a failed engine, not something to paper over.
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  // A lost connection is a failed engine, not something to paper over, unless a fault run
+  // restarts the server on purpose: then the client reconnects (every 50 ms, 200 tries:
+  // about 10 s) and a call made while it is away fails or times out on its own.
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, reconnect_);
+  if (s == NATS_OK && reconnect_) s = natsOptions_SetMaxReconnect(opts, 200);
+  if (s == NATS_OK && reconnect_) s = natsOptions_SetReconnectWait(opts, 50);
   if (s == NATS_OK) s = natsConnection_Connect(&nc_, opts);
   natsOptions_Destroy(opts);
   check(s, ("connect to " + url_).c_str());
@@ -293,6 +317,7 @@ oplang::Value JetStreamTarget::create_topic(const oplang::CreateTopic& op) {
   cfg.Subjects = subjects;
   cfg.SubjectsLen = 1;
   cfg.Storage = js_FileStorage;
+  cfg.Replicas = replicas_;
   cfg.Retention = js_LimitsPolicy;  // no limits: MaxMsgs, MaxBytes, MaxAge stay unlimited
   jsStreamInfo* info = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
@@ -301,6 +326,11 @@ oplang::Value JetStreamTarget::create_topic(const oplang::CreateTopic& op) {
   check(s, ("js_AddStream " + topic.stream).c_str(), jerr);
   topics_.emplace(op.name, std::move(topic));
   return oplang::Done{};
+}
+
+std::string JetStreamTarget::stream_of(const std::string& topic) const {
+  auto it = topics_.find(topic);
+  return it == topics_.end() ? std::string() : it->second.stream;
 }
 
 oplang::Value JetStreamTarget::delete_topic(const oplang::DeleteTopic& op) {

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "conformance/target.h"
@@ -33,25 +34,6 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(25);
 
-// A port the kernel just handed out on 127.0.0.1 (closed again: the server binds it next).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw TargetFailure(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw TargetFailure(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 bool accepts_tcp(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -62,31 +44,6 @@ bool accepts_tcp(int port) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
-}
-
-// Whether a client can connect and JetStream answers an account-info request.
-bool jetstream_answers(const std::string& url) {
-  natsOptions* opts = nullptr;
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  jsAccountInfo* info = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  if (s == NATS_OK) {
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = 1000;
-    s = natsConnection_JetStream(&js, nc, &jo);
-  }
-  if (s == NATS_OK) s = js_GetAccountInfo(&info, js, nullptr, nullptr);
-  jsAccountInfo_Destroy(info);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  natsOptions_Destroy(opts);
-  return s == NATS_OK;
 }
 
 bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
@@ -141,16 +98,69 @@ void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& li
 
 }  // namespace
 
-NatsServer::NatsServer() {
+// A port the kernel just handed out on 127.0.0.1 (closed again: the server binds it next).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw TargetFailure(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TargetFailure(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Whether a client can connect and JetStream answers an account-info request.
+bool jetstream_answers(const std::string& url) {
+  natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  jsAccountInfo* info = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  if (s == NATS_OK) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 1000;
+    s = natsConnection_JetStream(&js, nc, &jo);
+  }
+  if (s == NATS_OK) s = js_GetAccountInfo(&info, js, nullptr, nullptr);
+  jsAccountInfo_Destroy(info);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(opts);
+  return s == NATS_OK;
+}
+
+NatsServer::NatsServer(NatsServerOptions options) : options_(std::move(options)) {
   binary_ = find_binary();
   if (binary_.empty()) {
     throw TargetFailure(
         "nats-server not found (looked at $NATS_SERVER_BIN, PATH, /usr/sbin, /usr/local/sbin, "
         "/usr/local/bin): install it with `apt-get install -y nats-server`");
   }
-  port_ = free_loopback_port();
+  port_ = options_.port != 0 ? options_.port : free_loopback_port();
   dir_ = make_temp_dir();
+  try {
+    start();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
 
+void NatsServer::start() {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   const std::string port = std::to_string(port_);
   const std::string store = dir_ + "/store";
@@ -158,31 +168,27 @@ NatsServer::NatsServer() {
   const std::string out = dir_ + "/stdout.log";
   std::vector<std::string> args = {binary_, "-js", "-a",  "127.0.0.1", "-p",
                                    port,    "-sd", store, "-l",        log};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    const int err = errno;
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    throw TargetFailure(std::string("pipe2: ") + std::strerror(err));
+    throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
     ::close(exec_pipe[0]);
     ::close(exec_pipe[1]);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
     throw TargetFailure(std::string("fork: ") + std::strerror(err));
   }
   if (pid == 0) {
     ::setpgid(0, 0);
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
@@ -194,6 +200,7 @@ NatsServer::NatsServer() {
     ::_exit(127);
   }
   pid_ = pid;
+  reaped_ = false;
   ::setpgid(pid_, pid_);  // also from the parent: no race with an early kill(-pid)
   ::close(exec_pipe[1]);
   int exec_errno = 0;
@@ -209,10 +216,15 @@ NatsServer::NatsServer() {
   while (Clock::now() < deadline) {
     if (!alive()) fail("nats-server exited during start-up");
     if (!tcp) tcp = accepts_tcp(port_);
-    if (tcp && jetstream_answers(url())) return;
+    if (tcp && (!options_.wait_for_jetstream || jetstream_answers(url()))) return;
     std::this_thread::sleep_for(kPollInterval);
   }
   fail(tcp ? "JetStream did not answer within 10 s" : "no connection accepted within 10 s");
+}
+
+void NatsServer::restart() {
+  stop();
+  start();
 }
 
 NatsServer::~NatsServer() {
@@ -245,7 +257,7 @@ bool NatsServer::alive() {
   return !reaped_;
 }
 
-void NatsServer::kill() {
+void NatsServer::kill9() {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGKILL);
   int status = 0;
@@ -273,8 +285,6 @@ void NatsServer::fail(const std::string& what) {
   std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ", dir " +
                     dir_ + ")\nlast lines of the server log:\n" + log_tail(20);
   stop();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
   throw TargetFailure(msg);
 }
 

@@ -29,6 +29,12 @@ constexpr long long kReturnedIdleMs = 1'000'000'000'000LL;
 // counts as failed.
 constexpr timeval kConnectTimeout{2, 0};
 constexpr timeval kCommandTimeout{5, 0};
+// A call that finds its connection lost (a server killed or restarted under a fault run)
+// connects again for at most this long, every kReconnectEvery, before the engine counts as
+// failed. The call that saw the connection drop is never retried: it failed (its effect,
+// if any, is unknown to the caller), and only the next call reconnects.
+constexpr auto kReconnectFor = std::chrono::seconds(10);
+constexpr auto kReconnectEvery = std::chrono::milliseconds(50);
 // The most one poll asks for: XAUTOCLAIM refuses a COUNT near LONG_MAX, and no run has a
 // backlog anywhere near this.
 constexpr std::size_t kMaxPoll = 100000;
@@ -163,6 +169,23 @@ void RedisTarget::connect() {
   }
 }
 
+void RedisTarget::reconnect_if_lost() {
+  if (ctx_ && ctx_->err == 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + kReconnectFor;
+  std::string last;
+  while (true) {
+    try {
+      connect();
+      return;
+    } catch (const TargetFailure& e) {
+      last = e.what();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(kReconnectEvery);
+  }
+  throw TargetFailure("redis: no connection within 10 s (" + last + ")");
+}
+
 RedisTarget::~RedisTarget() {
   if (!owner_ || !ctx_ || ctx_->err != 0) return;
   std::vector<std::string> del = {"DEL"};
@@ -184,6 +207,7 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
       !std::holds_alternative<oplang::Ack>(op) && !std::holds_alternative<oplang::Nack>(op)) {
     throw std::invalid_argument("redis: a worker serves poll, ack and nack only");
   }
+  reconnect_if_lost();
   oplang::Outcome outcome;
   try {
     outcome.value = std::visit(
@@ -248,6 +272,14 @@ model::Offset RedisTarget::offset_of(const Topic& topic, const std::string& id) 
   auto it = topic.offsets.find(id);
   if (it == topic.offsets.end()) throw TargetFailure("redis: unknown stream id " + id);
   return it->second;
+}
+
+model::Offset RedisTarget::offset_or_adopt(Topic& topic, const std::string& id) {
+  if (auto it = topic.offsets.find(id); it != topic.offsets.end()) return it->second;
+  const model::Offset offset = topic.ids.size();
+  topic.ids.push_back(id);
+  topic.offsets.emplace(id, offset);
+  return offset;
 }
 
 oplang::Value RedisTarget::create_topic(const oplang::CreateTopic& op) {
@@ -346,7 +378,7 @@ oplang::Value RedisTarget::poll(const oplang::Poll& op) {
   for (const redisReply* e : elements(reply.get())) {
     const std::vector<const redisReply*> f = elements(e);
     if (f.size() != 3) throw TargetFailure("poll script: malformed entry");
-    out.push_back(model::Received{offset_of(topic, text(f[0])), text(f[2]),
+    out.push_back(model::Received{offset_or_adopt(topic, text(f[0])), text(f[2]),
                                   static_cast<int>(integer(f[1])), now_ + sub.options.ack_timeout});
   }
   return out;

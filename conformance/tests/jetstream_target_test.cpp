@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
 #include "conformance/target.h"
 #include "model/errors.h"
@@ -337,6 +338,72 @@ TEST(JetStreamFaults, AServerThatDiesIsAnEngineFailureNotAnOutcome) {
   server.kill();
   EXPECT_FALSE(server.alive());
   EXPECT_THROW(target.step(oplang::Publish{"t", "lost", {}, ""}), TargetFailure);
+}
+
+// The fixture's restart is a real one, on the same port and store: after kill -9 and after
+// a clean restart the stream and its messages are there, and a target made to reconnect
+// serves again without being made anew.
+TEST(JetStreamFaults, RestartKeepsTheStoreAndAReconnectingTargetServesAgain) {
+  NatsServer server;
+  const int port = server.port();
+  JetStreamTarget target(server.url(), "restart", 1, /*reconnect=*/true);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  oplang::SubscribePull sp;
+  sp.topic = "t";
+  sp.name = "s";
+  sp.ack_timeout = 1000;
+  sp.start = model::Start{model::Start::Kind::kBeginning, 0};
+  ASSERT_FALSE(target.step(sp).error);
+  ASSERT_FALSE(target.step(oplang::Publish{"t", "m0", {}, ""}).error);
+  server.kill9();
+  server.restart();
+  EXPECT_EQ(server.port(), port);
+  oplang::Outcome published;
+  for (int i = 0; i < 100; ++i) {  // the client reconnects on its own, within ~10 s
+    try {
+      published = target.step(oplang::Publish{"t", "m1", {}, ""});
+      break;
+    } catch (const TargetFailure&) {
+      ::usleep(100000);
+    }
+  }
+  ASSERT_FALSE(published.error);
+  server.restart();
+  std::vector<std::string> got;
+  for (int i = 0; i < 100 && got.size() < 2; ++i) {
+    try {
+      const oplang::Outcome o = target.step(oplang::Poll{"t", "s", "w", 10});
+      for (const model::Received& m : std::get<std::vector<model::Received>>(o.value)) {
+        got.push_back(m.payload);
+      }
+    } catch (const TargetFailure&) {
+    }
+    if (got.size() < 2) ::usleep(100000);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"m0", "m1"}));
+}
+
+// The three-node cluster forms on loopback, an R3 stream has a leader the fixture names,
+// and with that leader killed the other two still take publishes (a client reconnecting
+// through the list of nodes).
+TEST(JetStreamCluster, FormsNamesTheLeaderAndSurvivesItsKill) {
+  NatsCluster cluster;
+  JetStreamTarget target(cluster.urls(), "cluster", 1, /*reconnect=*/true, /*replicas=*/3);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  const int leader = cluster.leader_of(target.stream_of("t"));
+  ASSERT_GE(leader, 0);
+  cluster.node(leader).kill9();
+  bool published = false;
+  for (int i = 0; i < 100 && !published; ++i) {  // a new leader within ~10 s
+    try {
+      published = !target.step(oplang::Publish{"t", "m", {}, ""}).error;
+    } catch (const TargetFailure&) {
+      ::usleep(100000);
+    }
+  }
+  EXPECT_TRUE(published);
+  cluster.node(leader).restart();
+  EXPECT_TRUE(cluster.node(leader).alive());
 }
 
 TEST(JetStreamFaults, AMissingServerIsOneLineNamingThePackage) {

@@ -3,6 +3,12 @@
 //               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
+//   conformance --target redis|jetstream|jetstream-cluster --faults [--seconds N] [--seed S]
+//               [--fault kill9|restart|both] [--appendfsync always|everysec]
+//               [--strict [--allow NAME,...]]
+//     the fault workload (fault_mode.h): exit 0 with the anomaly table whatever it shows
+//     (an anomaly is a finding about the engine), 1 with --strict and an anomaly not in
+//     --allow, 3 the engine failed, 130 interrupted.
 // Generates scripts of the common subset, runs each on a fresh target next to the model
 // under the target's profile, and ends with a table: each rule, and whether it holds,
 // diverges as the profile says, or is violated (with the shrunk script and the command
@@ -15,6 +21,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -32,6 +39,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/fault_history.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
@@ -44,6 +52,7 @@
 #endif
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
+#include "fault_mode.h"
 #include "oplang/text.h"
 
 namespace {
@@ -84,6 +93,12 @@ struct Args {
   std::string replay;
   std::string profile;  // "": the target's own
   bool first = false;   // stop after the first violation (and its shrink)
+  bool faults = false;  // the fault workload instead of the model-based suite
+  bool strict = false;  // --faults: exit 1 on any anomaly
+  std::string fault_kinds = "both";
+  std::string appendfsync = "always";
+  std::set<std::string> allow;  // --faults --strict: anomalies that do not fail the run
+  bool seconds_given = false;
 };
 
 int usage(const std::string& why) {
@@ -93,7 +108,11 @@ int usage(const std::string& why) {
                "[--parallel N] [--profile strict|jetstream|redis] [--report FILE] [--out DIR] "
                "[--first]\n"
                "       conformance --target inproc|jetstream|redis [--url URL] --replay "
-               "FILE.script|FILE.program\n";
+               "FILE.script|FILE.program\n"
+               "       conformance --target redis|jetstream|jetstream-cluster --faults "
+               "[--seconds N] [--seed S] "
+               "[--fault kill9|restart|both] [--appendfsync always|everysec] "
+               "[--strict [--allow NAME,...]]\n";
   return 2;
 }
 
@@ -109,6 +128,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       a.first = true;
       continue;
     }
+    if (flag == "--faults" || flag == "--strict") {
+      (flag == "--faults" ? a.faults : a.strict) = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       error = flag + " needs a value";
       return std::nullopt;
@@ -121,6 +144,17 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.url = value;
       } else if (flag == "--seconds") {
         a.seconds = std::stod(value);
+        a.seconds_given = true;
+      } else if (flag == "--allow") {
+        for (std::size_t from = 0; from <= value.size();) {
+          const std::size_t comma = std::min(value.find(',', from), value.size());
+          a.allow.insert(value.substr(from, comma - from));
+          from = comma + 1;
+        }
+      } else if (flag == "--fault") {
+        a.fault_kinds = value;
+      } else if (flag == "--appendfsync") {
+        a.appendfsync = value;
       } else if (flag == "--seed") {
         a.seed = std::stoull(value);
       } else if (flag == "--unit") {
@@ -145,8 +179,11 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     }
   }
 #ifdef CONFORMANCE_HAS_REDIS
-  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis") {
-    error = "unknown target '" + a.target + "' (inproc, jetstream, redis)";
+  if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis" &&
+      !(a.faults && a.target == "jetstream-cluster")) {
+    error = "unknown target '" + a.target +
+            "' (inproc, jetstream, redis; with --faults also "
+            "jetstream-cluster)";
     return std::nullopt;
   }
 #else
@@ -154,14 +191,47 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     error = "this build has no redis target (apt-get install -y libhiredis-dev, reconfigure)";
     return std::nullopt;
   }
-  if (a.target != "inproc" && a.target != "jetstream") {
-    error = "unknown target '" + a.target + "' (inproc, jetstream)";
+  if (a.target != "inproc" && a.target != "jetstream" &&
+      !(a.faults && a.target == "jetstream-cluster")) {
+    error = "unknown target '" + a.target +
+            "' (inproc, jetstream; with --faults also "
+            "jetstream-cluster)";
     return std::nullopt;
   }
 #endif
   if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
     error = "--url for redis is redis://HOST:PORT, not " + a.url;
     return std::nullopt;
+  }
+  if (a.faults) {
+    if (a.target != "redis" && a.target != "jetstream" && a.target != "jetstream-cluster") {
+      error =
+          "--faults runs on redis, jetstream or jetstream-cluster (the tool starts, kills "
+          "and restarts them)";
+      return std::nullopt;
+    }
+    if (!a.url.empty() || !a.replay.empty()) {
+      error = "--faults starts its own server: no --url or --replay";
+      return std::nullopt;
+    }
+    if (a.fault_kinds != "kill9" && a.fault_kinds != "restart" && a.fault_kinds != "both") {
+      error = "--fault is kill9, restart or both";
+      return std::nullopt;
+    }
+    if (a.appendfsync != "always" && a.appendfsync != "everysec") {
+      error = "--appendfsync is always or everysec";
+      return std::nullopt;
+    }
+    for (const std::string& name : a.allow) {
+      if (std::find(conformance::anomaly_names().begin(), conformance::anomaly_names().end(),
+                    name) == conformance::anomaly_names().end()) {
+        error =
+            "--allow names anomalies (lost, unexpected, duplicated, acked-came-back, "
+            "nonmonotonic, poll-skip), not " +
+            name;
+        return std::nullopt;
+      }
+    }
   }
   if (!a.profile.empty()) {
     try {
@@ -215,6 +285,18 @@ int main(int argc, char** argv) {
   if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
   const Args& args = *parsed;
   catch_interrupts();
+  if (args.faults) {
+    FaultArgs fa;
+    fa.target = args.target;
+    fa.seconds = args.seconds_given ? args.seconds : 60;
+    fa.seed = args.seed;
+    fa.kinds = args.fault_kinds;
+    fa.appendfsync = args.appendfsync;
+    fa.strict = args.strict;
+    fa.allow = args.allow;
+    fa.out = args.out;
+    return run_fault_mode(fa, g_interrupted);
+  }
   // --profile judges the engine under another profile (strict: what each switch covers).
   const Profile profile =
       conformance::profile_named(args.profile.empty() ? args.target : args.profile);

@@ -34,7 +34,11 @@ class JetStreamTarget : public Target {
  public:
   /// Connects to `url` (throws TargetFailure if it cannot). `prefix` keeps the streams of
   /// several targets on one server apart; `unit_ms` is how many real ms one model ms lasts.
-  JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms);
+  /// `reconnect`: the client reconnects to a restarted server (~10 s bound; fault runs)
+  /// instead of failing for good when the connection drops. `url` may list several servers
+  /// of one cluster, comma-separated; `replicas` is each stream's replica count there.
+  JetStreamTarget(std::string url, std::string prefix, model::Millis unit_ms,
+                  bool reconnect = false, int replicas = 1);
   /// Destroys held messages and subscriptions, deletes every stream this target created,
   /// closes the connection.
   ~JetStreamTarget() override;
@@ -48,6 +52,8 @@ class JetStreamTarget : public Target {
   [[nodiscard]] model::Millis now() const { return now_; }
   /// Model ms the real clock has run ahead of now() since the target was made.
   [[nodiscard]] model::Millis lag() const override;
+  /// The JetStream stream a topic of this target is ("" if there is no such topic).
+  [[nodiscard]] std::string stream_of(const std::string& topic) const;
   /// Its own connection, with its own pull subscription bound to each durable consumer
   /// (as several processes share one durable): the server decides which worker gets what.
   /// It reads no advisories and deletes nothing.
@@ -116,6 +122,8 @@ class JetStreamTarget : public Target {
   std::string url_;
   std::string prefix_;
   model::Millis unit_ms_;
+  bool reconnect_ = false;
+  int replicas_ = 1;
   model::Millis now_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   __natsConnection* nc_ = nullptr;

@@ -6,8 +6,25 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace conformance {
+
+/// A port the kernel just handed out on 127.0.0.1 (closed again: a server binds it next).
+/// Throws TargetFailure.
+int free_loopback_port();
+/// Whether a client can connect to url and JetStream answers an account-info request
+/// (within ~1 s). Throws nothing.
+bool jetstream_answers(const std::string& url);
+
+/// How a NatsServer is started: on a free port (0) or this one, with extra command-line
+/// arguments (a cluster's name, routes), and whether start-up waits for JetStream to answer
+/// (a cluster node's JetStream answers only once a quorum of nodes runs).
+struct NatsServerOptions {
+  int port = 0;
+  std::vector<std::string> extra_args;
+  bool wait_for_jetstream = true;
+};
 
 /// Starts `nats-server -js -a 127.0.0.1 -p PORT -sd DIR/store -l DIR/server.log` in its own
 /// process group and waits (at most ~10 s) until it accepts connections and JetStream
@@ -17,7 +34,7 @@ namespace conformance {
 /// (SIGTERM, ~5 s, then SIGKILL) and removes the directory.
 class NatsServer {
  public:
-  NatsServer();
+  explicit NatsServer(NatsServerOptions options = {});
   ~NatsServer();
   NatsServer(const NatsServer&) = delete;
   NatsServer& operator=(const NatsServer&) = delete;
@@ -31,13 +48,24 @@ class NatsServer {
   [[nodiscard]] std::string log_tail(std::size_t n = 20) const;
   /// Whether the server process is still running.
   [[nodiscard]] bool alive();
-  /// Kills the server at once (SIGKILL, reaped): a server that dies under a run.
-  void kill();
+  /// Kills the server at once (SIGKILL, reaped): a server that dies under a run, with
+  /// whatever its store had written.
+  void kill9();
+  void kill() { kill9(); }
+  /// Stops the server if it runs (SIGTERM, then SIGKILL after ~5 s) and starts it again on
+  /// the same port and store directory, waiting until JetStream answers. Throws
+  /// TargetFailure (the log's tail) if it does not come back within ~10 s; the directory
+  /// stays until the destructor.
+  void restart();
 
  private:
+  // Forks and execs the server and waits until JetStream answers; on failure stops what it
+  // started and throws (the directory is left to the caller).
+  void start();
   void stop();
   [[noreturn]] void fail(const std::string& what);
 
+  NatsServerOptions options_;
   int port_ = 0;
   std::string dir_;
   std::string binary_;

@@ -23,8 +23,10 @@
 // and a dead letter is XACK + XADD to `<prefix>:<name>:dlq:<sub>` with its stream id,
 // attempts (XPENDING's delivery count), reason and model time, in the same script.
 // Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
-// Header filters are applied by the poll script. The model's clock is kept here as the
-// JetStream target keeps it: one model ms is `unit_ms` real ms, and `advance` sleeps.
+// Header filters are applied by the poll script. A call that finds the connection lost (a
+// server restarted) connects again first, within a bound; the call that lost it failed. The model's
+// clock is kept here as the JetStream target keeps it: one model ms is `unit_ms` real ms, and
+// `advance` sleeps.
 #pragma once
 
 #include <chrono>
@@ -74,6 +76,9 @@ class RedisTarget : public Target {
   };
   explicit RedisTarget(WorkerOf of);
   void connect();
+  // Before each call: a connection the server dropped is made again (bounded, see
+  // redis_target.cpp). Throws TargetFailure if the server does not come back in time.
+  void reconnect_if_lost();
   struct Options {
     model::Headers filter;
     model::Millis ack_timeout = 0;
@@ -113,6 +118,9 @@ class RedisTarget : public Target {
   // The ack timeout in real ms, as Redis' idle times count.
   [[nodiscard]] long long timeout_ms(const Sub& sub) const;
   model::Offset offset_of(const Topic& topic, const std::string& id) const;
+  // The offset of an entry poll hands out; one this target never saw published (a publish
+  // whose reply was lost to a crash, yet stored) gets the next offset when first seen.
+  model::Offset offset_or_adopt(Topic& topic, const std::string& id);
 
   std::string host_;
   int port_ = 0;

@@ -1,0 +1,63 @@
+// The history of a fault run, judged by value: every publish carries a unique payload, so
+// what a consumer was handed is matched to what was published without trusting the
+// engine's offsets (which a crashed engine may hand out again). The anomalies carry
+// Jepsen's queue names (jepsen/tests/kafka.clj) so readers already know them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace conformance {
+
+/// How a publish ended: the engine said yes, said no, or could not say (an error or
+/// timeout while the server was down: Jepsen's "info", it may or may not have happened).
+enum class PublishResult { kOk, kFailed, kIndeterminate };
+
+/// One event of a fault run, in the order the client saw them (one client thread, so
+/// this is real-time order). kPublish is recorded when the call returned; kDeliver is one
+/// message of a poll (a poll's messages in the order it returned them, `poll` numbering
+/// the poll); kAck is an ack the engine answered (`accepted`: it said yes); kPollFailed a
+/// poll the engine failed (an error or timeout under a fault: it may have handed out
+/// messages the client never saw, which then come back after their deadline).
+struct FaultEvent {
+  enum class Kind { kPublish, kDeliver, kAck, kPollFailed };
+  Kind kind = Kind::kPublish;
+  std::string value;     // the payload ("v<i>")
+  std::string consumer;  // kDeliver, kAck
+  std::string id;        // kDeliver, kAck: the engine's name for the stored copy (its offset)
+  PublishResult result = PublishResult::kOk;  // kPublish
+  bool accepted = false;                      // kAck
+  std::size_t poll = 0;                       // kDeliver
+  std::int64_t at_ms = 0;  // since the run began (for reading a history, not judged)
+  int attempt = 0;         // kDeliver: the engine's delivery count (for reading, not judged)
+};
+
+/// The anomalies, in table order:
+///   lost            a publish acknowledged ok whose value was never delivered;
+///   unexpected      a delivered value never published (or whose publish definitely failed);
+///   duplicated      one value stored twice (delivered under two engine ids);
+///   acked-came-back a value delivered again after an ack of it was accepted;
+///   nonmonotonic    a consumer's first deliveries going backwards in publish order;
+///   poll-skip       a poll handing out a value first while an earlier value, published ok
+///                   before the poll began, had never been delivered (and was later: one
+///                   never delivered is lost, not skipped).
+/// Redelivery after a nack, a missed deadline or a refused ack is at-least-once and no
+/// anomaly. A value published before a failed poll may have been handed to that poll
+/// unseen: its first visible delivery is then no first delivery, and neither
+/// nonmonotonic nor poll-skip counts it.
+inline const std::vector<std::string>& anomaly_names() {
+  static const std::vector<std::string> names = {
+      "lost", "unexpected", "duplicated", "acked-came-back", "nonmonotonic", "poll-skip"};
+  return names;
+}
+
+/// Each anomaly name (all of anomaly_names(), empty when not seen) -> the values showing it
+/// (a value at most once per name). Values are "v<i>"; a value of another form delivered
+/// counts as unexpected. Throws nothing but std::bad_alloc.
+std::map<std::string, std::vector<std::string>> check_fault_history(
+    const std::vector<FaultEvent>& history);
+
+}  // namespace conformance

@@ -1,0 +1,257 @@
+// The fault workload (conformance/faults.h).
+#include "conformance/faults.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <variant>
+
+namespace conformance {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kTopic = "faults";
+const std::string kSub = "s";
+// An engine that serves no call for this long is gone: the run ends as an engine failure.
+constexpr auto kNoProgressBound = std::chrono::seconds(30);
+// The final drain: rounds of polls until two in a row (an ack timeout apart) find nothing.
+constexpr auto kDrainBound = std::chrono::seconds(45);
+constexpr std::size_t kDrainBatch = 200;
+
+std::int64_t ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sleeps until `until` in short slices, returning early (false) once `done` is set.
+bool sleep_until(Clock::time_point until, const std::atomic<bool>& done) {
+  while (Clock::now() < until) {
+    if (done) return false;
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<Fault> fault_schedule(const FaultOptions& options) {
+  if (options.kinds != "kill9" && options.kinds != "restart" && options.kinds != "both") {
+    throw std::invalid_argument("fault kind must be kill9, restart or both, not " + options.kinds);
+  }
+  std::mt19937_64 rng(options.seed);
+  std::vector<Fault> out;
+  const auto end_ms = static_cast<std::int64_t>(options.seconds * 1000) - 1000;
+  for (std::int64_t at = 1000; at < end_ms; at += 1500 + static_cast<std::int64_t>(rng() % 2500)) {
+    Fault f;
+    f.at_ms = at;
+    f.kill9 = options.kinds == "kill9" || (options.kinds == "both" && rng() % 2 == 0);
+    f.down_ms = f.kill9 ? static_cast<std::int64_t>(rng() % 800) : 0;
+    out.push_back(f);
+  }
+  return out;
+}
+
+FaultReport run_faults(Target& target, const FaultControl& control, const FaultOptions& options,
+                       const std::function<bool()>& stop) {
+  FaultReport report;
+  report.faults = fault_schedule(options);
+  // The client's choices come from their own stream of the seed, apart from the schedule.
+  std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ULL + 17);
+  report.consumers = options.consumers > 0 ? options.consumers : 1 + static_cast<int>(rng() % 3);
+
+  auto must = [&](const oplang::Op& op, const char* what) {
+    const oplang::Outcome o = target.step(op);
+    if (o.error) throw TargetFailure(std::string("fault run: ") + what + " refused");
+  };
+  must(oplang::CreateTopic{kTopic}, "create_topic");
+  oplang::SubscribePull sp;
+  sp.topic = kTopic;
+  sp.name = kSub;
+  sp.ack_timeout = options.ack_timeout_ms;
+  sp.max_deliveries = 0;  // no dead letters: every value stays deliverable until acked
+  sp.start = model::Start{model::Start::Kind::kBeginning, 0};
+  must(sp, "subscribe_pull");
+
+  const auto start = Clock::now();
+  std::atomic<bool> done{false};
+  std::atomic<std::size_t> faults_done{0};
+  std::exception_ptr fault_error;
+  std::thread faulter([&] {
+    try {
+      for (const Fault& f : report.faults) {
+        if (!sleep_until(start + std::chrono::milliseconds(f.at_ms), done)) return;
+        if (f.kill9) {
+          control.kill9();
+          // Down for a while, whatever: the restart must happen even if the run is ending.
+          std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+        }
+        control.restart();
+        ++faults_done;
+      }
+    } catch (...) {
+      fault_error = std::current_exception();
+      done = true;
+    }
+  });
+  struct Join {
+    std::thread& t;
+    std::atomic<bool>& done;
+    ~Join() {
+      done = true;
+      if (t.joinable()) t.join();
+    }
+  } join{faulter, done};
+
+  std::size_t poll_number = 0;
+  auto last_served = Clock::now();
+  // One call: its outcome, or nullopt if the engine failed it (recorded, and the run goes on).
+  auto call = [&](const oplang::Op& op) -> std::optional<oplang::Outcome> {
+    try {
+      oplang::Outcome o = target.step(op);
+      last_served = Clock::now();
+      return o;
+    } catch (const TargetFailure&) {
+      ++report.call_errors;
+      if (Clock::now() - last_served > kNoProgressBound) {
+        throw TargetFailure("fault run: the engine served no call for 30 s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return std::nullopt;
+    }
+  };
+  auto member = [](int k) { return "c" + std::to_string(k + 1); };
+  // Polls as member and answers each message: ack (always when `drain`), else mostly ack,
+  // sometimes nack, sometimes leave it to time out. Returns how many it was handed.
+  auto poll = [&](int k, std::size_t max, bool drain) -> std::size_t {
+    const std::optional<oplang::Outcome> o = call(oplang::Poll{kTopic, kSub, member(k), max});
+    if (!o) {
+      FaultEvent e;
+      e.kind = FaultEvent::Kind::kPollFailed;
+      e.consumer = member(k);
+      e.at_ms = ms_since(start);
+      report.history.push_back(e);
+      return 0;
+    }
+    if (o->error) return 0;
+    const auto* got = std::get_if<std::vector<model::Received>>(&o->value);
+    if (got == nullptr) return 0;
+    ++poll_number;
+    for (const model::Received& m : *got) {
+      FaultEvent e;
+      e.kind = FaultEvent::Kind::kDeliver;
+      e.value = m.payload;
+      e.consumer = member(k);
+      e.id = std::to_string(m.offset);
+      e.poll = poll_number;
+      e.attempt = m.attempt;
+      e.at_ms = ms_since(start);
+      report.history.push_back(e);
+      ++report.delivered;
+    }
+    for (const model::Received& m : *got) {
+      const unsigned roll = static_cast<unsigned>(rng() % 10);
+      if (drain || roll < 8) {
+        oplang::Ack ack;
+        ack.topic = kTopic;
+        ack.sub = kSub;
+        ack.offset = m.offset;
+        ack.member = member(k);
+        const std::optional<oplang::Outcome> a = call(ack);
+        // An ack the engine failed may or may not have happened: no event either way.
+        if (!a) continue;
+        FaultEvent e;
+        e.kind = FaultEvent::Kind::kAck;
+        e.value = m.payload;
+        e.consumer = member(k);
+        e.id = std::to_string(m.offset);
+        const auto* b = std::get_if<oplang::BoolResult>(&a->value);
+        e.accepted = !a->error && b != nullptr && b->value;
+        if (e.accepted) ++report.acks_accepted;
+        e.at_ms = ms_since(start);
+        report.history.push_back(e);
+      } else if (roll == 8) {
+        oplang::Nack nack;
+        nack.topic = kTopic;
+        nack.sub = kSub;
+        nack.offset = m.offset;
+        nack.member = member(k);
+        (void)call(nack);
+      }
+    }
+    return got->size();
+  };
+
+  double next_progress = 5;
+  while (since(start) < options.seconds && !done) {
+    if (stop()) throw TargetFailure("fault run: interrupted");
+    if (rng() % 2 == 0) {
+      const std::string value = "v" + std::to_string(report.published++);
+      FaultEvent e;
+      e.kind = FaultEvent::Kind::kPublish;
+      e.value = value;
+      const std::optional<oplang::Outcome> o = call(oplang::Publish{kTopic, value, {}, ""});
+      e.result = !o         ? PublishResult::kIndeterminate
+                 : o->error ? PublishResult::kFailed
+                            : PublishResult::kOk;
+      (e.result == PublishResult::kOk       ? report.ok
+       : e.result == PublishResult::kFailed ? report.failed
+                                            : report.indeterminate)++;
+      e.at_ms = ms_since(start);
+      report.history.push_back(e);
+    } else {
+      (void)poll(static_cast<int>(rng() % static_cast<unsigned>(report.consumers)), 1 + rng() % 5,
+                 false);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (options.progress && since(start) >= next_progress) {
+      next_progress += 5;
+      options.progress(std::to_string(static_cast<int>(since(start))) +
+                       " s: " + std::to_string(report.published) + " published (" +
+                       std::to_string(report.ok) + " ok, " + std::to_string(report.indeterminate) +
+                       " indeterminate), " + std::to_string(report.delivered) + " delivered, " +
+                       std::to_string(faults_done.load()) + "/" +
+                       std::to_string(report.faults.size()) + " faults");
+    }
+  }
+  // Every fault ends with the server started again: wait for the last one before draining.
+  while (faults_done < report.faults.size() && !done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  done = true;
+  if (faulter.joinable()) faulter.join();
+  if (fault_error) std::rethrow_exception(fault_error);
+
+  // The drain: past every deadline, then everything polled and acked, until quiet rounds an
+  // ack timeout apart find nothing (nacked and timed-out messages come back within one).
+  if (options.progress) options.progress("faults done; draining");
+  const auto drain_start = Clock::now();
+  int empty_rounds = 0;
+  while (empty_rounds < options.drain_quiet_rounds && Clock::now() - drain_start < kDrainBound) {
+    if (stop()) throw TargetFailure("fault run: interrupted");
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.ack_timeout_ms + 200));
+    std::size_t got = 0;
+    for (int k = 0; k < report.consumers; ++k) {
+      for (std::size_t n = 1; n > 0;) {
+        n = poll(k, kDrainBatch, true);
+        got += n;
+        if (Clock::now() - drain_start > kDrainBound) break;
+      }
+    }
+    empty_rounds = got == 0 ? empty_rounds + 1 : 0;
+  }
+  report.anomalies = check_fault_history(report.history);
+  return report;
+}
+
+}  // namespace conformance

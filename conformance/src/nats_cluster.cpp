@@ -1,0 +1,105 @@
+// The three-node JetStream cluster fixture (conformance/nats_cluster.h).
+#include "conformance/nats_cluster.h"
+
+#include <nats/nats.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "conformance/target.h"
+
+namespace conformance {
+
+namespace {
+
+constexpr auto kClusterStartTimeout = std::chrono::seconds(20);
+
+}  // namespace
+
+NatsCluster::NatsCluster() {
+  std::array<int, 3> client{}, route{};
+  for (int i = 0; i < 3; ++i) {
+    client[i] = free_loopback_port();
+    route[i] = free_loopback_port();
+  }
+  for (int i = 0; i < 3; ++i) {
+    std::string routes;
+    for (int j = 0; j < 3; ++j) {
+      if (j == i) continue;
+      routes +=
+          (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(route[j]);
+    }
+    NatsServerOptions o;
+    o.port = client[i];
+    o.wait_for_jetstream = false;  // no quorum until two nodes run
+    o.extra_args = {"--name",         "n" + std::to_string(i + 1),
+                    "--cluster_name", "aloc",
+                    "--cluster",      "nats://127.0.0.1:" + std::to_string(route[i]),
+                    "--routes",       routes};
+    nodes_[i] = std::make_unique<NatsServer>(o);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kClusterStartTimeout;
+  for (int i = 0; i < 3; ++i) {
+    while (!jetstream_answers(nodes_[i]->url())) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw TargetFailure("the JetStream cluster did not form within 20 s (node n" +
+                            std::to_string(i + 1) + " at " + nodes_[i]->url() + "); its log:\n" +
+                            nodes_[i]->log_tail(10));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+std::string NatsCluster::urls() const {
+  std::string out;
+  for (const auto& n : nodes_) out += (out.empty() ? "" : ",") + n->url();
+  return out;
+}
+
+int NatsCluster::index_of(const std::string& name) {
+  for (int i = 0; i < 3; ++i) {
+    if (name == "n" + std::to_string(i + 1)) return i;
+  }
+  return -1;
+}
+
+int NatsCluster::leader_of(const std::string& stream) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& n : nodes_) {
+      if (!n->alive()) continue;
+      natsOptions* opts = nullptr;
+      natsConnection* nc = nullptr;
+      jsCtx* js = nullptr;
+      jsStreamInfo* si = nullptr;
+      natsStatus s = natsOptions_Create(&opts);
+      if (s == NATS_OK) s = natsOptions_SetURL(opts, n->url().c_str());
+      if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 500);
+      if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+      if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+      if (s == NATS_OK) {
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Wait = 500;
+        s = natsConnection_JetStream(&js, nc, &jo);
+      }
+      if (s == NATS_OK) s = js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr);
+      int leader = -1;
+      if (s == NATS_OK && si != nullptr && si->Cluster != nullptr &&
+          si->Cluster->Leader != nullptr) {
+        leader = index_of(si->Cluster->Leader);
+      }
+      jsStreamInfo_Destroy(si);
+      jsCtx_Destroy(js);
+      natsConnection_Destroy(nc);
+      natsOptions_Destroy(opts);
+      if (leader >= 0) return leader;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+}  // namespace conformance

@@ -1,0 +1,144 @@
+// The fault checker on hand-made histories: each anomaly found by name, and a clean
+// at-least-once history (nacks, timeouts, refused acks, indeterminate publishes) found clean.
+#include "conformance/fault_history.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace conformance {
+namespace {
+
+using Kind = FaultEvent::Kind;
+
+FaultEvent pub(const std::string& v, PublishResult r = PublishResult::kOk) {
+  FaultEvent e;
+  e.kind = Kind::kPublish;
+  e.value = v;
+  e.result = r;
+  return e;
+}
+FaultEvent got(const std::string& v, const std::string& consumer, std::size_t poll,
+               const std::string& id = "") {
+  FaultEvent e;
+  e.kind = Kind::kDeliver;
+  e.value = v;
+  e.consumer = consumer;
+  e.poll = poll;
+  e.id = id.empty() ? v.substr(1) : id;
+  return e;
+}
+FaultEvent ack(const std::string& v, const std::string& consumer, bool accepted = true) {
+  FaultEvent e;
+  e.kind = Kind::kAck;
+  e.value = v;
+  e.consumer = consumer;
+  e.id = v.substr(1);
+  e.accepted = accepted;
+  return e;
+}
+
+// Only `name` is seen, with exactly `values`.
+void expect_only(const std::vector<FaultEvent>& h, const std::string& name,
+                 const std::vector<std::string>& values) {
+  const auto found = check_fault_history(h);
+  for (const std::string& n : anomaly_names()) {
+    ASSERT_TRUE(found.contains(n)) << n;
+    if (n == name) {
+      EXPECT_EQ(found.at(n), values) << n;
+    } else {
+      EXPECT_TRUE(found.at(n).empty()) << n << " also seen";
+    }
+  }
+}
+
+TEST(FaultHistory, AtLeastOnceWithNacksTimeoutsAndUnknownPublishesIsClean) {
+  const std::vector<FaultEvent> h = {
+      pub("v0"),
+      pub("v1", PublishResult::kIndeterminate),  // never seen: allowed
+      pub("v2", PublishResult::kIndeterminate),  // seen: allowed
+      pub("v3", PublishResult::kFailed),         // never seen: right
+      got("v0", "c1", 1),
+      got("v2", "c1", 1),
+      ack("v0", "c1", false),  // refused: it may come back
+      got("v0", "c2", 2),      // redelivered after the refusal (or a timeout)
+      ack("v0", "c2"),
+      ack("v2", "c1"),
+  };
+  for (const auto& [name, values] : check_fault_history(h)) {
+    EXPECT_TRUE(values.empty()) << name;
+  }
+}
+
+TEST(FaultHistory, LostIsAnOkPublishNeverDelivered) {
+  expect_only({pub("v0"), pub("v1"), got("v0", "c1", 1), ack("v0", "c1")}, "lost", {"v1"});
+}
+
+TEST(FaultHistory, UnexpectedIsAValueNeverPublishedOrDefinitelyFailed) {
+  expect_only({pub("v0"), pub("v1", PublishResult::kFailed), got("v0", "c1", 1), got("v1", "c1", 1),
+               got("v9", "c1", 1), got("junk", "c1", 1, "7")},
+              "unexpected", {"v1", "v9", "junk"});
+}
+
+TEST(FaultHistory, DuplicatedIsOneValueStoredTwice) {
+  // v0 under a second id (and never acked, so it is no ack coming back).
+  expect_only({pub("v0"), got("v0", "c1", 1, "0"), pub("v1"), got("v1", "c1", 2, "1"),
+               got("v0", "c2", 3, "2")},
+              "duplicated", {"v0"});
+}
+
+TEST(FaultHistory, AckedCameBackIsADeliveryAfterAnAcceptedAck) {
+  expect_only({pub("v0"), pub("v1"), got("v0", "c1", 1), got("v1", "c1", 1), ack("v0", "c1"),
+               ack("v1", "c1"), got("v1", "c2", 2)},
+              "acked-came-back", {"v1"});
+}
+
+TEST(FaultHistory, NonmonotonicIsAConsumersFirstDeliveriesGoingBackwards) {
+  // v1 is handed out before v0 by another poll of the same consumer; v0 was published
+  // with an unknown outcome, so it is no poll-skip.
+  expect_only(
+      {pub("v0", PublishResult::kIndeterminate), pub("v1"), got("v1", "c1", 1), got("v0", "c1", 2)},
+      "nonmonotonic", {"v0"});
+}
+
+TEST(FaultHistory, PollSkipIsALaterValueFirstWhileAnEarlierOkOneWaits) {
+  // v1 (ok before the poll) is skipped by c1's poll of v2, and only c2 gets it later.
+  expect_only(
+      {pub("v0"), pub("v1"), pub("v2"), got("v0", "c1", 1), got("v2", "c1", 2), got("v1", "c2", 3)},
+      "poll-skip", {"v1"});
+}
+
+// A poll the engine failed may have handed v1 to c1 unseen: v1 back after its deadline is
+// at-least-once, neither a skip nor out of order. Without the failed poll, both.
+TEST(FaultHistory, AFailedPollExcusesWhatItMayHaveHandedOut) {
+  FaultEvent failed;
+  failed.kind = Kind::kPollFailed;
+  failed.consumer = "c1";
+  const std::vector<FaultEvent> with = {pub("v0"), pub("v1"),          got("v0", "c1", 1), failed,
+                                        pub("v2"), got("v2", "c1", 2), got("v1", "c1", 3)};
+  for (const auto& [name, values] : check_fault_history(with)) {
+    EXPECT_TRUE(values.empty()) << name;
+  }
+  std::vector<FaultEvent> without = with;
+  without.erase(without.begin() + 3);
+  const auto found = check_fault_history(without);
+  EXPECT_EQ(found.at("poll-skip"), std::vector<std::string>{"v1"});
+  EXPECT_EQ(found.at("nonmonotonic"), std::vector<std::string>{"v1"});
+}
+
+TEST(FaultHistory, APublishAfterThePollBeganIsNoSkip) {
+  const auto found =
+      check_fault_history({pub("v0"), got("v0", "c1", 1), pub("v1", PublishResult::kIndeterminate),
+                           pub("v2"), got("v2", "c1", 2), got("v1", "c2", 3)});
+  EXPECT_TRUE(found.at("poll-skip").empty());
+  EXPECT_TRUE(found.at("lost").empty());
+}
+
+TEST(FaultHistory, EveryNameIsReportedEvenWhenNothingIsSeen) {
+  const auto found = check_fault_history({});
+  EXPECT_EQ(found.size(), anomaly_names().size());
+}
+
+}  // namespace
+}  // namespace conformance

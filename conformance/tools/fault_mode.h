@@ -1,0 +1,26 @@
+// `conformance --faults`: the fault workload (conformance/faults.h) against a server the
+// tool starts, kills and restarts, ending with the anomaly table.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <set>
+#include <string>
+
+/// The options of a fault run, as the command line gave them.
+struct FaultArgs {
+  std::string target;  // "redis" or "jetstream"
+  double seconds = 30;
+  std::uint64_t seed = 1;
+  std::string kinds = "both";          // kill9, restart, both
+  std::string appendfsync = "always";  // redis: always, everysec
+  bool strict = false;                 // exit 1 when an anomaly (not in `allow`) is seen
+  std::set<std::string> allow;         // --allow: anomalies --strict lets pass (the engine's own)
+  std::string out = "build/conformance";
+};
+
+/// Runs one fault run and prints its table on stdout (progress on stderr). Returns the exit
+/// status: 0 the run was judged (anomalies are findings, listed in the table), 1 with
+/// --strict and an anomaly not in --allow, 3 the engine failed (did not start, did not come back),
+/// 130 interrupted. Throws nothing but std::bad_alloc.
+int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& interrupted);
