@@ -406,6 +406,60 @@ TEST(JetStreamCluster, FormsNamesTheLeaderAndSurvivesItsKill) {
   EXPECT_TRUE(cluster.node(leader).alive());
 }
 
+// What an R3 stream acknowledged survives its leader's kill (the other two elect a new
+// one), then the kill of the remaining follower (the new leader alone is no majority: it
+// serves again only once the first victim has rejoined), and comes back in order.
+TEST(JetStreamCluster, AnR3StreamKeepsWhatItAcknowledgedThroughALeaderAndAFollowerKill) {
+  NatsCluster cluster;
+  JetStreamTarget target(cluster.urls(), "kept", 20, /*reconnect=*/true, /*replicas=*/3);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "s";
+  sub.ack_timeout = 1000;
+  sub.start = model::Start{model::Start::Kind::kBeginning};
+  ASSERT_FALSE(target.step(sub).error);
+  ASSERT_FALSE(target.step(oplang::Publish{"t", "a", {}, ""}).error);
+  const int leader = cluster.leader_of(target.stream_of("t"));
+  ASSERT_GE(leader, 0);
+  cluster.node(leader).kill9();
+  bool published = false;
+  for (int i = 0; i < 100 && !published; ++i) {  // a new leader within ~10 s
+    try {
+      published = !target.step(oplang::Publish{"t", "b", {}, ""}).error;
+    } catch (const TargetFailure&) {
+      ::usleep(100000);
+    }
+  }
+  ASSERT_TRUE(published) << "no publish accepted after the leader was killed";
+  int next = -1;
+  for (int i = 0; i < 10 && (next < 0 || next == leader); ++i) {
+    next = cluster.leader_of(target.stream_of("t"));
+  }
+  ASSERT_GE(next, 0);
+  ASSERT_NE(next, leader) << "a killed node is still named the stream's leader";
+  cluster.node(3 - leader - next).kill9();  // the node neither killed nor leading
+  cluster.node(leader).restart();
+  std::vector<std::string> got;
+  std::string last_error;
+  for (int i = 0; i < 300 && got.size() < 2; ++i) {  // at most ~30 s
+    try {
+      const oplang::Outcome o = target.step(oplang::Poll{"t", "s", "w", 10});
+      if (o.error) {
+        last_error = oplang::print(o);
+      } else {
+        for (const model::Received& r : std::get<std::vector<model::Received>>(o.value)) {
+          got.push_back(r.payload);
+        }
+      }
+    } catch (const TargetFailure& e) {
+      last_error = e.what();  // a poll during the election
+    }
+    if (got.size() < 2) ::usleep(100000);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b"})) << "last error: " << last_error;
+}
+
 TEST(JetStreamFaults, AMissingServerIsOneLineNamingThePackage) {
   ::setenv("NATS_SERVER_BIN", "/nonexistent/nats-server", 1);
   try {
