@@ -15,6 +15,44 @@ namespace {
 
 constexpr auto kClusterStartTimeout = std::chrono::seconds(20);
 
+// Whether the cluster places a three-replica stream now: JetStream answers on every node
+// before the meta leader knows all its peers, and a stream made then fails with "no
+// suitable peers for placement" (JetStream error 10005). Makes and deletes a probe stream.
+bool places_r3(const std::string& url) {
+  natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  if (s == NATS_OK) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 2000;
+    s = natsConnection_JetStream(&js, nc, &jo);
+  }
+  if (s == NATS_OK) {
+    const char* subjects[] = {"aloc_probe"};
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = "aloc_probe";
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_MemoryStorage;
+    cfg.Replicas = 3;
+    jsStreamInfo* info = nullptr;
+    s = js_AddStream(&info, js, &cfg, nullptr, nullptr);
+    jsStreamInfo_Destroy(info);
+    if (s == NATS_OK) s = js_DeleteStream(js, "aloc_probe", nullptr, nullptr);
+  }
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(opts);
+  return s == NATS_OK;
+}
+
 }  // namespace
 
 NatsCluster::NatsCluster() {
@@ -49,6 +87,15 @@ NatsCluster::NatsCluster() {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+  while (!places_r3(nodes_[0]->url())) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw TargetFailure(
+          "the JetStream cluster formed but placed no three-replica stream within 20 s; n1's "
+          "log:\n" +
+          nodes_[0]->log_tail(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 

@@ -12,7 +12,8 @@ namespace conformance {
 
 /// Starts three nodes (`--name nI --cluster_name aloc --cluster nats://127.0.0.1:CPORT
 /// --routes` to the other two) and waits (at most ~20 s) until JetStream answers on every
-/// node; throws TargetFailure (one line and the logs' tails) otherwise. The destructor
+/// node and places a three-replica stream; throws TargetFailure (one line and the logs'
+/// tails) otherwise. The destructor
 /// stops every node and removes their directories. Not thread-safe.
 class NatsCluster {
  public:

@@ -2,17 +2,14 @@
 // on a free loopback port, with its store and log in a fresh temporary directory.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "conformance/local_process.h"
+
 namespace conformance {
 
-/// A port the kernel just handed out on 127.0.0.1 (closed again: a server binds it next).
-/// Throws TargetFailure.
-int free_loopback_port();
 /// Whether a client can connect to url and JetStream answers an account-info request
 /// (within ~1 s). Throws nothing.
 bool jetstream_answers(const std::string& url);
@@ -69,8 +66,7 @@ class NatsServer {
   int port_ = 0;
   std::string dir_;
   std::string binary_;
-  pid_t pid_ = -1;
-  bool reaped_ = false;
+  LocalProcess process_;
 };
 
 }  // namespace conformance

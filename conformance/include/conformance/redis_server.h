@@ -2,11 +2,11 @@
 // port, with its data (and AOF, if asked) in a fresh temporary directory.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <optional>
 #include <string>
+
+#include "conformance/local_process.h"
 
 namespace conformance {
 
@@ -60,8 +60,7 @@ class RedisServer {
   int port_ = 0;
   std::string dir_;
   std::string binary_;
-  pid_t pid_ = -1;
-  bool reaped_ = true;
+  LocalProcess process_;
 };
 
 }  // namespace conformance

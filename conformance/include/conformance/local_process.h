@@ -1,0 +1,49 @@
+// What the kit's server fixtures (nats_server.h, redis_server.h) share: a free loopback
+// port, the server binary, a temporary directory, and one child process in its own
+// process group that can be started, killed, stopped and waited for.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace conformance {
+
+/// A port the kernel just handed out on 127.0.0.1 (closed again: a server binds it next).
+/// Throws TargetFailure.
+int free_loopback_port();
+/// $`env_var` if set (the path, or "" if it is not executable), else `name` on PATH, else
+/// in `dirs` in order ("" if none).
+std::string find_server_binary(const char* env_var, const std::string& name,
+                               const std::vector<std::string>& dirs);
+/// A fresh directory $TMPDIR/conformance-`what`-XXXXXX (/tmp without TMPDIR). Throws
+/// TargetFailure.
+std::string make_temp_dir(const std::string& what);
+/// Appends the last n non-empty lines of the file at path to lines (none if unreadable).
+void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& lines);
+
+/// One server process in a process group of its own, so a kill reaches everything it
+/// started. Not thread-safe; the destructor does not stop it (its owner does, with stop()).
+class LocalProcess {
+ public:
+  /// Forks and execs args[0] with args, stdin from /dev/null and stdout and stderr
+  /// appended to `out`. Returns 0, or the errno of an exec that failed (then nothing runs).
+  /// Throws TargetFailure if it cannot fork.
+  int spawn(std::vector<std::string> args, const std::string& out);
+  /// Whether the process runs (reaps it if it has exited).
+  [[nodiscard]] bool alive();
+  /// SIGKILL to its group, then waits for it: a crash.
+  void kill9();
+  /// SIGTERM to its group; SIGKILL if it still runs after `grace`.
+  void stop(std::chrono::milliseconds grace);
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = true;
+};
+
+}  // namespace conformance

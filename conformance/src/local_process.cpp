@@ -1,0 +1,169 @@
+// The server fixtures' shared process handling (conformance/local_process.h).
+#include "conformance/local_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "conformance/target.h"
+
+namespace conformance {
+
+namespace {
+
+bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+}  // namespace
+
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw TargetFailure(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TargetFailure(std::string("bind 127.0.0.1:0: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string find_server_binary(const char* env_var, const std::string& name,
+                               const std::vector<std::string>& dirs) {
+  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') {
+    return executable(env) ? std::string(env) : std::string();
+  }
+  std::vector<std::string> all;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    const std::string p(path);
+    std::size_t start = 0;
+    while (start <= p.size()) {
+      const std::size_t colon = p.find(':', start);
+      const std::size_t end = colon == std::string::npos ? p.size() : colon;
+      if (end > start) all.push_back(p.substr(start, end - start));
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  all.insert(all.end(), dirs.begin(), dirs.end());
+  for (const std::string& d : all) {
+    const std::string candidate = d + "/" + name;
+    if (executable(candidate)) return candidate;
+  }
+  return {};
+}
+
+std::string make_temp_dir(const std::string& what) {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  const std::string templ = base + "/conformance-" + what + "-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    throw TargetFailure("mkdtemp " + templ + ": " + std::strerror(errno));
+  }
+  return std::string(buf.data());
+}
+
+void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& lines) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (lines.size() > n) lines.pop_front();
+  }
+}
+
+int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
+  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int exec_pipe[2];
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(exec_pipe[0]);
+    ::close(exec_pipe[1]);
+    throw TargetFailure(std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(argv[0], argv.data());
+    const int err = errno;
+    ssize_t ignored = ::write(exec_pipe[1], &err, sizeof err);
+    (void)ignored;
+    ::_exit(127);
+  }
+  pid_ = pid;
+  reaped_ = false;
+  ::setpgid(pid_, pid_);  // also from the parent: no race with an early kill(-pid)
+  ::close(exec_pipe[1]);
+  int exec_errno = 0;
+  const ssize_t got = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
+  ::close(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    return exec_errno;
+  }
+  return 0;
+}
+
+bool LocalProcess::alive() {
+  if (pid_ <= 0 || reaped_) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
+  return !reaped_;
+}
+
+void LocalProcess::kill9() {
+  if (pid_ <= 0 || reaped_) return;
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+}
+
+void LocalProcess::stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0 || reaped_) return;
+  ::kill(-pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!alive()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill9();
+}
+
+}  // namespace conformance
