@@ -3,9 +3,11 @@
 //               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
-//   conformance --target redis|jetstream|jetstream-cluster --faults [--seconds N] [--seed S]
-//               [--fault kill9|restart|both] [--appendfsync always|everysec]
+//   conformance --target inproc|redis|jetstream|jetstream-cluster --faults [--seconds N]
+//               [--seed S] [--fault kill9|restart|both] [--appendfsync always|everysec]
 //               [--strict [--allow NAME,...]]
+//     (inproc --faults: the durable broker served by broker_server, killed and restarted;
+//     --appendfsync everysec is its FsyncPolicy::every(1 s), always its default)
 //     the fault workload (fault_mode.h): exit 0 with the anomaly table whatever it shows
 //     (an anomaly is a finding about the engine), 1 with --strict and an anomaly not in
 //     --allow, 3 the engine failed, 130 interrupted.
@@ -109,7 +111,7 @@ int usage(const std::string& why) {
                "[--first]\n"
                "       conformance --target inproc|jetstream|redis [--url URL] --replay "
                "FILE.script|FILE.program\n"
-               "       conformance --target redis|jetstream|jetstream-cluster --faults "
+               "       conformance --target inproc|redis|jetstream|jetstream-cluster --faults "
                "[--seconds N] [--seed S] "
                "[--fault kill9|restart|both] [--appendfsync always|everysec] "
                "[--strict [--allow NAME,...]]\n";
@@ -204,10 +206,11 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     return std::nullopt;
   }
   if (a.faults) {
-    if (a.target != "redis" && a.target != "jetstream" && a.target != "jetstream-cluster") {
+    if (a.target != "inproc" && a.target != "redis" && a.target != "jetstream" &&
+        a.target != "jetstream-cluster") {
       error =
-          "--faults runs on redis, jetstream or jetstream-cluster (the tool starts, kills "
-          "and restarts them)";
+          "--faults runs on inproc, redis, jetstream or jetstream-cluster (the tool starts, "
+          "kills and restarts them)";
       return std::nullopt;
     }
     if (!a.url.empty() || !a.replay.empty()) {

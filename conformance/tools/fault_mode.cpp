@@ -10,10 +10,12 @@
 #include <memory>
 #include <sstream>
 
+#include "conformance/broker_server.h"
 #include "conformance/faults.h"
 #include "conformance/jetstream_target.h"
 #include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
+#include "conformance/served_target.h"
 #ifdef CONFORMANCE_HAS_REDIS
 #include "conformance/redis_server.h"
 #include "conformance/redis_target.h"
@@ -25,7 +27,7 @@ std::string command_of(const FaultArgs& a) {
   std::ostringstream s;
   s << "scripts/conformance " << a.target << " --faults --seconds " << a.seconds << " --seed "
     << a.seed << " --fault " << a.kinds;
-  if (a.target == "redis") s << " --appendfsync " << a.appendfsync;
+  if (a.target == "redis" || a.target == "inproc") s << " --appendfsync " << a.appendfsync;
   return s.str();
 }
 
@@ -80,6 +82,7 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
   const std::string prefix = "aloc" + std::to_string(static_cast<long long>(::getpid())) + "_f";
   std::string persistence;
   try {
+    std::unique_ptr<conformance::BrokerServer> served;
     std::unique_ptr<conformance::NatsServer> nats;
     std::unique_ptr<conformance::NatsCluster> cluster;
     conformance::JetStreamTarget* on_cluster = nullptr;
@@ -90,7 +93,17 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
 #endif
     std::unique_ptr<conformance::Target> target;
     conformance::FaultControl control;
-    if (args.target == "jetstream-cluster") {
+    if (args.target == "inproc") {
+      conformance::BrokerServerOptions bo;
+      bo.sync_always = args.appendfsync == "always";
+      persistence = bo.sync_always ? "fsync always" : "fsync every 1 s";
+      served = std::make_unique<conformance::BrokerServer>(bo);
+      std::cerr << "conformance: broker_server (" << persistence << ") started at " << served->url()
+                << "\n";
+      control.kill9 = [&] { served->kill9(); };
+      control.restart = [&] { served->restart(); };
+      target = std::make_unique<conformance::ServedTarget>(served->port());
+    } else if (args.target == "jetstream-cluster") {
       persistence = "R3 file store, 3 nodes";
       options.drain_quiet_rounds = 10;  // leaders may still be moving after the last fault
       cluster = std::make_unique<conformance::NatsCluster>();
@@ -149,9 +162,10 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
     target.reset();
 
     std::filesystem::create_directories(args.out);
-    const std::string history = args.out + "/faults-" + args.target +
-                                (args.target == "redis" ? "-" + args.appendfsync : "") + "-" +
-                                std::to_string(args.seed) + ".history";
+    const std::string history =
+        args.out + "/faults-" + args.target +
+        (args.target == "redis" || args.target == "inproc" ? "-" + args.appendfsync : "") + "-" +
+        std::to_string(args.seed) + ".history";
     write_history(history, r);
 
     std::size_t total = 0, failing = 0;

@@ -9,11 +9,11 @@
 
 /// The options of a fault run, as the command line gave them.
 struct FaultArgs {
-  std::string target;  // "redis" or "jetstream"
+  std::string target;  // "inproc", "redis", "jetstream" or "jetstream-cluster"
   double seconds = 30;
   std::uint64_t seed = 1;
   std::string kinds = "both";          // kill9, restart, both
-  std::string appendfsync = "always";  // redis: always, everysec
+  std::string appendfsync = "always";  // redis and inproc: always, everysec
   bool strict = false;                 // exit 1 when an anomaly (not in `allow`) is seen
   std::set<std::string> allow;         // --allow: anomalies --strict lets pass (the engine's own)
   std::string out = "build/conformance";

@@ -367,9 +367,8 @@ BrokerRunner::BrokerRunner()
           broker::BrokerOptions::synchronous().with_clock(clock_))) {}
 
 BrokerRunner::BrokerRunner(DurableSetup setup)
-    : clock_(std::make_shared<broker::ManualClock>(to_broker(0))),
-      setup_(std::move(setup)),
-      disk_(std::make_shared<broker::sim::SimFileSystem>()) {
+    : clock_(std::make_shared<broker::ManualClock>(to_broker(0))), setup_(std::move(setup)) {
+  if (setup_->directory.empty()) disk_ = std::make_shared<broker::sim::SimFileSystem>();
   broker_ = open();
 }
 
@@ -377,7 +376,8 @@ BrokerRunner::~BrokerRunner() = default;
 
 std::unique_ptr<broker::Broker> BrokerRunner::open() {
   broker::StorageOptions o;
-  o.directory = "/store";
+  // A null file system is the real one.
+  o.directory = setup_->directory.empty() ? "/store" : setup_->directory;
   o.file_system = disk_;
   o.publish_sync = setup_->publish_sync;
   o.commit_sync = setup_->commit_sync;
@@ -388,9 +388,13 @@ std::unique_ptr<broker::Broker> BrokerRunner::open() {
 }
 
 void BrokerRunner::reopen(const oplang::Op& op) {
-  if (!disk_) throw std::logic_error("restart and crash need a durable runner (DurableSetup)");
+  if (!setup_) throw std::logic_error("restart and crash need a durable runner (DurableSetup)");
+  const auto* crash = std::get_if<oplang::Crash>(&op);
+  if (crash != nullptr && !disk_) {
+    throw std::logic_error("crash needs the simulated disk: kill the process on a real one");
+  }
   broker_.reset();  // its handlers die with it
-  if (const auto* crash = std::get_if<oplang::Crash>(&op)) {
+  if (crash != nullptr) {
     broker::sim::SimFileSystem::CrashOptions cut;
     cut.seed = crash->seed;
     disk_->crash(cut);

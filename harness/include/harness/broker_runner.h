@@ -22,6 +22,9 @@ model::ErrorCode to_model(broker::ErrorCode code);
 /// Small segments and journal make rolls, segment retention and compaction happen in
 /// short scripts.
 struct DurableSetup {
+  /// Empty: a fresh simulated disk. Otherwise the real file system at this directory (kept
+  /// and reopened as it is: a process killed with SIGKILL is the crash; `crash` is refused).
+  std::string directory{};
   broker::FsyncPolicy publish_sync = broker::FsyncPolicy::always();
   broker::FsyncPolicy commit_sync = broker::FsyncPolicy::always();
   std::uint64_t segment_bytes = 256;
@@ -39,9 +42,11 @@ class BrokerRunner {
  public:
   /// An in-memory broker (restart and crash are refused with std::logic_error).
   BrokerRunner();
-  /// A durable broker on a fresh simulated disk: `restart` closes and reopens it, `crash`
-  /// cuts the power first (SimFileSystem::crash with the op's seed). A reopen that throws
-  /// a broker::Error is that op's outcome; later steps then throw std::logic_error.
+  /// A durable broker on a fresh simulated disk (or setup.directory): `restart` closes and
+  /// reopens it, `crash` cuts the power first (SimFileSystem::crash with the op's seed;
+  /// std::logic_error on a real directory). A reopen that throws a broker::Error is that
+  /// op's outcome; later steps then throw std::logic_error. The constructor throws
+  /// broker::Error if the directory cannot be opened.
   explicit BrokerRunner(DurableSetup setup);
   ~BrokerRunner();
   BrokerRunner(const BrokerRunner&) = delete;
@@ -56,7 +61,7 @@ class BrokerRunner {
   oplang::Outcome step_pull(const oplang::Op& op);
   /// The broker under test.
   [[nodiscard]] broker::Broker& broker() { return *broker_; }
-  /// The simulated disk of a durable runner (null otherwise).
+  /// The simulated disk of a durable runner (null otherwise, and on a real directory).
   [[nodiscard]] broker::sim::SimFileSystem* disk() { return disk_.get(); }
 
  private:

@@ -1,0 +1,125 @@
+// The broker_server fixture: loopback port, temporary directory, fork/exec, readiness,
+// crash and restart, teardown.
+#include "conformance/broker_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "conformance/target.h"
+
+namespace conformance {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStartTimeout = std::chrono::seconds(10);
+constexpr auto kStopTimeout = std::chrono::seconds(5);
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+// Whether a connection to 127.0.0.1:port is accepted (the server opened its storage first).
+bool accepts(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// broker_server next to the running program (the conformance tool), if it is there.
+std::string beside_this_program() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const auto candidate = self.parent_path() / "broker_server";
+  return ::access(candidate.c_str(), X_OK) == 0 ? candidate.string() : std::string();
+}
+
+}  // namespace
+
+BrokerServer::BrokerServer(BrokerServerOptions options) : options_(options) {
+  binary_ = find_server_binary("BROKER_SERVER_BIN", "broker_server", {});
+  if (binary_.empty() && std::getenv("BROKER_SERVER_BIN") == nullptr) {
+    binary_ = beside_this_program();
+#ifdef BROKER_SERVER_BUILT
+    if (binary_.empty() && ::access(BROKER_SERVER_BUILT, X_OK) == 0) binary_ = BROKER_SERVER_BUILT;
+#endif
+  }
+  if (binary_.empty()) {
+    throw TargetFailure(
+        "broker_server not found (looked at $BROKER_SERVER_BIN, PATH, beside this program and "
+        "in the build): build it with `cmake --build --preset default --target broker_server`");
+  }
+  port_ = free_loopback_port();
+  dir_ = make_temp_dir("broker");
+  try {
+    start();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+BrokerServer::~BrokerServer() {
+  process_.stop(kStopTimeout);
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::string BrokerServer::url() const { return "aloc://127.0.0.1:" + std::to_string(port_); }
+
+bool BrokerServer::alive() { return process_.alive(); }
+
+void BrokerServer::kill9() { process_.kill9(); }
+
+void BrokerServer::restart() {
+  process_.stop(kStopTimeout);
+  start();
+}
+
+void BrokerServer::start() {
+  std::vector<std::string> args = {
+      binary_,
+      "--dir",
+      dir_ + "/store",
+      "--port",
+      std::to_string(port_),
+      "--sync",
+      options_.sync_always ? std::string("always") : std::to_string(options_.interval_ms)};
+  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log"); err != 0) {
+    fail("cannot run " + binary_ + ": " + std::strerror(err));
+  }
+  const auto deadline = Clock::now() + kStartTimeout;
+  while (Clock::now() < deadline) {
+    if (!process_.alive()) fail("broker_server exited during start-up");
+    if (accepts(port_)) return;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  fail("broker_server did not accept a connection within 10 s");
+}
+
+void BrokerServer::fail(const std::string& what) {
+  // One line: what went wrong, where, and the server's last line (it says why).
+  std::deque<std::string> last;
+  tail_of(dir_ + "/stdout.log", 1, last);
+  std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ")";
+  if (!last.empty()) msg += "; its output ends: " + last.back();
+  process_.stop(kStopTimeout);
+  throw TargetFailure(msg);
+}
+
+}  // namespace conformance
