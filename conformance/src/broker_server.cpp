@@ -86,8 +86,10 @@ bool BrokerServer::alive() { return process_.alive(); }
 
 void BrokerServer::kill9() { process_.kill9(); }
 
+void BrokerServer::stop() { process_.stop(kStopTimeout); }
+
 void BrokerServer::restart() {
-  process_.stop(kStopTimeout);
+  stop();
   start();
 }
 

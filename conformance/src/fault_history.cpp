@@ -20,6 +20,17 @@ std::optional<std::size_t> index_of(const std::string& value) {
   return i;
 }
 
+// An engine id that is a number ("42"); nullopt otherwise ("1700000000-0").
+std::optional<std::uint64_t> number_of(const std::string& id) {
+  if (id.empty() || id.size() > 19) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const char c : id) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return n;
+}
+
 void add(std::map<std::string, std::vector<std::string>>& out, std::set<std::string>& seen,
          const std::string& name, const std::string& value) {
   if (seen.insert(name + "\n" + value).second) out[name].push_back(value);
@@ -46,6 +57,21 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
     if (e.kind == FaultEvent::Kind::kDeliver) delivered.insert(e.value);
     if (e.kind == FaultEvent::Kind::kPollFailed) failed_polls.push_back(i);
   }
+  // The ack floor: every id below it was acked; it starts at the lowest id ever delivered
+  // (delivery is in id order, so nothing stored lies below it) and moves over acked ids only.
+  bool judge_floor = false;  // some id delivered, and every one a number
+  std::uint64_t floor = 0;
+  for (const FaultEvent& e : history) {
+    if (e.kind != FaultEvent::Kind::kDeliver) continue;
+    const std::optional<std::uint64_t> n = number_of(e.id);
+    if (!n) {
+      judge_floor = false;  // ids that are not all numbers: not judged
+      break;
+    }
+    floor = judge_floor ? std::min(floor, *n) : *n;
+    judge_floor = true;
+  }
+  std::set<std::uint64_t> acked_above_floor;
   // Whether a poll failed after value was published and before position `now`: that poll
   // may have handed it out unseen.
   auto maybe_seen = [&](const std::string& value, std::size_t now) {
@@ -63,8 +89,13 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
   std::set<std::size_t> at_poll_start;               // ok_not_handed as the current poll began
   std::size_t current_poll = 0;
   bool in_poll = false;
+  std::size_t epoch = 0;
   for (std::size_t pos = 0; pos < history.size(); ++pos) {
     const FaultEvent& e = history[pos];
+    if (e.epoch > epoch) {
+      epoch = e.epoch;
+      acked_above_floor.clear();  // the server was down since: those acks may be undone
+    }
     const std::optional<std::size_t> index = index_of(e.value);
     switch (e.kind) {
       case FaultEvent::Kind::kPollFailed:
@@ -79,6 +110,14 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
       case FaultEvent::Kind::kAck:
         in_poll = false;
         if (e.accepted) acked.insert(e.value);
+        if (const std::optional<std::uint64_t> n = number_of(e.id);
+            e.accepted && judge_floor && n) {
+          if (*n >= floor) acked_above_floor.insert(*n);
+          while (!acked_above_floor.empty() && *acked_above_floor.begin() == floor) {
+            acked_above_floor.erase(acked_above_floor.begin());
+            ++floor;
+          }
+        }
         break;
       case FaultEvent::Kind::kDeliver: {
         // The skipped set is taken as the poll began: values published ok before it.
@@ -93,7 +132,17 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
         }
         ids[e.value].insert(e.id);
         if (ids[e.value].size() > 1) add(out, seen, "duplicated", e.value);
-        if (acked.contains(e.value)) add(out, seen, "acked-came-back", e.value);
+        // Handed out again above the floor (allowed): its earlier ack no longer holds it.
+        if (const std::optional<std::uint64_t> n = number_of(e.id); judge_floor && n) {
+          acked_above_floor.erase(*n);
+        }
+        if (acked.contains(e.value)) {
+          add(out, seen, "acked-came-back", e.value);
+          if (const std::optional<std::uint64_t> n = number_of(e.id);
+              judge_floor && n && *n < floor) {
+            add(out, seen, "floor-came-back", e.value);
+          }
+        }
         if (!handed.contains(e.value) && index) {
           // A first delivery: it must come after this consumer's earlier first deliveries,
           // and no value published ok before the poll may still be waiting ahead of it.

@@ -86,6 +86,9 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   const auto start = Clock::now();
   std::atomic<bool> done{false};
   std::atomic<std::size_t> faults_done{0};
+  // Times the server went down, counted once it is down and before it starts again: a call
+  // that read a higher value began after the server of an earlier one was gone.
+  std::atomic<std::size_t> epoch{0};
   std::exception_ptr fault_error;
   std::thread faulter([&] {
     try {
@@ -93,8 +96,12 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         if (!sleep_until(start + std::chrono::milliseconds(f.at_ms), done)) return;
         if (f.kill9) {
           control.kill9();
+          ++epoch;
           // Down for a while, whatever: the restart must happen even if the run is ending.
           std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+        } else {
+          control.stop();
+          ++epoch;
         }
         control.restart();
         ++faults_done;
@@ -116,7 +123,9 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   std::size_t poll_number = 0;
   auto last_served = Clock::now();
   // One call: its outcome, or nullopt if the engine failed it (recorded, and the run goes on).
+  std::size_t call_epoch = 0;  // the epoch as the last call began
   auto call = [&](const oplang::Op& op) -> std::optional<oplang::Outcome> {
+    call_epoch = epoch.load();
     try {
       oplang::Outcome o = target.step(op);
       last_served = Clock::now();
@@ -140,6 +149,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       e.kind = FaultEvent::Kind::kPollFailed;
       e.consumer = member(k);
       e.at_ms = ms_since(start);
+      e.epoch = call_epoch;
       report.history.push_back(e);
       return 0;
     }
@@ -156,6 +166,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       e.poll = poll_number;
       e.attempt = m.attempt;
       e.at_ms = ms_since(start);
+      e.epoch = call_epoch;
       report.history.push_back(e);
       ++report.delivered;
     }
@@ -179,6 +190,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         e.accepted = !a->error && b != nullptr && b->value;
         if (e.accepted) ++report.acks_accepted;
         e.at_ms = ms_since(start);
+        e.epoch = call_epoch;
         report.history.push_back(e);
       } else if (roll == 8) {
         oplang::Nack nack;
@@ -208,6 +220,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
        : e.result == PublishResult::kFailed ? report.failed
                                             : report.indeterminate)++;
       e.at_ms = ms_since(start);
+      e.epoch = call_epoch;
       report.history.push_back(e);
     } else {
       (void)poll(static_cast<int>(rng() % static_cast<unsigned>(report.consumers)), 1 + rng() % 5,

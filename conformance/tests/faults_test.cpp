@@ -27,7 +27,8 @@ RedisServerOptions always() {
 }
 
 FaultControl control_of(RedisServer& server) {
-  return FaultControl{[&server] { server.kill9(); }, [&server] { server.restart(); }};
+  return FaultControl{[&server] { server.kill9(); }, [&server] { server.stop(); },
+                      [&server] { server.restart(); }};
 }
 
 TEST(RedisFaults, AShortRunWithAofAlwaysCompletesAndIsJudged) {

@@ -230,7 +230,7 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
                     name) == conformance::anomaly_names().end()) {
         error =
             "--allow names anomalies (lost, unexpected, duplicated, acked-came-back, "
-            "nonmonotonic, poll-skip), not " +
+            "floor-came-back, nonmonotonic, poll-skip), not " +
             name;
         return std::nullopt;
       }

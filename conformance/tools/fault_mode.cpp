@@ -101,6 +101,7 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
       std::cerr << "conformance: broker_server (" << persistence << ") started at " << served->url()
                 << "\n";
       control.kill9 = [&] { served->kill9(); };
+      control.stop = [&] { served->stop(); };
       control.restart = [&] { served->restart(); };
       target = std::make_unique<conformance::ServedTarget>(served->port());
     } else if (args.target == "jetstream-cluster") {
@@ -121,6 +122,10 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
                   << (victim == l ? " (leader)" : " (follower)") << "\n";
         cluster->node(victim).kill9();
       };
+      control.stop = [&, leader] {
+        victim = leader();
+        cluster->node(victim).stop();
+      };
       control.restart = [&, leader] {
         const int n = victim >= 0 ? victim : leader();
         victim = -1;
@@ -134,6 +139,7 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
       nats = std::make_unique<conformance::NatsServer>();
       std::cerr << "conformance: nats-server started at " << nats->url() << "\n";
       control.kill9 = [&] { nats->kill9(); };
+      control.stop = [&] { nats->stop(); };
       control.restart = [&] { nats->restart(); };
       target = std::make_unique<conformance::JetStreamTarget>(nats->url(), prefix, 1, true);
     } else {
@@ -147,6 +153,7 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
       std::cerr << "conformance: redis-server (" << persistence << ") started at " << redis->url()
                 << "\n";
       control.kill9 = [&] { redis->kill9(); };
+      control.stop = [&] { redis->stop(); };
       control.restart = [&] { redis->restart(); };
       target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
 #endif

@@ -45,6 +45,9 @@ class BrokerServer {
   /// port and directory, waiting until it serves (recovery done). Throws TargetFailure (one
   /// line) if it does not come back within ~10 s; the directory stays.
   void restart();
+  /// Stops the server if it runs (SIGTERM: the broker closes cleanly, then SIGKILL after
+  /// ~5 s); it stays down until restart().
+  void stop();
 
  private:
   void start();

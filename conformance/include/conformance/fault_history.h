@@ -33,6 +33,10 @@ struct FaultEvent {
   std::size_t poll = 0;                       // kDeliver
   std::int64_t at_ms = 0;  // since the run began (for reading a history, not judged)
   int attempt = 0;         // kDeliver: the engine's delivery count (for reading, not judged)
+  // How many times the server had been down (killed, or stopped for a restart) when the
+  // call began: a call with a higher epoch than another's began after a server that might
+  // have served the other was gone.
+  std::size_t epoch = 0;
 };
 
 /// The anomalies, in table order:
@@ -40,6 +44,14 @@ struct FaultEvent {
 ///   unexpected      a delivered value never published (or whose publish definitely failed);
 ///   duplicated      one value stored twice (delivered under two engine ids);
 ///   acked-came-back a value delivered again after an ack of it was accepted;
+///   floor-came-back a value delivered again although it and everything stored before it
+///                   had been acked (accepted) by then: the ack floor went back. An engine
+///                   that saves only a position (ours: SPEC R20; Kafka) may bring back acked
+///                   values above the first unacked one (acked-came-back), never these.
+///                   Judged by the engine ids read as numbers in delivery order (a gap or
+///                   an id never seen stops the floor, so it never errs the other way);
+///                   only acks since the server was last down move the floor (a restart
+///                   may undo an ack above it); not judged for ids that are not numbers;
 ///   nonmonotonic    a consumer's first deliveries going backwards in publish order;
 ///   poll-skip       a poll handing out a value first while an earlier value, published ok
 ///                   before the poll began, had never been delivered (and was later: one
@@ -50,7 +62,8 @@ struct FaultEvent {
 /// nonmonotonic nor poll-skip counts it.
 inline const std::vector<std::string>& anomaly_names() {
   static const std::vector<std::string> names = {
-      "lost", "unexpected", "duplicated", "acked-came-back", "nonmonotonic", "poll-skip"};
+      "lost",         "unexpected", "duplicated", "acked-came-back", "floor-came-back",
+      "nonmonotonic", "poll-skip"};
   return names;
 }
 

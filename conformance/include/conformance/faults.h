@@ -16,12 +16,14 @@
 
 namespace conformance {
 
-/// What the workload may do to the engine's server; both run on the fault thread while the
-/// client keeps calling. kill9: SIGKILL, no warning. restart: stop it cleanly if it runs,
-/// start it again on the same port and directory, wait until it serves; throws
-/// TargetFailure if it does not come back within its bound.
+/// What the workload may do to the engine's server; all run on the fault thread while the
+/// client keeps calling. kill9: SIGKILL, no warning. stop: a clean shutdown (it stays down).
+/// restart: stop it cleanly if it runs, start it again on the same port and directory, wait
+/// until it serves; throws TargetFailure if it does not come back within its bound. A clean
+/// restart is stop, then restart: the history marks the moment the server was down.
 struct FaultControl {
   std::function<void()> kill9;
+  std::function<void()> stop;
   std::function<void()> restart;
 };
 

@@ -54,12 +54,14 @@ class NatsServer {
   /// TargetFailure (the log's tail) if it does not come back within ~10 s; the directory
   /// stays until the destructor.
   void restart();
+  /// Stops the server if it runs (SIGTERM: a clean shutdown, then SIGKILL after ~5 s); it
+  /// stays down until restart().
+  void stop();
 
  private:
   // Forks and execs the server and waits until JetStream answers; on failure stops what it
   // started and throws (the directory is left to the caller).
   void start();
-  void stop();
   [[noreturn]] void fail(const std::string& what);
 
   NatsServerOptions options_;

@@ -48,12 +48,14 @@ class RedisServer {
   /// the same port and directory, waiting until it answers (the AOF loaded). Throws
   /// TargetFailure (one line) if it does not come back within ~10 s; the directory stays.
   void restart();
+  /// Stops the server if it runs (SIGTERM: a clean shutdown, then SIGKILL after ~5 s); it
+  /// stays down until restart().
+  void stop();
 
  private:
   // Forks and execs the server and waits until PING is answered; on failure stops what it
   // started and throws (the directory is left to the caller).
   void start();
-  void stop();
   [[noreturn]] void fail(const std::string& what);
 
   RedisServerOptions options_;
