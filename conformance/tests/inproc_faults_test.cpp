@@ -1,0 +1,145 @@
+// The in-process broker's durable mode as a killable server (broker_server): its reply
+// lines, its client, its fixture, and the fault workload on it, where SIGKILL of a real
+// process must lose no acknowledged publish and never bring back the ack floor.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "conformance/broker_server.h"
+#include "conformance/broker_wire.h"
+#include "conformance/faults.h"
+#include "conformance/served_target.h"
+
+namespace conformance {
+namespace {
+
+TEST(BrokerWire, EveryReplyComesBackAsItWasWithAnyPayloadBytes) {
+  std::vector<oplang::Outcome> outcomes(6);
+  outcomes[1].value = oplang::OffsetResult{42};
+  outcomes[2].value = oplang::BoolResult{true};
+  outcomes[3].value = oplang::CountResult{7};
+  model::Received a;
+  a.offset = 3;
+  a.attempt = 2;
+  a.deadline = 1500;
+  a.payload = std::string("sp ace\nnew:line\0zero", 20);
+  model::Received empty;
+  empty.offset = 4;
+  empty.attempt = 1;
+  outcomes[4].value = std::vector<model::Received>{a, empty};
+  outcomes[5].error = model::ErrorCode::kPartitionOutOfRange;
+  for (const oplang::Outcome& o : outcomes) {
+    const std::string line = encode_reply(o);
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    EXPECT_EQ(decode_reply(line), o) << line;
+  }
+  for (int c = 0; c <= static_cast<int>(model::ErrorCode::kPartitionOutOfRange); ++c) {
+    oplang::Outcome o;
+    o.error = static_cast<model::ErrorCode>(c);
+    EXPECT_EQ(decode_reply(encode_reply(o)), o) << model::to_string(*o.error);
+  }
+}
+
+TEST(BrokerWire, AFailureOrALineThatIsNoReplyIsAnEngineFailure) {
+  EXPECT_THROW(decode_reply(encode_failure("disk on fire\nreally")), TargetFailure);
+  for (const std::string bad :
+       {"", "offset", "offset x", "bool 2", "received 2 1:1:0:61", "received 1 1:1:61",
+        "received 1 1:1:0:6", "error no_such_code", "done extra", "hello"}) {
+    EXPECT_THROW(decode_reply(bad), TargetFailure) << bad;
+  }
+  oplang::Outcome stats;
+  stats.value = model::Stats{};
+  EXPECT_THROW(encode_reply(stats), std::invalid_argument);
+}
+
+TEST(ServedBroker, AnOpOutsideThePullSubsetIsRefusedBeforeAnythingIsSent) {
+  ServedTarget target(1);  // nothing listens on port 1: a sent op would fail differently
+  EXPECT_THROW(target.step(oplang::Advance{5}), std::invalid_argument);
+  EXPECT_THROW(target.step(oplang::GetStats{"t", "s"}), std::invalid_argument);
+  EXPECT_THROW(target.step(oplang::Poll{"t", "s", "w", 1}), TargetFailure);
+}
+
+TEST(ServedBroker, AMissingBinaryIsOneLineThatSaysHowToBuildIt) {
+  ::setenv("BROKER_SERVER_BIN", "/nonexistent/broker_server", 1);
+  try {
+    BrokerServer server;
+    ADD_FAILURE() << "started without a binary";
+  } catch (const TargetFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("broker_server not found"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  ::unsetenv("BROKER_SERVER_BIN");
+}
+
+std::vector<model::Offset> offsets_polled(ServedTarget& target, std::size_t max) {
+  const oplang::Outcome o = target.step(oplang::Poll{"t", "s", "w", max});
+  std::vector<model::Offset> out;
+  for (const model::Received& m : std::get<std::vector<model::Received>>(o.value)) {
+    out.push_back(m.offset);
+  }
+  return out;
+}
+
+// R20 across real processes: a clean stop and a SIGKILL each keep the topic, the
+// subscription and its saved position; what was held comes back, what was acked does not.
+TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
+  BrokerServer server;
+  ServedTarget target(server.port());
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  oplang::SubscribePull sp;
+  sp.topic = "t";
+  sp.name = "s";
+  sp.max_deliveries = 0;
+  sp.start = model::Start{model::Start::Kind::kBeginning, 0};
+  ASSERT_FALSE(target.step(sp).error);
+  for (const char* v : {"a", "b", "c", "d"}) {
+    ASSERT_FALSE(target.step(oplang::Publish{"t", v, {}, ""}).error);
+  }
+  EXPECT_EQ(offsets_polled(target, 3), (std::vector<model::Offset>{0, 1, 2}));
+  oplang::Ack ack{"t", "s", 0, "w"};
+  EXPECT_EQ(target.step(ack).value, oplang::Value{oplang::BoolResult{true}});
+  ack.offset = 2;
+  EXPECT_EQ(target.step(ack).value, oplang::Value{oplang::BoolResult{true}});
+
+  server.restart();
+  EXPECT_THROW(target.step(oplang::Poll{"t", "s", "w", 1}), TargetFailure)
+      << "the old connection died with the server";
+  // Saved position 1: offset 1 was held, 2 acked above it (R20 may offer it again).
+  EXPECT_EQ(offsets_polled(target, 10), (std::vector<model::Offset>{1, 2, 3}));
+  ack.offset = 1;
+  EXPECT_EQ(target.step(ack).value, oplang::Value{oplang::BoolResult{true}});
+
+  server.kill9();
+  server.restart();
+  EXPECT_THROW(offsets_polled(target, 1), TargetFailure) << "the connection died with it";
+  EXPECT_EQ(offsets_polled(target, 10), (std::vector<model::Offset>{2, 3}));
+  EXPECT_EQ(target.step(oplang::CreateTopic{"t"}).error, model::ErrorCode::kDuplicateTopic);
+}
+
+// The fault workload on the durable broker: SIGKILL and clean restarts of a real process,
+// fsync always. Acks above the first unacked message may come back (SPEC R20); nothing else.
+TEST(InProcFaults, AKilledBrokerLosesNothingAndNeverBringsBackItsAckFloor) {
+  BrokerServer server;
+  ServedTarget target(server.port());
+  FaultOptions o;
+  o.seed = 7;
+  o.seconds = 8;
+  const FaultControl control{[&] { server.kill9(); }, [&] { server.stop(); },
+                             [&] { server.restart(); }};
+  const FaultReport r = run_faults(target, control, o, [] { return false; });
+  EXPECT_GT(r.ok, 100u);
+  EXPECT_GT(r.delivered, 100u);
+  EXPECT_GT(r.call_errors, 0u) << "no call met a fault";
+  for (const auto& [name, values] : r.anomalies) {
+    if (name == "acked-came-back") continue;
+    EXPECT_TRUE(values.empty()) << name << ": " << values.front() << " (seed 7)";
+  }
+  EXPECT_TRUE(server.alive());
+}
+
+}  // namespace
+}  // namespace conformance
