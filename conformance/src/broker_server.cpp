@@ -115,12 +115,8 @@ void BrokerServer::start() {
 }
 
 void BrokerServer::fail(const std::string& what) {
-  // One line: what went wrong, where, and the server's last line (it says why).
-  std::deque<std::string> last;
-  tail_of(dir_ + "/stdout.log", 1, last);
-  std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ")";
-  if (!last.empty()) msg += "; its output ends: " + last.back();
-  process_.stop(kStopTimeout);
+  const std::string msg = failure_line(what, binary_, port_, dir_);
+  stop();
   throw TargetFailure(msg);
 }
 

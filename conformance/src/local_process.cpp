@@ -90,6 +90,30 @@ void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& li
   }
 }
 
+std::string logs_tail(const std::string& dir, std::size_t n) {
+  std::deque<std::string> lines;
+  tail_of(dir + "/server.log", n, lines);
+  std::deque<std::string> out;
+  tail_of(dir + "/stdout.log", n, out);
+  std::string text;
+  for (const std::string& l : lines) text += l + "\n";
+  if (!out.empty()) {
+    text += "-- stdout/stderr --\n";
+    for (const std::string& l : out) text += l + "\n";
+  }
+  return text;
+}
+
+std::string failure_line(const std::string& what, const std::string& binary, int port,
+                         const std::string& dir) {
+  std::deque<std::string> last;
+  tail_of(dir + "/server.log", 1, last);
+  if (last.empty()) tail_of(dir + "/stdout.log", 1, last);
+  std::string msg = what + " (" + binary + " on 127.0.0.1:" + std::to_string(port) + ")";
+  if (!last.empty()) msg += "; its log ends: " + last.back();
+  return msg;
+}
+
 int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::vector<char*> argv;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "conformance/target.h"
+#include "jetstream_probe.h"
 
 namespace conformance {
 
@@ -19,37 +20,20 @@ constexpr auto kClusterStartTimeout = std::chrono::seconds(20);
 // before the meta leader knows all its peers, and a stream made then fails with "no
 // suitable peers for placement" (JetStream error 10005). Makes and deletes a probe stream.
 bool places_r3(const std::string& url) {
-  natsOptions* opts = nullptr;
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  if (s == NATS_OK) {
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = 2000;
-    s = natsConnection_JetStream(&js, nc, &jo);
-  }
-  if (s == NATS_OK) {
-    const char* subjects[] = {"aloc_probe"};
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = "aloc_probe";
-    cfg.Subjects = subjects;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_MemoryStorage;
-    cfg.Replicas = 3;
-    jsStreamInfo* info = nullptr;
-    s = js_AddStream(&info, js, &cfg, nullptr, nullptr);
-    jsStreamInfo_Destroy(info);
-    if (s == NATS_OK) s = js_DeleteStream(js, "aloc_probe", nullptr, nullptr);
-  }
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  natsOptions_Destroy(opts);
+  const JetStreamProbe probe(url, 2000);
+  if (!probe.ok()) return false;
+  const char* subjects[] = {"aloc_probe"};
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = "aloc_probe";
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_MemoryStorage;
+  cfg.Replicas = 3;
+  jsStreamInfo* info = nullptr;
+  natsStatus s = js_AddStream(&info, probe.js(), &cfg, nullptr, nullptr);
+  jsStreamInfo_Destroy(info);
+  if (s == NATS_OK) s = js_DeleteStream(probe.js(), "aloc_probe", nullptr, nullptr);
   return s == NATS_OK;
 }
 
@@ -117,31 +101,15 @@ int NatsCluster::leader_of(const std::string& stream) {
   while (std::chrono::steady_clock::now() < deadline) {
     for (auto& n : nodes_) {
       if (!n->alive()) continue;
-      natsOptions* opts = nullptr;
-      natsConnection* nc = nullptr;
-      jsCtx* js = nullptr;
+      const JetStreamProbe probe(n->url(), 500);
       jsStreamInfo* si = nullptr;
-      natsStatus s = natsOptions_Create(&opts);
-      if (s == NATS_OK) s = natsOptions_SetURL(opts, n->url().c_str());
-      if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 500);
-      if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-      if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-      if (s == NATS_OK) {
-        jsOptions jo;
-        jsOptions_Init(&jo);
-        jo.Wait = 500;
-        s = natsConnection_JetStream(&js, nc, &jo);
-      }
-      if (s == NATS_OK) s = js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr);
       int leader = -1;
-      if (s == NATS_OK && si != nullptr && si->Cluster != nullptr &&
-          si->Cluster->Leader != nullptr) {
+      if (probe.ok() &&
+          js_GetStreamInfo(&si, probe.js(), stream.c_str(), nullptr, nullptr) == NATS_OK &&
+          si != nullptr && si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
         leader = index_of(si->Cluster->Leader);
       }
       jsStreamInfo_Destroy(si);
-      jsCtx_Destroy(js);
-      natsConnection_Destroy(nc);
-      natsOptions_Destroy(opts);
       if (leader >= 0) return leader;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

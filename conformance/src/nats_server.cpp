@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "conformance/target.h"
+#include "jetstream_probe.h"
 
 namespace conformance {
 
@@ -50,27 +51,11 @@ bool accepts_tcp(int port) {
 
 // Whether a client can connect and JetStream answers an account-info request.
 bool jetstream_answers(const std::string& url) {
-  natsOptions* opts = nullptr;
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
+  const JetStreamProbe probe(url, 1000);
   jsAccountInfo* info = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 1000);
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  if (s == NATS_OK) {
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = 1000;
-    s = natsConnection_JetStream(&js, nc, &jo);
-  }
-  if (s == NATS_OK) s = js_GetAccountInfo(&info, js, nullptr, nullptr);
+  const bool ok = probe.ok() && js_GetAccountInfo(&info, probe.js(), nullptr, nullptr) == NATS_OK;
   jsAccountInfo_Destroy(info);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  natsOptions_Destroy(opts);
-  return s == NATS_OK;
+  return ok;
 }
 
 NatsServer::NatsServer(NatsServerOptions options) : options_(std::move(options)) {
@@ -127,19 +112,7 @@ NatsServer::~NatsServer() {
 
 std::string NatsServer::url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
 
-std::string NatsServer::log_tail(std::size_t n) const {
-  std::deque<std::string> lines;
-  tail_of(dir_ + "/server.log", n, lines);
-  std::deque<std::string> out;
-  tail_of(dir_ + "/stdout.log", n, out);
-  std::string text;
-  for (const std::string& l : lines) text += l + "\n";
-  if (!out.empty()) {
-    text += "-- stdout/stderr --\n";
-    for (const std::string& l : out) text += l + "\n";
-  }
-  return text;
-}
+std::string NatsServer::log_tail(std::size_t n) const { return logs_tail(dir_, n); }
 
 bool NatsServer::alive() { return process_.alive(); }
 
@@ -148,8 +121,7 @@ void NatsServer::kill9() { process_.kill9(); }
 void NatsServer::stop() { process_.stop(kStopTimeout); }
 
 void NatsServer::fail(const std::string& what) {
-  std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ", dir " +
-                    dir_ + ")\nlast lines of the server log:\n" + log_tail(20);
+  const std::string msg = failure_line(what, binary_, port_, dir_);
   stop();
   throw TargetFailure(msg);
 }

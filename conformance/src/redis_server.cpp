@@ -151,19 +151,7 @@ void RedisServer::start() {
 
 std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
-std::string RedisServer::log_tail(std::size_t n) const {
-  std::deque<std::string> lines;
-  tail_of(dir_ + "/server.log", n, lines);
-  std::deque<std::string> out;
-  tail_of(dir_ + "/stdout.log", n, out);
-  std::string text;
-  for (const std::string& l : lines) text += l + "\n";
-  if (!out.empty()) {
-    text += "-- stdout/stderr --\n";
-    for (const std::string& l : out) text += l + "\n";
-  }
-  return text;
-}
+std::string RedisServer::log_tail(std::size_t n) const { return logs_tail(dir_, n); }
 
 bool RedisServer::alive() { return process_.alive(); }
 
@@ -177,12 +165,7 @@ void RedisServer::restart() {
 void RedisServer::stop() { process_.stop(kStopTimeout); }
 
 void RedisServer::fail(const std::string& what) {
-  // One line: what went wrong, where, and the log's last line (the server says why).
-  std::deque<std::string> last;
-  tail_of(dir_ + "/server.log", 1, last);
-  if (last.empty()) tail_of(dir_ + "/stdout.log", 1, last);
-  std::string msg = what + " (" + binary_ + " on 127.0.0.1:" + std::to_string(port_) + ")";
-  if (!last.empty()) msg += "; its log ends: " + last.back();
+  const std::string msg = failure_line(what, binary_, port_, dir_);
   stop();
   throw TargetFailure(msg);
 }

@@ -25,6 +25,13 @@ std::string find_server_binary(const char* env_var, const std::string& name,
 std::string make_temp_dir(const std::string& what);
 /// Appends the last n non-empty lines of the file at path to lines (none if unreadable).
 void tail_of(const std::string& path, std::size_t n, std::deque<std::string>& lines);
+/// A fixture's logs in dir: the last n lines of server.log, then (after a "-- stdout/stderr
+/// --" line, if any) the last n of stdout.log, where LocalProcess::spawn sent the output.
+std::string logs_tail(const std::string& dir, std::size_t n);
+/// The one-line failure of a fixture: what went wrong, the binary, the port, and the last
+/// line of its logs in dir (server.log, else stdout.log), which usually says why.
+std::string failure_line(const std::string& what, const std::string& binary, int port,
+                         const std::string& dir);
 
 /// One server process in a process group of its own, so a kill reaches everything it
 /// started. Not thread-safe; the destructor does not stop it (its owner does, with stop()).
