@@ -163,7 +163,10 @@ class BrokerImpl {
   struct Progress {
     sync::Mutex mu;
     sync::CondVar cv;
-    std::atomic<int> waiters{0};
+    // How many wait_until_idle calls are waiting. Acquire/acq_rel: a notifier that reads 0
+    // skips the lock; a waiter that registered after that read looks at the state itself
+    // before its first wait, and waits in 5 ms slices, so a skipped notify costs at most one.
+    sync::Atomic<int> waiters{0};
     void notify();
   };
 

@@ -5,6 +5,7 @@
 
 #include "dispatcher.h"
 #include "offer.h"
+#include "sync/atomic.h"
 
 namespace broker {
 namespace {
@@ -20,7 +21,9 @@ struct Lane {
   // R24: a returned message waits out its back-off: look again after this long (real time).
   std::optional<Millis> recheck GUARDED_BY(mu);
   bool stop GUARDED_BY(mu) = false;
-  std::atomic<bool> stopping{false};  // stop, readable between offers without mu
+  // stop, readable between offers without mu. Release/acquire: a lane that sees it stops;
+  // nothing else is published through it (stop under mu is what the wait loop reads).
+  sync::Atomic<bool> stopping{false};
   bool finished GUARDED_BY(mu) = false;
   sync::Thread thread;
 };
@@ -50,7 +53,7 @@ class LaneDispatcher final : public Dispatcher {
     {
       sync::MutexLock lane_lock(it->second->mu);
       it->second->stop = true;
-      it->second->stopping = true;
+      it->second->stopping.store(true, std::memory_order_release);
       it->second->wake.notify_one();
     }
     // Joined later: detach may run on this very lane (a handler unsubscribing itself).
@@ -84,7 +87,7 @@ class LaneDispatcher final : public Dispatcher {
       {
         sync::MutexLock lane_lock(lane->mu);
         lane->stop = true;
-        lane->stopping = true;
+        lane->stopping.store(true, std::memory_order_release);
         lane->wake.notify_one();
       }
       if (lane->thread.joinable()) lane->thread.join();
@@ -174,7 +177,8 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   const Millis backoff_;
-  std::atomic<bool> halted_{false};  // stop() began; read by every lane between offers
+  // stop() began; read by every lane between offers. Release/acquire, as Lane::stopping.
+  sync::Atomic<bool> halted_{false};
   const std::function<void()> on_progress_;
   sync::Mutex mu_;
   std::map<const SubscriptionState*, std::shared_ptr<Lane>> lanes_ GUARDED_BY(mu_);

@@ -31,11 +31,15 @@ struct Worker {
   std::shared_ptr<SubscriptionState> current;
   std::uint64_t token = 0;
   Millis started{0};
-  bool abandoned = false;                  // its handler overran; a replacement took its place
-  std::atomic<bool> abandoned_now{false};  // the same, readable between offers without mu
+  bool abandoned = false;  // its handler overran; a replacement took its place
+  // The same, readable between offers without mu. Release/acquire: the worker that sees it
+  // returns; what it must not touch any more is guarded by mu, not published through this.
+  sync::Atomic<bool> abandoned_now{false};
   // The running offer follows a failure in its row (R15): if it overruns, that overrun is the
   // second failure in a row, and the timer backs off instead of re-offering at once.
-  std::atomic<bool> follows_failure{false};
+  // Release/acquire: the timer reads it with mu held, after the worker stored it for the
+  // offer that overran; a stale value only picks the wrong back-off, never a lost message.
+  sync::Atomic<bool> follows_failure{false};
 };
 
 /// An offer the watchdog abandoned, and whether it was the second failure in a row.
@@ -60,7 +64,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
   std::vector<std::shared_ptr<Worker>> workers GUARDED_BY(mu);
   std::vector<std::shared_ptr<Entry>> retry_list GUARDED_BY(mu);  // entries backing off
   bool stop GUARDED_BY(mu) = false;
-  std::atomic<bool> stopping{false};  // stop, readable between offers without mu
+  // stop, readable between offers without mu. Release/acquire, as abandoned_now.
+  sync::Atomic<bool> stopping{false};
   sync::Thread timer;
 
   void enqueue(const std::shared_ptr<Entry>& e) REQUIRES(mu) {
@@ -282,7 +287,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     for (auto& w : workers) {
       if (w->current && !w->abandoned && now - w->started > timeout) {
         w->abandoned = true;
-        w->abandoned_now = true;
+        w->abandoned_now.store(true, std::memory_order_release);
         victims.push_back(
             {w->current, w->token, w->follows_failure.load(std::memory_order_acquire)});
         w->thread.detach();  // it may never return; it holds the core alive

@@ -48,7 +48,7 @@ class Topic {
 
   /// R29: keyless publishes to a partitioned topic take partitions round robin from here.
   /// Relaxed: only the spread matters, no other memory is published through it.
-  std::atomic<std::uint64_t> round_robin{0};
+  sync::Atomic<std::uint64_t> round_robin{0};
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;

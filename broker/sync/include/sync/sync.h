@@ -3,11 +3,14 @@
 // lock, unlock, wait, notify and handler call is a scheduling point of the test's
 // scheduler. Nothing else in broker/ may include <mutex>, <thread> or <condition_variable>
 // (sync/os_mutex.h is the one OS mutex, for the file systems, whose calls never switch).
+// Atomics of the broker's own state are sync::Atomic (sync/atomic.h): on fibers each of
+// their operations is a scheduling point too.
 #pragma once
 
 #include <chrono>
 #include <functional>
 
+#include "sync/atomic.h"
 #include "sync/thread_annotations.h"
 
 #if defined(BROKER_SYNC_FIBER)
