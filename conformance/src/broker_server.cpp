@@ -26,19 +26,6 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
-// Whether a connection to 127.0.0.1:port is accepted (the server opened its storage first).
-bool accepts(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
 // broker_server next to the running program (the conformance tool), if it is there.
 std::string beside_this_program() {
   std::error_code ec;
@@ -108,7 +95,7 @@ void BrokerServer::start() {
   const auto deadline = Clock::now() + kStartTimeout;
   while (Clock::now() < deadline) {
     if (!process_.alive()) fail("broker_server exited during start-up");
-    if (accepts(port_)) return;
+    if (accepts_connection(port_)) return;  // storage opened: it listens only then
     std::this_thread::sleep_for(kPollInterval);
   }
   fail("broker_server did not accept a connection within 10 s");

@@ -71,7 +71,17 @@ class Maker {
 
   void add(const oplang::Op& op) {
     script_.push_back(op);
-    tracker_.step(op);
+    const oplang::Outcome out = tracker_.step(op);
+    // The ack timeout of each subscription the model made: an extend uses it (the subset's
+    // only extension, target.h).
+    if (out.error) return;
+    if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
+      ack_timeouts_.try_emplace({s->topic, s->name}, s->ack_timeout);
+    } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
+      ack_timeouts_.erase({u->topic, u->name});
+    } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
+      std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
+    }
   }
 
   std::string topic() { return chance(92) ? "t" : (chance(50) ? "u" : "nope"); }
@@ -101,7 +111,10 @@ class Maker {
     } else if (roll < 50) {
       add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
     } else if (roll < 60) {
-      settle(chance(50) ? Answer::kAck : chance(50) ? Answer::kNack : Answer::kTerm);
+      settle(chance(40)   ? Answer::kAck
+             : chance(35) ? Answer::kExtend
+             : chance(50) ? Answer::kNack
+                          : Answer::kTerm);
     } else if (roll < 66) {
       settle_all();
     } else if (roll < 78) {
@@ -123,9 +136,9 @@ class Maker {
     }
   }
 
-  enum class Answer { kAck, kNack, kTerm };
-  /// An ack, nack or term of a held message by its holder; sometimes by the other member or
-  /// of an offset nobody holds.
+  enum class Answer { kAck, kNack, kTerm, kExtend };
+  /// An ack, nack, term or extend (by the ack timeout) of a held message by its holder;
+  /// sometimes by the other member or of an offset nobody holds.
   void settle(Answer answer) {
     std::string t = "t";
     std::string s = "p";
@@ -145,6 +158,17 @@ class Maker {
       case Answer::kNack:
         add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
         break;
+      case Answer::kExtend: {
+        const auto timeout = ack_timeouts_.find({t, s});
+        oplang::Extend e;
+        e.topic = t;
+        e.sub = s;
+        e.offset = offset;
+        e.member = m;
+        e.extension = timeout != ack_timeouts_.end() ? timeout->second : options_.ack_timeouts[0];
+        add(e);
+        break;
+      }
       case Answer::kTerm:
         add(oplang::Term{t, s, offset, m, oplang::Which::kOffset});
         // Half the time look at once: where the message went is the term's whole effect.
@@ -188,6 +212,7 @@ class Maker {
   const bool expire_with_advance_;
   oplang::Script script_;
   std::size_t published_ = 0;
+  std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -133,6 +134,24 @@ struct MsgList {
   MsgList& operator=(const MsgList&) = delete;
   ~MsgList() { natsMsgList_Destroy(&list); }
 };
+
+// The message's own headers (the server's Nats-* ones left out).
+model::Headers headers_of(natsMsg* msg) {
+  const char** keys = nullptr;
+  int count = 0;
+  model::Headers out;
+  const natsStatus s = natsMsgHeader_Keys(msg, &keys, &count);
+  if (s == NATS_NOT_FOUND) return out;
+  check(s, "natsMsgHeader_Keys");
+  for (int i = 0; i < count; ++i) {
+    const std::string key = keys[i];
+    const char* value = nullptr;
+    if (key.starts_with("Nats-") || natsMsgHeader_Get(msg, keys[i], &value) != NATS_OK) continue;
+    out[key] = value == nullptr ? "" : value;
+  }
+  std::free(static_cast<void*>(keys));
+  return out;
+}
 
 std::string payload_of(natsMsg* msg) {
   const char* data = natsMsg_GetData(msg);
@@ -273,6 +292,8 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return nack(o);
           } else if constexpr (std::is_same_v<T, oplang::Term>) {
             return term(o);
+          } else if constexpr (std::is_same_v<T, oplang::Extend>) {
+            return extend(o);
           } else if constexpr (std::is_same_v<T, oplang::Advance>) {
             return advance(o);
           } else if constexpr (std::is_same_v<T, oplang::Expire>) {
@@ -503,15 +524,18 @@ void JetStreamTarget::drain_advisories(const std::string& topic_name, const std:
     d.died_at = now_;
     if (auto p = sub.payloads.find(offset); p != sub.payloads.end()) {
       d.payload = p->second;
+      d.headers = sub.headers[offset];
     } else {
       natsMsg* stored = nullptr;
       jsErrCode jerr = static_cast<jsErrCode>(0);
       check(js_GetMsg(&stored, js_, topics_.at(topic_name).stream.c_str(), seq, nullptr, &jerr),
             "js_GetMsg", jerr);
       d.payload = payload_of(stored);
+      d.headers = headers_of(stored);
       natsMsg_Destroy(stored);
     }
     sub.payloads.erase(offset);
+    sub.headers.erase(offset);
     // A dead message is no longer held: an ack or nack of it is refused.
     if (auto h = sub.held.find(offset); h != sub.held.end()) {
       natsMsg_Destroy(h->second.msg);
@@ -559,9 +583,10 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
       }
       std::string payload = payload_of(msg.get());
       sub.payloads[offset] = payload;
+      sub.headers[offset] = headers_of(msg.get());
       auto [it, fresh] = sub.held.try_emplace(offset);
       if (!fresh) natsMsg_Destroy(it->second.msg);
-      it->second = Held{op.member, msg.release()};
+      it->second = Held{op.member, msg.release(), now_ + sub.options.ack_timeout};
       out.push_back(
           model::Received{offset, std::move(payload), attempt, now_ + sub.options.ack_timeout});
     }
@@ -583,6 +608,7 @@ oplang::Value JetStreamTarget::ack(const oplang::Ack& op) {
   jsErrCode jerr = static_cast<jsErrCode>(0);
   check(natsMsg_AckSync(msg.get(), nullptr, &jerr), "natsMsg_AckSync", jerr);
   sub.payloads.erase(op.offset);
+  sub.headers.erase(op.offset);
   return oplang::BoolResult{true};
 }
 
@@ -630,6 +656,32 @@ oplang::Value JetStreamTarget::term(const oplang::Term& op) {
       drain_advisories(op.topic, op.sub, sub, 10);
     }
   }
+  return oplang::BoolResult{true};
+}
+
+oplang::Value JetStreamTarget::extend(const oplang::Extend& op) {
+  if (op.extension <= 0 || op.extension > model::kMaxDuration) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.sub);
+  if (op.extension != sub.options.ack_timeout) {
+    throw std::invalid_argument("jetstream: extend by the subscription's ack timeout only");
+  }
+  drain_advisories(op.topic, op.sub, sub, 0);
+  auto it = sub.held.find(op.offset);
+  // Past its AckWait the server has given the message back (R11: too late to extend; a
+  // late ack still settles it, the profile's late_ack_accepted).
+  if (it == sub.held.end() || it->second.member != op.member || now_ >= it->second.deadline) {
+    return oplang::BoolResult{false};
+  }
+  const char* reply_to = natsMsg_GetReply(it->second.msg);
+  if (reply_to == nullptr) throw TargetFailure("+WPI: the message has no reply");
+  natsMsg* answer = nullptr;
+  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, "+WPI", kApiWaitMs);
+  natsMsg_Destroy(answer);
+  check(s, "+WPI request");
+  it->second.deadline = now_ + sub.options.ack_timeout;
   return oplang::BoolResult{true};
 }
 

@@ -43,6 +43,18 @@ int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
+bool accepts_connection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
 std::string find_server_binary(const char* env_var, const std::string& name,
                                const std::vector<std::string>& dirs) {
   if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') {

@@ -35,18 +35,6 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(25);
 
-bool accepts_tcp(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace
 
 // Whether a client can connect and JetStream answers an account-info request.
@@ -92,7 +80,7 @@ void NatsServer::start() {
   bool tcp = false;
   while (Clock::now() < deadline) {
     if (!alive()) fail("nats-server exited during start-up");
-    if (!tcp) tcp = accepts_tcp(port_);
+    if (!tcp) tcp = accepts_connection(port_);
     if (tcp && (!options_.wait_for_jetstream || jetstream_answers(url()))) return;
     std::this_thread::sleep_for(kPollInterval);
   }

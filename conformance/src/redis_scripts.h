@@ -83,11 +83,13 @@ end
 return out
 )lua";
 
-// ARGV: group, member, stream id, ack timeout (real ms), action (ack, nack, term), max
+// ARGV: group, member, stream id, ack timeout (real ms), action (ack, nack, term, extend), max
 // deliveries, model now, the idle time that marks a returned message. Returns 1 if done, 0
 // if the member does not hold the message (another consumer's, past its deadline, returned,
 // or not pending at all). A nack at max deliveries dead-letters (R7); any other nack makes
-// the entry idle enough for the next XAUTOCLAIM, its delivery count unchanged (JUSTID).
+// the entry idle enough for the next XAUTOCLAIM, its delivery count unchanged (JUSTID). An
+// extend claims it to the same member with idle time 0 (JUSTID: the count stays): its
+// deadline, which the adapter reads as the idle time reaching the ack timeout, starts again.
 inline constexpr const char* kSettle = R"lua(
 local stream, dlq = KEYS[1], KEYS[2]
 local group, member, id = ARGV[1], ARGV[2], ARGV[3]
@@ -99,6 +101,8 @@ if action == 'ack' then
   redis.call('XACK', stream, group, id)
 elseif action == 'term' then
   bury(stream, dlq, group, id, p[4], 'terminated', now)
+elseif action == 'extend' then
+  redis.call('XCLAIM', stream, group, member, 0, id, 'IDLE', 0, 'JUSTID')
 elseif maxd > 0 and p[4] >= maxd then
   bury(stream, dlq, group, id, p[4], 'nacked', now)
 else

@@ -231,6 +231,8 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
             return oplang::BoolResult{settle(o.topic, o.sub, o.offset, o.member, "nack")};
           } else if constexpr (std::is_same_v<T, oplang::Term>) {
             return oplang::BoolResult{settle(o.topic, o.sub, o.offset, o.member, "term")};
+          } else if constexpr (std::is_same_v<T, oplang::Extend>) {
+            return extend(o);
           } else if constexpr (std::is_same_v<T, oplang::Advance>) {
             return advance(o);
           } else if constexpr (std::is_same_v<T, oplang::Expire>) {
@@ -397,6 +399,17 @@ bool RedisTarget::settle(const std::string& topic_name, const std::string& sub_n
                std::to_string(kReturnedIdleMs)},
               std::string(action) + " script on " + topic.key);
   return integer(reply.get()) == 1;
+}
+
+oplang::Value RedisTarget::extend(const oplang::Extend& op) {
+  if (op.extension <= 0 || op.extension > model::kMaxDuration) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  Sub& sub = sub_or_throw(topic_or_throw(op.topic), op.sub);
+  if (op.extension != sub.options.ack_timeout) {
+    throw std::invalid_argument("redis: extend by the subscription's ack timeout only");
+  }
+  return oplang::BoolResult{settle(op.topic, op.sub, op.offset, op.member, "extend")};
 }
 
 oplang::Value RedisTarget::advance(const oplang::Advance& op) {

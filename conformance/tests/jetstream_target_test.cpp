@@ -160,6 +160,32 @@ TEST_F(JetStreamTargetTest, UnackedMessageIsOfferedAgainAfterAckTimeout) {
   EXPECT_TRUE(Ack("t", "s", 0, "other"));
 }
 
+// R11: an extend by the holder, before the deadline, restarts AckWait (an in-progress ack):
+// past the first deadline the message is still held, and comes back only after the second.
+// By another member, or too late, it changes nothing.
+TEST_F(JetStreamTargetTest, ExtendByTheHolderMovesTheDeadline) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  Advance(kAckTimeout - 4);
+  auto extend = [&](const std::string& member) {
+    return Value<oplang::BoolResult>(oplang::Extend{"t", "s", 0, member, kAckTimeout}).value;
+  };
+  EXPECT_FALSE(extend("other"));
+  EXPECT_TRUE(extend("m"));
+  Advance(8);  // past the first deadline, before the new one
+  EXPECT_TRUE(Poll("t", "s", 10, "other").empty());
+  Advance(kAckTimeout);
+  EXPECT_FALSE(extend("m"));  // past the new deadline: too late
+  EXPECT_EQ(Poll("t", "s", 10, "other").size(), 1u);
+  EXPECT_TRUE(Ack("t", "s", 0, "other"));
+  EXPECT_THROW(Step(oplang::Extend{"t", "s", 0, "other", kAckTimeout + 1}), std::invalid_argument);
+  EXPECT_EQ(Step(oplang::Extend{"t", "s", 0, "other", 0}).error, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Step(oplang::Extend{"t", "nope", 0, "other", kAckTimeout}).error,
+            ErrorCode::kUnknownSubscription);
+}
+
 // R7, R11: a nacked message is offered again at once, attempt 2.
 TEST_F(JetStreamTargetTest, NackedMessageIsOfferedAgainAtOnce) {
   Create("t");
@@ -538,7 +564,10 @@ TEST(InSubsetTest, CommonSubset) {
   EXPECT_TRUE(in_subset(oplang::GetDeadLetters{"t", "s"}));
   EXPECT_FALSE(in_subset(oplang::Subscribe{}));
   EXPECT_FALSE(in_subset(oplang::Seek{}));
-  EXPECT_FALSE(in_subset(oplang::Extend{}));
+  oplang::Extend extend{"t", "s", 0, "m", 10};
+  EXPECT_TRUE(in_subset(extend));
+  extend.which = oplang::Which::kOldest;
+  EXPECT_FALSE(in_subset(extend));
   EXPECT_FALSE(in_subset(oplang::GetStats{}));
   EXPECT_FALSE(in_subset(oplang::PollWait{}));
   EXPECT_FALSE(in_subset(oplang::Restart{}));

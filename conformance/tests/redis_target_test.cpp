@@ -224,6 +224,35 @@ TEST_F(RedisTargetTest, R11OwnershipIsTheAdaptersCheckRedisXackTakesAnyConsumer)
   EXPECT_EQ(raw.Integer({"XACK", "bare", "g", "1-1"}), 1);
 }
 
+// R11: an extend by the holder, before the deadline, claims the entry to it again with idle
+// time 0 (JUSTID: the delivery count stays): past the first deadline the message is still
+// held, and comes back only after the second. By another member, or too late, it changes
+// nothing.
+TEST_F(RedisTargetTest, R11ExtendByTheHolderMovesTheDeadline) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  Advance(kAckTimeout - 4);
+  auto extend = [&](const std::string& member) {
+    return Value<oplang::BoolResult>(oplang::Extend{"t", "s", 0, member, kAckTimeout}).value;
+  };
+  EXPECT_FALSE(extend("other"));
+  EXPECT_TRUE(extend("m"));
+  Advance(8);  // past the first deadline, before the new one
+  EXPECT_TRUE(Expire().empty());
+  EXPECT_TRUE(Poll("t", "s", 10, "other").empty());
+  Advance(kAckTimeout);
+  EXPECT_FALSE(extend("m"));  // past the new deadline: too late
+  const std::vector<Received> want = {{0, "a", 2, target_->now() + kAckTimeout}};
+  EXPECT_EQ(Poll("t", "s", 10, "other"), want);  // attempt 2: the extend counted none
+  EXPECT_TRUE(Ack("t", "s", 0, "other"));
+  EXPECT_THROW(Step(oplang::Extend{"t", "s", 0, "other", kAckTimeout + 1}), std::invalid_argument);
+  EXPECT_EQ(Step(oplang::Extend{"t", "s", 0, "other", 0}).error, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Step(oplang::Extend{"t", "nope", 0, "other", kAckTimeout}).error,
+            ErrorCode::kUnknownSubscription);
+}
+
 // R7, R11: a nacked message is offered again at once, attempt 2; only its holder may nack.
 TEST_F(RedisTargetTest, R11NackedMessageIsOfferedAgainAtOnce) {
   Create("t");

@@ -167,11 +167,12 @@ std::vector<Expired> Model::expire(Millis now) {
       for (const auto& [offset, held] : s.in_flight) {
         if (held.deadline <= now) late.push_back(offset);
       }
-      if (profile_.redelivery_in_return_order) {  // they came back as their deadlines passed
+      // They came back as their deadlines passed; equal deadlines in offset order (`late` is
+      // in offset order and the sort is stable), as JetStream sorts what one pass of its
+      // ack-wait timer finds.
+      if (profile_.redelivery_in_return_order) {
         std::stable_sort(late.begin(), late.end(), [&](Offset a, Offset b) {
-          const Held& x = s.in_flight.at(a);
-          const Held& y = s.in_flight.at(b);
-          return std::pair(x.deadline, x.order) < std::pair(y.deadline, y.order);
+          return s.in_flight.at(a).deadline < s.in_flight.at(b).deadline;
         });
       }
       for (Offset offset : late) {

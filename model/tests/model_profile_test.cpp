@@ -73,6 +73,26 @@ TEST(ModelProfile, RedeliveryInReturnOrderExpiresInDeadlineOrder) {
   EXPECT_EQ(again[2].offset, 2u);
 }
 
+// Equal deadlines come back lowest offset first, whatever order they were handed out in
+// (JetStream sorts what one pass of its ack-wait timer finds; seen with seed 43).
+TEST(ModelProfile, RedeliveryInReturnOrderBreaksEqualDeadlinesByOffset) {
+  Model m = with({.redelivery_in_return_order = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+  EXPECT_TRUE(m.nack("t", "p", 1, "w", 0));
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  const std::vector<Received> handed = m.poll("t", "p", "w", 0, 2);  // 1, then 0
+  ASSERT_EQ(handed.size(), 2u);
+  ASSERT_EQ(handed[0].offset, 1u);
+  const std::vector<Expired> expired = m.expire(20);
+  ASSERT_EQ(expired.size(), 2u);
+  EXPECT_EQ(expired[0].offset, 0u);
+  EXPECT_EQ(expired[1].offset, 1u);
+  const std::vector<Received> again = m.poll("t", "p", "w", 20, 2);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 0u);
+  EXPECT_EQ(again[1].offset, 1u);
+}
+
 TEST(ModelProfile, DeadLetterWhenOfferedAgainWaitsForThePoll) {
   Model m(Profile{.dead_letter_when_offered_again = true});
   m.create_topic("t");

@@ -54,7 +54,8 @@ bool keeps_margin(const oplang::Script& script, const Profile& profile, model::M
 
 /// A random script from seed: topics, publishes with and without headers, pull
 /// subscriptions (filters, ack timeouts, max deliveries, both starts), polls by two
-/// members, acks and nacks (mostly of held messages, by their holder), advances that keep
+/// members, acks, nacks, terms and extends (mostly of held messages, by their holder),
+/// advances that keep
 /// the margin (each followed by expire if the engine expires on its own clock; otherwise
 /// expire is a step of its own), dead letters, and a little bad input.
 oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile);

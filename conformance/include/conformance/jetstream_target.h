@@ -77,6 +77,7 @@ class JetStreamTarget : public Target {
   struct Held {
     std::string member;
     __natsMsg* msg = nullptr;
+    model::Millis deadline = 0;  // model time; AckWait restarts there, and at an extend
   };
   struct Sub {
     std::string consumer;
@@ -84,7 +85,8 @@ class JetStreamTarget : public Target {
     __natsSubscription* pull = nullptr;
     __natsSubscription* advisories = nullptr;
     std::map<model::Offset, Held> held;
-    std::map<model::Offset, std::string> payloads;  // every payload fetched, for dead letters
+    std::map<model::Offset, std::string> payloads;    // every payload fetched, for dead letters
+    std::map<model::Offset, model::Headers> headers;  // and its headers (a dead letter has them)
     std::vector<model::DeadLetter> dead;
   };
   struct Topic {
@@ -102,6 +104,9 @@ class JetStreamTarget : public Target {
   oplang::Value ack(const oplang::Ack& op);
   oplang::Value nack(const oplang::Nack& op);
   oplang::Value term(const oplang::Term& op);
+  // extend by the ack timeout: an in-progress ack (+WPI) sent as a request, so the server
+  // has restarted AckWait when it returns. std::invalid_argument for another extension.
+  oplang::Value extend(const oplang::Extend& op);
   // Answers a message member holds with an ack-protocol word (-NAK, +TERM), as a request the
   // server answers once the consumer has processed it; false (nothing sent) if member does
   // not hold it. Throws Error (unknown topic or subscription), TargetFailure.

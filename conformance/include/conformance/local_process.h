@@ -16,6 +16,8 @@ namespace conformance {
 /// A port the kernel just handed out on 127.0.0.1 (closed again: a server binds it next).
 /// Throws TargetFailure.
 int free_loopback_port();
+/// Whether something accepts a TCP connection on 127.0.0.1:port now (closed at once).
+bool accepts_connection(int port);
 /// $`env_var` if set (the path, or "" if it is not executable), else `name` on PATH, else
 /// in `dirs` in order ("" if none).
 std::string find_server_binary(const char* env_var, const std::string& name,

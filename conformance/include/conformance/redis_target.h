@@ -105,10 +105,12 @@ class RedisTarget : public Target {
   oplang::Value subscribe_pull(const oplang::SubscribePull& op);
   oplang::Value unsubscribe(const oplang::Unsubscribe& op);
   oplang::Value poll(const oplang::Poll& op);
-  // ack, nack or term of offset by member: the settle script's answer. Throws Error
+  // ack, nack, term or extend of offset by member: the settle script's answer. Throws Error
   // (unknown topic or subscription), TargetFailure.
   bool settle(const std::string& topic, const std::string& sub, model::Offset offset,
               const std::string& member, const char* action);
+  // extend by the ack timeout (std::invalid_argument for another extension).
+  oplang::Value extend(const oplang::Extend& op);
   oplang::Value advance(const oplang::Advance& op);
   oplang::Value expire();
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);

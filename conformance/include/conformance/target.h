@@ -23,7 +23,9 @@ class TargetFailure : public std::runtime_error {
 /// One engine under test. Ops in the common subset: create_topic (no retention),
 /// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
 /// max deliveries, start at the beginning or the end; no max_in_flight or backoff),
-/// unsubscribe, poll, ack, nack (no delay), term (by offset), advance, expire, dead_letters. Not
+/// unsubscribe, poll, ack, nack (no delay), term (by offset), extend (by offset, by the
+/// subscription's ack timeout: a target throws std::invalid_argument for another extension
+/// it cannot express), advance, expire, dead_letters. Not
 /// thread-safe: one step at a time (workers() are the way to run calls at once).
 class Target {
  public:

@@ -55,8 +55,8 @@ struct Profile {
   /// its deadline passed, until the message is offered again (nack then leaves it
   /// returned). A member that nacked has given the message back.
   bool late_ack_accepted = false;
-  /// R5: returned messages are offered in the order they came back (a nack, an expiry: in
-  /// offset order within one expire), not lowest offset first.
+  /// R5: returned messages are offered in the order they came back (a nack, an expiry: by
+  /// deadline, equal deadlines in offset order), not lowest offset first.
   bool redelivery_in_return_order = false;
   /// R7: a message whose last delivery failed comes back like any other and is
   /// dead-lettered when it would be offered again (by that poll), not when it failed.
