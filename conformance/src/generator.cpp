@@ -193,6 +193,22 @@ class Maker {
     }
   }
 
+  /// Every held message extended by its holder, by its subscription's ack timeout.
+  void extend_all() {
+    for (const auto& [key, hold] : tracker_.held()) {
+      const auto& [t, s, offset] = key;
+      const auto timeout = ack_timeouts_.find({t, s});
+      if (timeout == ack_timeouts_.end()) continue;
+      oplang::Extend e;
+      e.topic = t;
+      e.sub = s;
+      e.offset = offset;
+      e.member = hold.member;
+      e.extension = timeout->second;
+      add(e);
+    }
+  }
+
   /// An advance that keeps the margin (past a deadline or well before it), then expire.
   void advance() {
     for (int tries = 0; tries < 20; ++tries) {
@@ -202,6 +218,9 @@ class Maker {
       // An engine on its own clock expires during the advance; on the model's clock expire
       // is a call of its own, so calls also land between a deadline and its expiry.
       if (expire_with_advance_ || chance(50)) add(oplang::Expire{});
+      // A slow worker keeping its messages: extends after time has passed move deadlines
+      // past where the next advances may land (an extend right after the poll moves little).
+      if (chance(30)) extend_all();
       return;
     }
   }
