@@ -211,8 +211,19 @@ class Maker {
 
   /// An advance that keeps the margin (past a deadline or well before it), then expire.
   void advance() {
+    // Half the time to just before or just past a held message's deadline (the margin
+    // away): where an answer, an extend or an expiry decides what happens next.
+    std::vector<model::Millis> near;
+    for (const auto& [key, hold] : tracker_.held()) {
+      for (const model::Millis at :
+           {hold.deadline - options_.margin - 1, hold.deadline + options_.margin + 1}) {
+        if (at > tracker_.now()) near.push_back(at - tracker_.now());
+      }
+    }
     for (int tries = 0; tries < 20; ++tries) {
-      const model::Millis ms = 1 + static_cast<model::Millis>(pick(40));
+      const model::Millis ms = !near.empty() && chance(50)
+                                   ? near[pick(near.size())]
+                                   : 1 + static_cast<model::Millis>(pick(40));
       if (!tracker_.advance_ok(ms)) continue;
       add(oplang::Advance{ms});
       // An engine on its own clock expires during the advance; on the model's clock expire
