@@ -221,17 +221,18 @@ class Maker {
       }
     }
     for (int tries = 0; tries < 20; ++tries) {
-      const model::Millis ms = !near.empty() && chance(50)
-                                   ? near[pick(near.size())]
-                                   : 1 + static_cast<model::Millis>(pick(40));
+      const bool targeted = !near.empty() && chance(50);
+      const model::Millis ms =
+          targeted ? near[pick(near.size())] : 1 + static_cast<model::Millis>(pick(40));
       if (!tracker_.advance_ok(ms)) continue;
       add(oplang::Advance{ms});
       // An engine on its own clock expires during the advance; on the model's clock expire
       // is a call of its own, so calls also land between a deadline and its expiry.
       if (expire_with_advance_ || chance(50)) add(oplang::Expire{});
-      // A slow worker keeping its messages: extends after time has passed move deadlines
-      // past where the next advances may land (an extend right after the poll moves little).
-      if (chance(30)) extend_all();
+      // A slow worker keeping its messages: an extend after time has passed (most of all
+      // just before a deadline) moves it past where the next advances may land; one right
+      // after the poll moves it little.
+      if (chance(targeted ? 60 : 20)) extend_all();
       return;
     }
   }
