@@ -205,6 +205,7 @@ class Maker {
       e.offset = offset;
       e.member = hold.member;
       e.extension = timeout->second;
+      extended_from_.try_emplace(key, hold.deadline);
       add(e);
     }
   }
@@ -213,13 +214,22 @@ class Maker {
   void advance() {
     // Half the time to just before or just past a held message's deadline (the margin
     // away): where an answer, an extend or an expiry decides what happens next.
+    // And just past the deadline an extend moved away from: only there does the extend
+    // decide anything.
     std::vector<model::Millis> near;
-    for (const auto& [key, hold] : tracker_.held()) {
-      for (const model::Millis at :
-           {hold.deadline - options_.margin - 1, hold.deadline + options_.margin + 1}) {
-        if (at > tracker_.now()) near.push_back(at - tracker_.now());
+    const auto held = tracker_.held();
+    for (const auto& [key, hold] : held) {
+      std::vector<model::Millis> at = {hold.deadline - options_.margin - 1,
+                                       hold.deadline + options_.margin + 1};
+      if (auto e = extended_from_.find(key); e != extended_from_.end()) {
+        at.push_back(e->second + options_.margin + 1);
+        at.push_back(e->second + options_.margin + 1);  // twice as likely
+      }
+      for (const model::Millis a : at) {
+        if (a > tracker_.now()) near.push_back(a - tracker_.now());
       }
     }
+    std::erase_if(extended_from_, [&](const auto& e) { return !held.contains(e.first); });
     for (int tries = 0; tries < 20; ++tries) {
       const bool targeted = !near.empty() && chance(50);
       const model::Millis ms =
@@ -244,6 +254,7 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
+  std::map<Tracker::Key, model::Millis> extended_from_;  // held, extended: its first deadline
 };
 
 }  // namespace
