@@ -275,7 +275,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R6", "offers: attempt counts"},
     {"R7", "failure: max deliveries, dead letters"},
     {"R9", "unsubscribe"},
-    {"R11", "pull: poll, ack, nack, deadlines, expiry"},
+    {"R11", "pull: poll, ack, nack, extend, deadlines, expiry"},
     {"R14", "errors: bad input changes nothing"},
     {"R23", "terminate: term dead-letters at once"},
 };
