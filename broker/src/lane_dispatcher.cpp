@@ -125,11 +125,29 @@ class LaneDispatcher final : public Dispatcher {
         lane.pending = false;
         lane.recheck.reset();
       }
-      lane.s->wake.clear();  // before looking
-      if (!deliver_until_idle(lane)) break;
+      if (!deliver_while_awake(lane)) break;
     }
     sync::MutexLock lock(lane.mu);
     lane.finished = true;
+  }
+
+  // Looks for work until the lane may sleep: after nothing was left, a raise during the
+  // spin, or one that try_sleep finds, means look again (no publisher woke the lane: it was
+  // awake). Returns false when the lane must stop.
+  bool deliver_while_awake(Lane& lane) {
+    WakeSignal& wake = lane.s->wake;
+    for (;;) {
+      wake.look();  // before looking: a raise from here on is seen by this look or the next
+      if (!deliver_until_idle(lane)) return false;
+      bool waits;
+      {
+        sync::MutexLock lock(lane.mu);
+        waits = lane.recheck.has_value();
+      }
+      // A returned message waiting out its back-off (R24): no spin, the recheck sleep.
+      if (!waits && wake.spin_for_raise()) continue;
+      if (wake.try_sleep()) return true;
+    }
   }
 
   // Offers until nothing is left. A failure is retried at once (most are transient); a

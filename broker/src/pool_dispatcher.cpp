@@ -144,7 +144,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       sync::MutexLock s_lock(e.s->mu);
       e.s->offers.set_backing_off(false);
     }
-    e.s->wake.clear();  // before looking
+    e.s->wake.look();  // before looking
     TaskEnd end;
     bool failed_once = e.failed_last;  // written by finish_task under mu before we ran
     for (; end.done < kBatch; ++end.done) {
@@ -199,6 +199,8 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
         e->retry_at = sync::steady_now() + *end.recheck;
         retry_list.push_back(e);
         tick.notify_one();
+      } else if (!e->s->wake.try_sleep()) {
+        enqueue(e);  // raised since the task's look: publishers did not queue it (awake)
       }
       e->again = false;
     }

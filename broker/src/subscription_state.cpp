@@ -131,7 +131,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
     // Then the cursor; every returned message is below it, so a key with one waiting is
     // blocked at the cursor too.
     for (;;) {
-      MessagePtr m = log_->read(cursor_);
+      MessagePtr m = log_->read_at(reader_, cursor_);
       if (!m) {
         if (cursor_ < log_->oldest()) break;  // dropped meanwhile: catch up again
         return std::nullopt;                  // nothing after the cursor

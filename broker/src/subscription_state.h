@@ -202,6 +202,8 @@ class SubscriptionState {
   std::map<Offset, std::string> waiting_key_ GUARDED_BY(mu);
   std::set<Offset> free_waiting_ GUARDED_BY(mu);
   std::map<Offset, int> attempts_ GUARDED_BY(mu);
+  // Where the cursor reads in the log: the segment it read last (reads need no lock).
+  LogCursor reader_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);
   bool paused_ GUARDED_BY(mu) = false;
   SubscriptionStats counters_ GUARDED_BY(mu);

@@ -13,46 +13,68 @@ TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> di
                    FsyncPolicy policy, const std::vector<std::uint32_t>& on_disk, Offset end)
     : options_(options),
       disk_(std::move(disk)),
-      wait_durable_(policy.kind == FsyncPolicy::Kind::kAlways) {
+      wait_durable_(policy.kind == FsyncPolicy::Kind::kAlways),
+      in_memory_from_(end) {
   sync::MutexLock lock(mu_);
   base_ = end - on_disk.size();
   for (const std::uint32_t size : on_disk) {
     bytes_ += size;
-    kept_.push_back({nullptr, size});
+    sizes_.push_back(size);
   }
   trim();
   visible_ = end;
+  publish_bounds();
+}
+
+void TopicLog::publish_bounds() {
+  oldest_.store(base_, std::memory_order_release);
+  end_.store(std::max(visible_, base_), std::memory_order_release);
 }
 
 void TopicLog::trim() {
   // Retention: drop the oldest, never refuse; the newest message is always kept.
-  while (kept_.size() > 1 &&
-         ((options_.retention_messages > 0 && kept_.size() > options_.retention_messages) ||
+  while (sizes_.size() > 1 &&
+         ((options_.retention_messages > 0 && sizes_.size() > options_.retention_messages) ||
           (options_.retention_bytes > 0 && bytes_ > options_.retention_bytes))) {
-    bytes_ -= kept_.front().size;
-    kept_.pop_front();
+    bytes_ -= sizes_.front();
+    sizes_.pop_front();
     ++base_;
+  }
+  // Whole segments only: a holder of one of its messages keeps the rest of it anyway.
+  while (!segments_.empty() && segments_.front()->base() + MessageSegment::kCapacity <= base_) {
+    segments_.pop_front();
   }
 }
 
 Offset TopicLog::append(std::string payload, Headers headers, std::string key, Time now) {
-  auto message = std::make_shared<Message>();
-  message->payload = std::move(payload);
-  message->headers = std::move(headers);
-  message->key = std::move(key);
-  message->publish_time = now;
-  const std::size_t size = message->payload.size();
+  const std::size_t size = payload.size();
   Offset offset = 0;
   std::uint64_t ticket = 0;
   {
     sync::MutexLock lock(mu_);
-    offset = base_ + kept_.size();
-    message->offset = offset;
+    offset = base_ + sizes_.size();
+    if (segments_.empty() || segments_.back()->full()) {
+      auto segment = std::make_shared<MessageSegment>(offset);
+      if (!segments_.empty()) segments_.back()->set_next(segment);
+      segments_.push_back(std::move(segment));
+    }
+    MessageSegment& segment = *segments_.back();
+    Message& message = segment.emplace();
+    message.offset = offset;
+    message.payload = std::move(payload);
+    message.headers = std::move(headers);
+    message.key = std::move(key);
+    message.publish_time = now;
     if (disk_) {
-      disk_->append(*message);  // the record is written in offset order, under mu_
+      try {
+        disk_->append(message);  // the record is written in offset order, under mu_
+      } catch (...) {
+        segment.unplace();  // nothing appended
+        throw;
+      }
       ticket = disk_->syncer().wrote();
     }
-    kept_.push_back({std::move(message), size});
+    sizes_.push_back(static_cast<std::uint32_t>(size));
     bytes_ += size;
     trim();
     if (disk_) {
@@ -63,33 +85,55 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
       }
     }
     if (!wait_durable_) {
-      visible_ = base_ + kept_.size();
+      visible_ = base_ + sizes_.size();
+      publish_bounds();
       if (waiters_ > 0) grown_.notify_all();
       return offset;
     }
+    publish_bounds();  // trim may have dropped some
   }
   disk_->syncer().wait(ticket);  // group commit: concurrent publishers share one sync
   sync::MutexLock lock(mu_);
   visible_ = std::max(visible_, offset + 1);
+  publish_bounds();
   if (waiters_ > 0) grown_.notify_all();
   return offset;
+}
+
+MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const {
+  const std::size_t i = (offset - segments_.front()->base()) / MessageSegment::kCapacity;
+  std::shared_ptr<const MessageSegment> s = segments_[i];
+  MessagePtr message(s, &s->at(offset));
+  if (segment != nullptr) *segment = std::move(s);
+  return message;
 }
 
 MessagePtr TopicLog::read(Offset offset) const {
   sync::MutexLock lock(mu_);
   if (offset < base_ || offset >= visible_) return nullptr;
-  const Kept& k = kept_[offset - base_];
-  return k.message ? k.message : disk_->read(offset);
+  if (offset < in_memory_from_) return disk_->read(offset);
+  return locate(offset, nullptr);
 }
 
-Offset TopicLog::oldest() const {
+MessagePtr TopicLog::read_at(LogCursor& cursor, Offset offset) const {
+  // Lock-free: the slot is below end (acquire), so written and never changed again, and the
+  // segment is alive (held by cursor). A drop after the oldest() look is ordered after this
+  // read, as if it came a moment later.
+  if (offset >= end() || offset < oldest()) return nullptr;
+  if (cursor.segment && offset >= cursor.segment->base()) {
+    while (offset >= cursor.segment->base() + MessageSegment::kCapacity) {
+      std::shared_ptr<const MessageSegment> next = cursor.segment->next();
+      if (!next) break;  // freed by retention: look it up below
+      cursor.segment = std::move(next);
+    }
+    if (offset < cursor.segment->base() + MessageSegment::kCapacity) {
+      return MessagePtr(cursor.segment, &cursor.segment->at(offset));
+    }
+  }
   sync::MutexLock lock(mu_);
-  return base_;
-}
-
-Offset TopicLog::end() const {
-  sync::MutexLock lock(mu_);
-  return std::max(visible_, base_);
+  if (offset < base_ || offset >= visible_) return nullptr;
+  if (offset < in_memory_from_) return disk_->read(offset);
+  return locate(offset, &cursor.segment);
 }
 
 bool TopicLog::wait_for_growth(Offset seen, Millis timeout) {
@@ -106,8 +150,9 @@ Offset TopicLog::offset_for_time(Time time) const {
   // neighbours: look at each, do not bisect. Retention may drop messages meanwhile; a
   // dropped one is not kept, so it is passed over.
   const Offset last = end();
+  LogCursor cursor;
   for (Offset o = oldest(); o < last; ++o) {
-    MessagePtr m = read(o);
+    MessagePtr m = read_at(cursor, o);
     if (m && m->publish_time >= time) return o;
   }
   return last;

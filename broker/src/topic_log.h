@@ -10,6 +10,7 @@
 #include "broker/message.h"
 #include "broker/options.h"
 #include "broker/storage_options.h"
+#include "message_segment.h"
 #include "sync/sync.h"
 
 namespace broker::storage {
@@ -19,10 +20,13 @@ class SegmentLog;
 namespace broker {
 
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
-/// but the wait it offers and, for a durable topic, the segment log's writes). Readers get
-/// MessagePtr copies, so dropping old messages never frees memory a holder still uses.
+/// but the wait it offers and, for a durable topic, the segment log's writes). Messages live
+/// in MessageSegments (kCapacity each, one reference count each); readers get MessagePtr
+/// copies that share their segment's count, so dropping old messages never frees memory a
+/// holder still uses, and retention frees a segment once all of its messages are dropped
+/// and nobody holds one. A reader with a LogCursor reads without the lock (read_at).
 /// A durable topic keeps the messages published since it opened in memory; the ones a
-/// restart found stay in their segments and are read back on demand (SPEC R18).
+/// restart found stay in their files and are read back on demand (SPEC R18).
 class TopicLog {
  public:
   explicit TopicLog(TopicOptions options) : options_(options) {}
@@ -36,16 +40,21 @@ class TopicLog {
   /// Appends and returns the new message's offset; drops the oldest beyond the bound. A
   /// durable topic writes its record first (and under `always` returns once it is synced).
   /// Throws IoError (nothing appended if the write failed; if the sync failed the message
-  /// may still become readable with a later sync).
+  /// may still become readable with a later sync), or std::bad_alloc (nothing appended).
   Offset append(std::string payload, Headers headers, std::string key, Time now) EXCLUDES(mu_);
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
   /// message a restart found is read from its segment, under mu_ (so retention cannot
   /// remove the file meanwhile): throws IoError, or CorruptLog if the file changed.
   [[nodiscard]] MessagePtr read(Offset offset) const EXCLUDES(mu_);
-  /// First kept offset.
-  [[nodiscard]] Offset oldest() const EXCLUDES(mu_);
-  /// One past the newest offset.
-  [[nodiscard]] Offset end() const EXCLUDES(mu_);
+  /// read(offset) for a reader that goes forward: lock-free when offset is in the segment
+  /// `cursor` holds or in one linked after it (the common case: a subscription's cursor),
+  /// else read() under mu_, which moves cursor to offset's segment. Throws as read().
+  [[nodiscard]] MessagePtr read_at(LogCursor& cursor, Offset offset) const EXCLUDES(mu_);
+  /// First kept offset. Lock-free (acquire): a reader that sees it also sees the drop.
+  [[nodiscard]] Offset oldest() const { return oldest_.load(std::memory_order_acquire); }
+  /// One past the newest readable offset. Lock-free (acquire): every offset below it that
+  /// is still kept is readable, its slot written (the writer's release).
+  [[nodiscard]] Offset end() const { return end_.load(std::memory_order_acquire); }
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
@@ -54,21 +63,33 @@ class TopicLog {
 
  private:
   void trim() REQUIRES(mu_);
+  /// The in-memory message at offset (base_ <= offset < appended end, offset >=
+  /// in_memory_from_), sharing its segment's count; its segment in *segment if given.
+  MessagePtr locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const
+      REQUIRES(mu_);
+  /// Called under mu_ after base_ or visible_ changed: mirrors them for the lock-free
+  /// readers. Release: a reader that acquires the new end finds the slots below it written
+  /// (and next() set), and one that acquires the new oldest sees those drops.
+  void publish_bounds() REQUIRES(mu_);
 
   const TopicOptions options_;
   const std::shared_ptr<storage::SegmentLog> disk_;  // null: in memory only
   const bool wait_durable_ = false;                  // FsyncPolicy::always
+  // Offsets below are a restart's: in their files only (durable topics).
+  const Offset in_memory_from_ = 0;
   mutable sync::Mutex mu_;
   sync::CondVar grown_;
-  struct Kept {
-    MessagePtr message;  // null: in its segment only (found by a restart)
-    std::size_t size;    // payload bytes, for retention
-  };
-  std::deque<Kept> kept_ GUARDED_BY(mu_);  // kept_[i] has offset base_ + i
+  // The segments holding [base_, base_ + sizes_.size()) from in_memory_from_ on, each
+  // kCapacity offsets after the one before; a segment leaves once all of it is below base_.
+  std::deque<std::shared_ptr<MessageSegment>> segments_ GUARDED_BY(mu_);
+  std::deque<std::uint32_t> sizes_ GUARDED_BY(mu_);  // payload bytes of base_ + i, retention
   Offset base_ GUARDED_BY(mu_) = 0;
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;
   Offset visible_ GUARDED_BY(mu_) = 0;  // offsets below are readable (all, unless durable)
+  // base_ and max(visible_, base_), written under mu_ only, read without it.
+  sync::Atomic<Offset> oldest_{0};
+  sync::Atomic<Offset> end_{0};
 };
 
 }  // namespace broker

@@ -81,7 +81,7 @@ TEST(ParallelPull, R11ExpireIsAtomicPerSubscriptionNotAcrossThem) {
                     {K::kPublish}};
   program.branches = {{{K::kExpire, 0, 0, 0, 10}},
                       {{K::kPoll, 0, 0, 0, 0, 1}, {K::kPoll, 1, 0, 0, 0, 1}}};
-  for (std::uint64_t seed = 1; seed <= 5000; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 50000; ++seed) {
     const ParallelRun r = run_parallel(program, fiber::Schedule::random(seed));
     ASSERT_TRUE(r.run.ok()) << r.run.describe();
     const LinearizabilityResult lin = check_linearizable(r.history);
@@ -91,7 +91,7 @@ TEST(ParallelPull, R11ExpireIsAtomicPerSubscriptionNotAcrossThem) {
       return;
     }
   }
-  ADD_FAILURE() << "no non-linearizable history in 5000 schedules: has expire() become atomic "
+  ADD_FAILURE() << "no non-linearizable history in 50000 schedules: has expire() become atomic "
                    "across subscriptions? Then widen kShape to two subscriptions.";
 }
 

@@ -179,6 +179,12 @@ inline void schedule_point() { fiber_runtime().point("schedule_point"); }
 /// Lets other fibers run: a scheduling point.
 inline void yield_now() { fiber_runtime().point("yield"); }
 
+/// A consumer's looks before it sleeps: each is a scheduling point here, so two are enough
+/// for the scheduler to place a publisher before, between and after them.
+inline constexpr int kSpinLooks = 2;
+/// Nothing: the looks themselves are the scheduling points.
+inline void spin_pause() {}
+
 /// Virtual monotonic time (see the top of this file).
 inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
 

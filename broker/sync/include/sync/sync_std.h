@@ -71,6 +71,18 @@ inline void schedule_point() {}
 /// Lets other threads run (std::this_thread::yield); a scheduling point on fibers.
 inline void yield_now() { std::this_thread::yield(); }
 
+/// How many times a consumer looks for a wake-up before it sleeps (WakeSignal): about
+/// 20-50 us of pause instructions, longer than a publisher's gap between two messages.
+inline constexpr int kSpinLooks = 1000;
+/// A CPU pause between two looks of a spin (cheaper for the sibling hyper-thread).
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 /// Real monotonic time, for timeouts and backoff (never for the broker's contract).
 inline std::chrono::milliseconds steady_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
