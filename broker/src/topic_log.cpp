@@ -41,9 +41,7 @@ void TopicLog::trim() {
     ++base_;
   }
   // Whole segments only: a holder of one of its messages keeps the rest of it anyway.
-  while (!segments_.empty() && segments_.front()->base() + MessageSegment::kCapacity <= base_) {
-    segments_.pop_front();
-  }
+  while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
 Offset TopicLog::append(std::string payload, Headers headers, std::string key, Time now) {
@@ -54,7 +52,9 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
     sync::MutexLock lock(mu_);
     offset = base_ + sizes_.size();
     if (segments_.empty() || segments_.back()->full()) {
-      auto segment = std::make_shared<MessageSegment>(offset);
+      // Retention may have freed them all; the sizes keep growing from the last one.
+      if (!segments_.empty()) next_capacity_ = segments_.back()->next_capacity();
+      auto segment = std::make_shared<MessageSegment>(offset, next_capacity_);
       if (!segments_.empty()) segments_.back()->set_next(segment);
       segments_.push_back(std::move(segment));
     }
@@ -101,8 +101,10 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
 }
 
 MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const {
-  const std::size_t i = (offset - segments_.front()->base()) / MessageSegment::kCapacity;
-  std::shared_ptr<const MessageSegment> s = segments_[i];
+  // The last segment whose base is at or below offset (bases ascend).
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), offset,
+                             [](Offset o, const auto& s) { return o < s->base(); });
+  std::shared_ptr<const MessageSegment> s = *std::prev(it);
   MessagePtr message(s, &s->at(offset));
   if (segment != nullptr) *segment = std::move(s);
   return message;
@@ -121,12 +123,12 @@ MessagePtr TopicLog::read_at(LogCursor& cursor, Offset offset) const {
   // read, as if it came a moment later.
   if (offset >= end() || offset < oldest()) return nullptr;
   if (cursor.segment && offset >= cursor.segment->base()) {
-    while (offset >= cursor.segment->base() + MessageSegment::kCapacity) {
+    while (offset >= cursor.segment->limit()) {
       std::shared_ptr<const MessageSegment> next = cursor.segment->next();
       if (!next) break;  // freed by retention: look it up below
       cursor.segment = std::move(next);
     }
-    if (offset < cursor.segment->base() + MessageSegment::kCapacity) {
+    if (offset < cursor.segment->limit()) {
       return MessagePtr(cursor.segment, &cursor.segment->at(offset));
     }
   }

@@ -21,7 +21,7 @@ namespace broker {
 
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
 /// but the wait it offers and, for a durable topic, the segment log's writes). Messages live
-/// in MessageSegments (kCapacity each, one reference count each); readers get MessagePtr
+/// in MessageSegments (up to kMaxCapacity each, one reference count each); readers get MessagePtr
 /// copies that share their segment's count, so dropping old messages never frees memory a
 /// holder still uses, and retention frees a segment once all of its messages are dropped
 /// and nobody holds one. A reader with a LogCursor reads without the lock (read_at).
@@ -80,8 +80,10 @@ class TopicLog {
   mutable sync::Mutex mu_;
   sync::CondVar grown_;
   // The segments holding [base_, base_ + sizes_.size()) from in_memory_from_ on, each
-  // kCapacity offsets after the one before; a segment leaves once all of it is below base_.
+  // starting where the one before ends; a segment leaves once all of it is below base_.
   std::deque<std::shared_ptr<MessageSegment>> segments_ GUARDED_BY(mu_);
+  // The next new segment's capacity (they grow; see MessageSegment).
+  std::size_t next_capacity_ GUARDED_BY(mu_) = MessageSegment::kFirstCapacity;
   std::deque<std::uint32_t> sizes_ GUARDED_BY(mu_);  // payload bytes of base_ + i, retention
   Offset base_ GUARDED_BY(mu_) = 0;
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
