@@ -155,10 +155,16 @@ class LaneDispatcher final : public Dispatcher {
   // Returns false when the lane must stop.
   bool deliver_until_idle(Lane& lane) {
     int failures_in_a_row = 0;
+    const std::function<bool()> may_go_on = [this, &lane] {
+      return !lane.stopping.load(std::memory_order_acquire) &&
+             !halted_.load(std::memory_order_acquire);
+    };
     for (;;) {
       if (lane.stopping.load(std::memory_order_acquire) || halted_.load(std::memory_order_acquire))
         return false;  // drop pending work
-      const OfferResult r = offer_next(lane.s, nullptr);
+      const OfferRun run = offer_run(lane.s, nullptr, kRun, may_go_on, on_progress_);
+      const OfferResult r = run.next.value_or(run.last);
+      if (run.offers > 1) failures_in_a_row = 0;  // a run's offers but its last confirmed
       if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
         failures_in_a_row = 0;
         {
@@ -194,6 +200,9 @@ class LaneDispatcher final : public Dispatcher {
     }
   }
 
+  // Offers per run (offer_run): enough to make the lock per message the common case, few
+  // enough that the lane checks its back-off and stop flags between runs anyway.
+  static constexpr int kRun = 64;
   const Millis backoff_;
   // stop() began; read by every lane between offers. Release/acquire, as Lane::stopping.
   sync::Atomic<bool> halted_{false};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <string>
 
 #include "broker/errors.h"
@@ -79,72 +80,122 @@ bool running_handler_of(const BrokerImpl* broker) {
   return false;
 }
 
-OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* watch) {
-  SubscriptionState& s = *sp;
+namespace {
+
+/// A message taken for a push offer whose handler has not run yet.
+struct Taken {
   std::shared_ptr<const Handler> handler;
   Held held;
   OfferTicket ticket;
-  const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
-  {
-    sync::MutexLock lock(s.mu);
-    if (!s.offers.open()) return OfferResult::kGone;
-    if (s.offers.busy()) return OfferResult::kBusy;
-    const Member* member = s.members.next();
-    // A consumer group's partition waits for an owner (R32); any other state without a
-    // member is gone.
-    if (member == nullptr) return s.owner ? OfferResult::kNothing : OfferResult::kGone;
-    std::optional<Held> next;
-    try {
-      next = s.take_next(member->name, Time::max(), now);  // push: no deadline
-    } catch (const Error&) {
-      // A recovered record that cannot be read back (I/O error, a file changed under us):
-      // nothing was taken, so the offer is tried again at the next wake (R18).
-      return OfferResult::kNothing;
-    }
-    if (!next) return OfferResult::kNothing;
-    held = std::move(*next);
-    handler = member->handler;
-    s.members.took_turn(member->name);
-    ticket = s.offers.begin(member->name);
-  }
-  if (watch != nullptr) watch->started(sp, ticket.token);
-  std::string reason;
-  bool confirmed = false;
-  bool terminal = false;
-  {
-    FrameScope frame(s);
-    sync::schedule_point();
-    confirmed = call_handler(*handler, Delivery{s.topic_name(), held.message, held.attempt}, reason,
-                             terminal);
-    sync::schedule_point();
-  }
-  if (watch != nullptr) watch->ended();
-  const Time ended_at = s.now();  // the clock is user code: never under a lock
+};
 
-  OfferResult result = OfferResult::kFailed;
-  std::uint64_t saved = 0;
-  {
-    sync::MutexLock lock(s.mu);
-    switch (s.offers.finish(ticket)) {
-      case OfferEnd::kAbandoned:
-        return OfferResult::kFailed;
-      case OfferEnd::kGone:
-        return OfferResult::kGone;
-      case OfferEnd::kSeeked:
-        return OfferResult::kIgnored;
-      case OfferEnd::kApply:
-        break;
-    }
-    const Offset offset = held.message->offset;
-    if (confirmed) {
-      result = s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
-    } else {
-      s.fail(offset, Failure{reason, ended_at, terminal});
-    }
-    saved = save_quietly(s);
+/// Takes the next message for the member whose turn it is and begins its offer; returns
+/// what ends the run instead if nothing was taken.
+std::optional<OfferResult> take(SubscriptionState& s, Time now, Taken& out) REQUIRES(s.mu) {
+  if (!s.offers.open()) return OfferResult::kGone;
+  if (s.offers.busy()) return OfferResult::kBusy;
+  const Member* member = s.members.next();
+  // A consumer group's partition waits for an owner (R32); any other state without a
+  // member is gone.
+  if (member == nullptr) return s.owner ? OfferResult::kNothing : OfferResult::kGone;
+  std::optional<Held> next;
+  try {
+    next = s.take_next(member->name, Time::max(), now);  // push: no deadline
+  } catch (const Error&) {
+    // A recovered record that cannot be read back (I/O error, a file changed under us):
+    // nothing was taken, so the offer is tried again at the next wake (R18).
+    return OfferResult::kNothing;
   }
-  wait_quietly(s, saved);
-  return result;
+  if (!next) return OfferResult::kNothing;
+  out.held = std::move(*next);
+  out.handler = member->handler;
+  s.members.took_turn(member->name);
+  out.ticket = s.offers.begin(member->name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* watch, int max,
+                   const std::function<bool()>& may_go_on,
+                   const std::function<void()>& on_progress) {
+  SubscriptionState& s = *sp;
+  OfferRun run;
+  Taken t;
+  {
+    const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
+    sync::MutexLock lock(s.mu);
+    if (const std::optional<OfferResult> none = take(s, now, t)) {
+      run.last = *none;
+      return run;
+    }
+  }
+  for (;;) {
+    ++run.offers;
+    if (watch != nullptr) watch->started(sp, t.ticket.token);
+    std::string reason;
+    bool confirmed = false;
+    bool terminal = false;
+    {
+      FrameScope frame(s);
+      sync::schedule_point();
+      confirmed = call_handler(*t.handler, Delivery{s.topic_name(), t.held.message, t.held.attempt},
+                               reason, terminal);
+      sync::schedule_point();
+    }
+    if (watch != nullptr) watch->ended();
+    const Time ended_at = s.now();  // the clock is user code: never under a lock
+    // Asked before the lock: a stop that came during the handler ends the run here, and no
+    // next message is taken for a handler that would not be called.
+    const bool more = run.offers < max && may_go_on();
+
+    std::uint64_t saved = 0;
+    bool took = false;
+    {
+      sync::MutexLock lock(s.mu);
+      switch (s.offers.finish(t.ticket)) {
+        case OfferEnd::kAbandoned:
+          run.last = OfferResult::kFailed;
+          return run;
+        case OfferEnd::kGone:
+          run.last = OfferResult::kGone;
+          return run;
+        case OfferEnd::kSeeked:
+          run.last = OfferResult::kIgnored;
+          return run;
+        case OfferEnd::kApply:
+          break;
+      }
+      const Offset offset = t.held.message->offset;
+      if (confirmed) {
+        run.last = s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
+      } else {
+        s.fail(offset, Failure{reason, ended_at, terminal});
+        run.last = OfferResult::kFailed;
+      }
+      saved = save_quietly(s);
+      // The batch: after a confirmation (never after a failure: R15 re-offers or backs
+      // off), the next message is taken in the same critical section. Not while a commit
+      // waits to be durable: its wait comes first (R19, each offer's end).
+      if (more && run.last == OfferResult::kConfirmed && saved == 0) {
+        t = Taken{};
+        if (const std::optional<OfferResult> none = take(s, ended_at, t)) {
+          run.next = *none;
+        } else {
+          took = true;
+        }
+      }
+    }
+    wait_quietly(s, saved);
+    if (!took) return run;
+    on_progress();  // the applied offer; the caller reports the run's last one
+  }
+}
+
+OfferResult offer_next(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* watch) {
+  static const std::function<bool()> never = [] { return false; };
+  static const std::function<void()> nothing = [] {};
+  return offer_run(sp, watch, 1, never, nothing).last;
 }
 
 std::optional<Millis> wait_recheck(SubscriptionState& s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,26 @@ class OfferWatch {
 /// Offers the next message of a push subscription. Locks s.mu twice, briefly; never holds
 /// a lock while the handler runs. Never throws (handler exceptions are failures).
 OfferResult offer_next(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watch);
+
+/// What a run of offers did: how many handler calls it made, the result of the last one
+/// (or what ended the run before the first: kNothing, kGone, kBusy), and, if the run
+/// ended because nothing could be taken after a confirmation, why (kNothing etc.).
+struct OfferRun {
+  int offers = 0;
+  OfferResult last = OfferResult::kNothing;
+  std::optional<OfferResult> next;
+};
+
+/// Offers up to max messages of a push subscription one at a time, each exactly as
+/// offer_next (R8: one handler call at a time, in R5's order), but after a confirmed one
+/// the result is applied and the next message taken in one critical section of s.mu (a
+/// batch: one lock per message instead of two). Stops after the first offer that was not
+/// confirmed, when nothing is left, or when may_go_on (asked after each handler returned,
+/// before the lock; no lock held) says no. on_progress runs after each applied offer but
+/// the last (no lock held). Never throws (handler exceptions are failures).
+OfferRun offer_run(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watch, int max,
+                   const std::function<bool()>& may_go_on,
+                   const std::function<void()>& on_progress);
 
 /// SPEC R24 for threaded dispatchers: after an offer found nothing, how long (real time) to
 /// sleep before looking again because a returned message waits out its back-off: its wait's

@@ -147,16 +147,27 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
     e.s->wake.look();  // before looking
     TaskEnd end;
     bool failed_once = e.failed_last;  // written by finish_task under mu before we ran
-    for (; end.done < kBatch; ++end.done) {
+    // Between two offers of one run: the second follows a confirmation, not a failure.
+    const std::function<bool()> may_go_on = [this, &w] {
+      if (stopping.load(std::memory_order_acquire) ||
+          w.abandoned_now.load(std::memory_order_acquire)) {
+        return false;
+      }
+      w.follows_failure.store(false, std::memory_order_release);
+      return true;
+    };
+    while (end.done < kBatch) {
       if (stopping.load(std::memory_order_acquire)) return end;
       w.follows_failure.store(failed_once, std::memory_order_release);
-      end.last = offer_next(e.s, &watch);
+      const OfferRun run = offer_run(e.s, &watch, kBatch - end.done, may_go_on, on_progress);
+      end.done += run.offers;
+      end.last = run.next.value_or(run.last);
+      if (run.offers > 1) failed_once = false;  // a run's offers but its last confirmed
       on_progress();
       if (w.abandoned_now.load(std::memory_order_acquire)) return end;
       if (end.last == OfferResult::kFailed) {
         if (failed_once) {
           end.back_off = true;
-          ++end.done;
           break;
         }
         failed_once = true;

@@ -224,6 +224,37 @@ struct Recorder {
     published[topic].push_back(o);
     published_at[topic][o] = {invoke, tick(), broker::sync::steady_now().count()};
   }
+  // Content: what each publish sent at (topic, offset) and what every handler call, poll
+  // and dead letter saw there; judged after the run (a reader may see a message before its
+  // publish returned). Every message is immutable: all must agree (no torn or unwritten
+  // message, no other message's content).
+  std::map<std::pair<std::string, Offset>, std::string> sent;
+  std::map<std::pair<std::string, Offset>, std::string> seen;
+  std::string content_errors;
+  static std::string content(const std::string& payload, const broker::Headers& headers,
+                             const std::string& key) {
+    std::string c = oplang::format_value(payload) + " key=" + oplang::format_value(key);
+    for (const auto& [name, value] : headers) c += " " + name + "=" + oplang::format_value(value);
+    return c;
+  }
+  void note_sent(const std::string& topic, Offset o, const std::string& payload,
+                 const broker::Headers& headers, const std::string& key) {
+    sent[{topic, o}] = content(payload, headers, key);
+  }
+  /// A deleted topic (and its partitions): a new one of that name starts at offset 0 again.
+  void forget_content(const std::string& topic) {
+    for (auto* m : {&sent, &seen}) {
+      std::erase_if(*m, [&](const auto& e) { return e.first.first.starts_with(topic); });
+    }
+  }
+  void note_seen(const std::string& topic, const broker::Message& m) {
+    const std::string c = content(m.payload, m.headers, m.key);
+    auto [it, first] = seen.emplace(std::make_pair(topic, m.offset), c);
+    if (!first && it->second != c && content_errors.size() < 2000) {
+      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset) +
+                        " was read as " + it->second + " and later as " + c + "\n";
+    }
+  }
   void note_unsubscribed(const Key& key) {
     auto it = current_push.find(key);
     if (it != current_push.end()) unsubscribed_at.emplace(it->second, tick());  // first return
@@ -373,6 +404,7 @@ std::string run_effect(Ctx& c, const oplang::Step& step, const Key& self) {
         const std::uint64_t invoke = h.tick();
         const Offset o = b.publish(step.topic, step.payload);
         h.note_published(step.topic, o, invoke);
+        h.note_sent(step.topic, o, step.payload, {}, {});
         return effect_text(step, std::to_string(o));
       }
       case EffectKind::kSeek:
@@ -413,6 +445,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     Recorder& h = *c->rec;
     const Key self = h.push[static_cast<std::size_t>(index)].key;
     const std::size_t me = h.handlers.size();
+    h.note_seen(*d.topic, *d.message);
     h.handlers.push_back({index, d.message->offset, d.attempt, h.tick(), 0,
                           broker::sync::steady_now().count(), 0, false});
     const std::size_t step_no = (*next)++;
@@ -494,6 +527,7 @@ class Exec {
   void operator()(const oplang::DeleteTopic& o) {
     call([&] {
       c_.b->delete_topic(o.name);
+      rec().forget_content(o.name);
       return std::string("ok");
     });
   }
@@ -502,8 +536,9 @@ class Exec {
     call([&] {
       const broker::Placement p = c_.b->send(o.topic, o.payload, o.headers, o.key);
       const bool partitioned = c_.b->partitions(o.topic) > 1;
-      rec().note_published(partitioned ? broker::partition_name(o.topic, p.partition) : o.topic,
-                           p.offset, invoke_);
+      const std::string name = partitioned ? broker::partition_name(o.topic, p.partition) : o.topic;
+      rec().note_published(name, p.offset, invoke_);
+      rec().note_sent(name, p.offset, o.payload, o.headers, o.key);
       return std::to_string(p.offset);
     });
   }
@@ -511,8 +546,9 @@ class Exec {
     call([&] {
       const Offset off = c_.b->publish_to(o.topic, o.partition, o.payload, o.headers, o.key);
       const bool partitioned = c_.b->partitions(o.topic) > 1;
-      rec().note_published(partitioned ? broker::partition_name(o.topic, o.partition) : o.topic,
-                           off, invoke_);
+      const std::string name = partitioned ? broker::partition_name(o.topic, o.partition) : o.topic;
+      rec().note_published(name, off, invoke_);
+      rec().note_sent(name, off, o.payload, o.headers, o.key);
       return std::to_string(off);
     });
   }
@@ -761,6 +797,7 @@ class Exec {
       const std::vector<broker::Received> got =
           c_.b->poll_group(o.topic, o.group, o.member, o.max, now());
       for (const broker::Received& x : got) {
+        h.note_seen(x.receipt.topic, *x.message);
         h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset);
         h.generations[{x.receipt.topic, o.group, o.member, x.message->offset}] =
             x.receipt.generation;
@@ -831,6 +868,7 @@ class Exec {
       pc.ret_ms = broker::sync::steady_now().count();
       auto& hand = h.hands[{topic, sub, member}];
       for (const broker::Received& x : got) {
+        h.note_seen(x.receipt.topic, *x.message);
         pc.got.push_back({x.message->offset, x.attempt});
         hand.push_back(x.message->offset);
       }
@@ -1028,6 +1066,7 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     FinalState& f = h.group_end[entry.first];
     f.stats = *st;
     for (const auto& d : b.dead_letters(entry.first.first, entry.first.second)) {
+      h.note_seen(entry.first.first, *d.message);
       f.dead.insert(d.message->offset);
       f.reasons[d.message->offset] = d.reason;
     }
@@ -1039,6 +1078,7 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     FinalState& f = h.push_alive[i];
     f.stats = *st;
     for (const auto& d : b.dead_letters(key.first, key.second)) {
+      h.note_seen(key.first, *d.message);
       f.dead.insert(d.message->offset);
       f.reasons[d.message->offset] = d.reason;
     }
@@ -1061,7 +1101,10 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
     const std::vector<broker::Received> got =
         b.poll(sub.first, sub.second, kFinalMember, 100, later);
     c.call.ret = h.tick();
-    for (const auto& r : got) c.call.got.push_back({r.message->offset, r.attempt});
+    for (const auto& r : got) {
+      h.note_seen(sub.first, *r.message);
+      c.call.got.push_back({r.message->offset, r.attempt});
+    }
     h.lines.push_back({c.call.invoke, c.call.ret, "(final)",
                        "poll " + oplang::format_value(sub.first) + " " +
                            oplang::format_value(sub.second) + " " + kFinalMember + " max=100 -> " +
@@ -1106,6 +1149,7 @@ void body(const oplang::Program& p, Ctx& ctx) {
     try {
       f.stats = b->stats(sub.first, sub.second);
       for (const auto& d : b->dead_letters(sub.first, sub.second)) {
+        h.note_seen(sub.first, *d.message);
         f.dead.insert(d.message->offset);
         f.reasons[d.message->offset] = d.reason;
       }
@@ -1361,6 +1405,16 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
                           " ms of virtual time after the fibers ended (a message stayed hot)\n"
                     : "stuck: live subscriptions never settled (backlog or in-flight left)\n";
   failures += check_shutdown(h.handlers, timing);
+  // Every message read is the one published at its offset (checked topics or not).
+  checked += ", content";
+  failures += h.content_errors;
+  for (const auto& [at, got] : h.seen) {
+    auto it = h.sent.find(at);
+    if (it == h.sent.end() || it->second == got) continue;
+    failures += "wrong-content: " + at.first + " offset " + std::to_string(at.second) +
+                " was published as " + it->second + " but read as " + got + "\n";
+    break;  // one is enough, and the rest usually follow from it
+  }
   failures += h.errors;
   return failures;
 }

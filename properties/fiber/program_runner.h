@@ -17,7 +17,9 @@
 // comes back).
 //
 // What is checked. Always: the run completes (no deadlock, no livelock, no exception escaped a
-// fiber) and no call throws anything but broker::Error. Checked topics (created in the setup
+// fiber), no call throws anything but broker::Error, and every message a handler, poll or
+// dead letter shows is the one published at its offset (wrong-content: payload, key,
+// headers). Checked topics (created in the setup
 // without retention, never deleted): publish offsets unique and dense from 0. Checked
 // subscriptions (created once, in the setup, start=begin, no filter, no group, on a checked
 // topic; never seeked or subscribed again; pull ones never unsubscribed) get the history
