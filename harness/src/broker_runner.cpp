@@ -73,11 +73,22 @@ broker::Receipt receipt(const std::string& topic, const std::string& sub, model:
   return broker::Receipt{topic, sub, member, offset, generation};
 }
 
+// A holder keeps its message alive however long it holds it (R3): a handed-out pointer that
+// owns nothing is a finding (it reads freed memory once retention lets the message go).
+const broker::MessagePtr& owned(const broker::MessagePtr& m) {
+  if (m.use_count() == 0) {
+    throw std::logic_error("a message at offset " + std::to_string(m->offset) +
+                           " was handed out by a pointer that does not keep it alive");
+  }
+  return m;
+}
+
 // Every Received must carry the receipt that names it (else a finding, not an outcome).
 std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
                                       const oplang::Poll& poll) {
   std::vector<model::Received> out;
   for (const broker::Received& r : list) {
+    owned(r.message);
     if (r.receipt != receipt(poll.topic, poll.sub, r.message->offset, poll.member)) {
       throw std::logic_error("poll returned a receipt that does not name its message");
     }
@@ -91,6 +102,7 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
                                       const oplang::PollGroup& poll) {
   std::vector<model::Received> out;
   for (const broker::Received& r : list) {
+    owned(r.message);
     if (r.receipt != receipt(r.receipt.topic, poll.group, r.message->offset, poll.member,
                              r.receipt.generation)) {
       throw std::logic_error("poll_group returned a receipt that does not name its message");
@@ -141,6 +153,7 @@ std::vector<model::Expired> to_model(const std::vector<broker::Expired>& list) {
 std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& list) {
   std::vector<model::DeadLetter> out;
   for (const broker::DeadLetter& d : list) {
+    owned(d.message);
     out.push_back({d.topic, d.subscription, d.message->offset, d.message->payload, d.attempts,
                    d.reason, to_model(d.died_at), d.message->headers, d.message->key});
   }

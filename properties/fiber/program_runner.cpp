@@ -247,7 +247,14 @@ struct Recorder {
       std::erase_if(*m, [&](const auto& e) { return e.first.first.starts_with(topic); });
     }
   }
-  void note_seen(const std::string& topic, const broker::Message& m) {
+  void note_seen(const std::string& topic, const broker::MessagePtr& p) {
+    const broker::Message& m = *p;
+    // A holder keeps its message alive, however long it holds it (R3, Delivery): a pointer
+    // that owns nothing reads freed memory once retention lets the message go.
+    if (p.use_count() == 0 && content_errors.size() < 2000) {
+      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset) +
+                        " was handed out by a pointer that does not keep it alive\n";
+    }
     const std::string c = content(m.payload, m.headers, m.key);
     auto [it, first] = seen.emplace(std::make_pair(topic, m.offset), c);
     if (!first && it->second != c && content_errors.size() < 2000) {
@@ -445,7 +452,7 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     Recorder& h = *c->rec;
     const Key self = h.push[static_cast<std::size_t>(index)].key;
     const std::size_t me = h.handlers.size();
-    h.note_seen(*d.topic, *d.message);
+    h.note_seen(*d.topic, d.message);
     h.handlers.push_back({index, d.message->offset, d.attempt, h.tick(), 0,
                           broker::sync::steady_now().count(), 0, false});
     const std::size_t step_no = (*next)++;
@@ -797,7 +804,7 @@ class Exec {
       const std::vector<broker::Received> got =
           c_.b->poll_group(o.topic, o.group, o.member, o.max, now());
       for (const broker::Received& x : got) {
-        h.note_seen(x.receipt.topic, *x.message);
+        h.note_seen(x.receipt.topic, x.message);
         h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset);
         h.generations[{x.receipt.topic, o.group, o.member, x.message->offset}] =
             x.receipt.generation;
@@ -868,7 +875,7 @@ class Exec {
       pc.ret_ms = broker::sync::steady_now().count();
       auto& hand = h.hands[{topic, sub, member}];
       for (const broker::Received& x : got) {
-        h.note_seen(x.receipt.topic, *x.message);
+        h.note_seen(x.receipt.topic, x.message);
         pc.got.push_back({x.message->offset, x.attempt});
         hand.push_back(x.message->offset);
       }
@@ -1066,7 +1073,7 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     FinalState& f = h.group_end[entry.first];
     f.stats = *st;
     for (const auto& d : b.dead_letters(entry.first.first, entry.first.second)) {
-      h.note_seen(entry.first.first, *d.message);
+      h.note_seen(entry.first.first, d.message);
       f.dead.insert(d.message->offset);
       f.reasons[d.message->offset] = d.reason;
     }
@@ -1078,7 +1085,7 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     FinalState& f = h.push_alive[i];
     f.stats = *st;
     for (const auto& d : b.dead_letters(key.first, key.second)) {
-      h.note_seen(key.first, *d.message);
+      h.note_seen(key.first, d.message);
       f.dead.insert(d.message->offset);
       f.reasons[d.message->offset] = d.reason;
     }
@@ -1102,7 +1109,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
         b.poll(sub.first, sub.second, kFinalMember, 100, later);
     c.call.ret = h.tick();
     for (const auto& r : got) {
-      h.note_seen(sub.first, *r.message);
+      h.note_seen(sub.first, r.message);
       c.call.got.push_back({r.message->offset, r.attempt});
     }
     h.lines.push_back({c.call.invoke, c.call.ret, "(final)",
@@ -1149,7 +1156,7 @@ void body(const oplang::Program& p, Ctx& ctx) {
     try {
       f.stats = b->stats(sub.first, sub.second);
       for (const auto& d : b->dead_letters(sub.first, sub.second)) {
-        h.note_seen(sub.first, *d.message);
+        h.note_seen(sub.first, d.message);
         f.dead.insert(d.message->offset);
         f.reasons[d.message->offset] = d.reason;
       }
