@@ -89,8 +89,10 @@ class TopicLog {
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;
   Offset visible_ GUARDED_BY(mu_) = 0;  // offsets below are readable (all, unless durable)
-  // base_ and max(visible_, base_), written under mu_ only, read without it.
-  sync::Atomic<Offset> oldest_{0};
+  // base_ and max(visible_, base_), written under mu_ only, read without it. A cache line of
+  // their own (the last members, so the class's alignment pads after them): readers poll
+  // them, and must not pull the line mu_ and the deques live on away from the writer.
+  alignas(64) sync::Atomic<Offset> oldest_{0};
   sync::Atomic<Offset> end_{0};
 };
 

@@ -50,8 +50,10 @@ class WakeSignal {
   static constexpr std::uint8_t kIdle = 0;
   static constexpr std::uint8_t kAwake = 1;
   static constexpr std::uint8_t kPending = 2;
-  // Starts idle: a new consumer looks first anyway (the dispatchers start it pending).
-  sync::Atomic<std::uint8_t> state_{kIdle};
+  // Starts idle: a new consumer looks first anyway (the dispatchers start it pending). A
+  // cache line of its own (alignas pads the class to 64): publishers write it at every
+  // message, and the consumer's lock next to it must not move with it.
+  alignas(64) sync::Atomic<std::uint8_t> state_{kIdle};
 };
 
 }  // namespace broker
