@@ -183,6 +183,69 @@ TEST(Retention, HeldMessagesStayAliveForTheirHolder) {
   EXPECT_EQ(b.stats("orders", "p").skipped, 4u) << "offsets 1..4 were dropped unseen";
 }
 
+// R3: a dropped message's memory goes once its last holder lets go; with no holder at all
+// it goes with retention (a log bounded to N keeps memory for N messages, plus at most the
+// one segment the oldest kept shares with dropped ones, whatever it stored before).
+TEST(Retention, DroppedMessagesAreFreedOnceNoHolderKeepsThem) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 10;
+  b.create_topic("orders", o);
+  b.subscribe_pull("orders", "p", Pull());
+  b.publish("orders", "first");
+  std::weak_ptr<const Message> first;
+  {
+    const auto got = b.poll("orders", "p", "w", 1, Time{});
+    ASSERT_EQ(got.size(), 1u);
+    first = got[0].message;
+    EXPECT_TRUE(b.ack(got[0].receipt, Time{}));
+  }
+  std::vector<std::weak_ptr<const Message>> kept_by_us;
+  std::vector<MessagePtr> held;
+  for (int i = 1; i <= 2000; ++i) {
+    b.publish("orders", "m" + std::to_string(i));
+    if (i == 1000) {  // a holder keeps its message, however much retention drops after
+      const auto got = b.poll("orders", "p", "w", 1, Time{});
+      ASSERT_EQ(got.size(), 1u);
+      held.push_back(got[0].message);
+    }
+  }
+  EXPECT_TRUE(first.expired()) << "message 0, dropped and let go, is still in memory";
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0]->payload, "m991") << "a held message must stay readable";
+  // Everything below the oldest kept segment is gone: a poll now still works.
+  EXPECT_EQ(b.oldest_offset("orders"), 1991u);
+}
+
+// R3 with a subscription that stopped reading: it may keep what it last read, never what
+// others read since (a lagging reader must not keep the whole log alive).
+TEST(Retention, AReaderThatStoppedKeepsNoLaterMessagesAlive) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 10;
+  b.create_topic("orders", o);
+  b.subscribe_pull("orders", "stopped", Pull());
+  b.subscribe_pull("orders", "going", Pull());
+  auto poll_one = [&](const std::string& sub) {
+    const auto got = b.poll("orders", sub, "w", 1, Time{});
+    EXPECT_EQ(got.size(), 1u);
+    if (got.empty()) return MessagePtr{};
+    EXPECT_TRUE(b.ack(got[0].receipt, Time{}));
+    return got[0].message;
+  };
+  b.publish("orders", "m0");
+  poll_one("stopped");  // and never again
+  std::weak_ptr<const Message> middle;
+  for (int i = 1; i <= 2000; ++i) {
+    b.publish("orders", "m" + std::to_string(i));
+    if (i == 500) middle = poll_one("going");
+    if (i == 1500) poll_one("going");
+  }
+  EXPECT_TRUE(middle.expired())
+      << "a message dropped by retention, read and let go, stays in memory while another "
+         "subscription's reading stopped earlier";
+}
+
 // ---- R4 start positions ----
 
 TEST(StartPosition, DefaultIsTheEndOfTheLog) {
