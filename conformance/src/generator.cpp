@@ -57,9 +57,10 @@ class Maker {
         expire_with_advance_(expires_with_advance(profile)) {}
 
   oplang::Script make() {
-    add(oplang::CreateTopic{"t", 0, 0});
+    add(create("t"));
     add(subscribe("t"));
     while (script_.size() < options_.ops) one();
+    if (!bounds_.empty()) look_last();
     return script_;
   }
 
@@ -75,18 +76,29 @@ class Maker {
     // The ack timeout of each subscription the model made: an extend uses it (the subset's
     // only extension, target.h).
     if (out.error) return;
-    if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
+    if (const auto* c = std::get_if<oplang::CreateTopic>(&op); c && c->retention_messages > 0) {
+      bounds_[c->name] = c->retention_messages;
+    } else if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
       ack_timeouts_.try_emplace({s->topic, s->name}, s->ack_timeout);
     } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
       ack_timeouts_.erase({u->topic, u->name});
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
       std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
+      bounds_.erase(d->name);
     }
   }
 
   std::string topic() { return chance(92) ? "t" : (chance(50) ? "u" : "nope"); }
   std::string sub() { return chance(88) ? "p" : (chance(70) ? "q" : "nope"); }
   std::string member() { return chance(70) ? "w1" : "w2"; }
+
+  /// Half the time bounded, when options allow: a bound a few publishes reach, so held,
+  /// returned and waiting messages are trimmed away under the subscriptions.
+  oplang::CreateTopic create(const std::string& name) {
+    const auto& bounds = options_.retention_messages;
+    const std::size_t keep = !bounds.empty() && chance(50) ? bounds[pick(bounds.size())] : 0;
+    return oplang::CreateTopic{name, keep, 0};
+  }
 
   oplang::SubscribePull subscribe(const std::string& t) {
     oplang::SubscribePull s;
@@ -103,11 +115,17 @@ class Maker {
   void one() {
     const std::size_t roll = pick(100);
     if (roll < 30) {
-      oplang::Publish p;
-      p.topic = topic();
-      p.payload = "m" + std::to_string(++published_);
-      if (chance(40)) p.headers = {{"color", chance(50) ? "red" : "blue"}};
-      add(p);
+      const std::string t = topic();
+      // On a bounded topic, a third of the time a burst that trims past what is held.
+      const auto bound = bounds_.find(t);
+      const std::size_t n = bound != bounds_.end() && chance(33) ? bound->second : 1;
+      for (std::size_t i = 0; i < n; ++i) {
+        oplang::Publish p;
+        p.topic = t;
+        p.payload = "m" + std::to_string(++published_);
+        if (chance(40)) p.headers = {{"color", chance(50) ? "red" : "blue"}};
+        add(p);
+      }
     } else if (roll < 50) {
       add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
     } else if (roll < 60) {
@@ -124,7 +142,7 @@ class Maker {
     } else if (roll < 88) {
       add(oplang::GetDeadLetters{topic(), sub()});
     } else if (roll < 91) {
-      add(oplang::CreateTopic{chance(60) ? "u" : "t", 0, 0});
+      add(create(chance(60) ? "u" : "t"));
     } else if (roll < 93) {
       add(oplang::Unsubscribe{topic(), sub()});
     } else if (roll < 95) {
@@ -210,6 +228,20 @@ class Maker {
     }
   }
 
+  /// The end of a script with a bounded topic: past every deadline, then every dead-letter
+  /// queue. What retention did to a held message (R3) shows only when it dies or comes
+  /// back, and a burst near the end would otherwise leave that unseen.
+  void look_last() {
+    model::Millis last = tracker_.now();
+    for (const auto& [key, hold] : tracker_.held()) last = std::max(last, hold.deadline);
+    const model::Millis ms = last - tracker_.now() + options_.margin + 1;
+    if (!tracker_.advance_ok(ms)) return;
+    add(oplang::Advance{ms});
+    add(oplang::Expire{});
+    const auto subs = ack_timeouts_;
+    for (const auto& [key, timeout] : subs) add(oplang::GetDeadLetters{key.first, key.second});
+  }
+
   /// An advance that keeps the margin (past a deadline or well before it), then expire.
   void advance() {
     // Half the time to just before or just past a held message's deadline (the margin
@@ -254,6 +286,7 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
+  std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound
   std::map<Tracker::Key, model::Millis> extended_from_;  // held, extended: its first deadline
 };
 

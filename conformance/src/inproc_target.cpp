@@ -35,8 +35,12 @@ std::optional<model::Stats> InProcTarget::stats(const std::string& topic,
   return std::get<model::Stats>(out.value);
 }
 
+bool InProcTarget::serves(const oplang::Op& op) const {
+  return in_subset(op) || retention_by_messages(op);
+}
+
 oplang::Outcome InProcTarget::step(const oplang::Op& op) {
-  if (!in_subset(op)) throw std::invalid_argument("not in the subset: " + oplang::print(op));
+  if (!serves(op)) throw std::invalid_argument("not in the subset: " + oplang::print(op));
   return runner_.step(op);
 }
 

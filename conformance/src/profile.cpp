@@ -41,6 +41,12 @@ constexpr SwitchInfo kSwitches[] = {
      "by the next poll (XAUTOCLAIM's min-idle time), with no moment in between for `expire`; "
      "the kit calls `expire` right after every `advance`, and what it reports is still "
      "compared"},
+    {Switch::kTrimmedHeldKeepsOnlyItsOffset, "trimmed_held_keeps_only_its_offset", "R3",
+     "a held message that MAXLEN trimmed away keeps only its id in the pending list, and only "
+     "until the next poll of its group: that poll's XAUTOCLAIM drops it, idle or not, as an "
+     "extend's XCLAIM does (counted as skipped); until then an ack settles it and a nack or "
+     "an expiry returns it (then it is skipped), and its dead letter (a term, or its last "
+     "delivery failing) has no payload or headers"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -87,7 +93,9 @@ Profile jetstream_profile() {
                   Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave}};
 }
 
-Profile redis_profile() { return Profile{"redis", {Switch::kNoServerDeadline}}; }
+Profile redis_profile() {
+  return Profile{"redis", {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset}};
+}
 
 Profile profile_named(const std::string& name) {
   if (name == "strict" || name == "inproc") return strict_profile();
@@ -105,6 +113,7 @@ model::Profile model_switches(const Profile& p) {
   m.late_ack_accepted = p.has(Switch::kLateAckAccepted);
   m.redelivery_in_return_order = p.has(Switch::kRedeliveryInReturnOrder);
   m.dead_letter_when_offered_again = p.has(Switch::kDeadLetterWhenOfferedAgain);
+  m.trimmed_held_keeps_only_its_offset = p.has(Switch::kTrimmedHeldKeepsOnlyItsOffset);
   return m;
 }
 

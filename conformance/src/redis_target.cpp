@@ -201,8 +201,12 @@ RedisTarget::~RedisTarget() {
   }
 }
 
+bool RedisTarget::serves(const oplang::Op& op) const {
+  return in_subset(op) || retention_by_messages(op);
+}
+
 oplang::Outcome RedisTarget::step(const oplang::Op& op) {
-  if (!in_subset(op)) throw std::invalid_argument("redis: op outside the common subset");
+  if (!serves(op)) throw std::invalid_argument("redis: op outside what the target serves");
   if (!owner_ && !std::holds_alternative<oplang::Poll>(op) &&
       !std::holds_alternative<oplang::Ack>(op) && !std::holds_alternative<oplang::Nack>(op)) {
     throw std::invalid_argument("redis: a worker serves poll, ack and nack only");
@@ -289,6 +293,7 @@ oplang::Value RedisTarget::create_topic(const oplang::CreateTopic& op) {
   if (topics_.contains(op.name)) throw Error(ErrorCode::kDuplicateTopic);
   Topic topic;
   topic.key = prefix_ + ":" + encode(op.name);
+  topic.maxlen = op.retention_messages;
   // The stream itself appears with its first entry or group; anything left under this
   // name by an earlier run goes.
   command(ctx_.get(), {"DEL", topic.key}, "DEL " + topic.key);
@@ -308,7 +313,12 @@ oplang::Value RedisTarget::delete_topic(const oplang::DeleteTopic& op) {
 
 oplang::Value RedisTarget::publish(const oplang::Publish& op) {
   Topic& topic = topic_or_throw(op.topic);
-  std::vector<std::string> args = {"XADD", topic.key, "*", "p", op.payload};
+  std::vector<std::string> args = {"XADD", topic.key};
+  if (topic.maxlen > 0) {
+    // Exact ("="): "~" trims whole radix-tree nodes only, and keeps more than N (R3).
+    args.insert(args.end(), {"MAXLEN", "=", std::to_string(topic.maxlen)});
+  }
+  args.insert(args.end(), {"*", "p", op.payload});
   for (const auto& [key, value] : op.headers) {
     args.push_back("h:" + key);
     args.push_back(value);

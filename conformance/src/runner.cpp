@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -50,6 +51,16 @@ std::string home_rule(const oplang::Op& op) {
       op);
 }
 
+/// The model's oldest kept offset of the topic op publishes to; nullopt for another op or
+/// an unknown topic.
+std::optional<model::Offset> oldest_of(const oplang::ModelRunner& runner, const oplang::Op& op) {
+  const auto* p = std::get_if<oplang::Publish>(&op);
+  if (p == nullptr) return std::nullopt;
+  const std::vector<std::string> topics = runner.model().topics();
+  if (std::find(topics.begin(), topics.end(), p->topic) == topics.end()) return std::nullopt;
+  return runner.model().oldest_offset(p->topic);
+}
+
 }  // namespace
 
 std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
@@ -79,6 +90,7 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
   std::map<std::string, std::size_t> checked;
   for (std::size_t i = 0; i < script.size(); ++i) {
     const oplang::Op& op = script[i];
+    const std::optional<model::Offset> oldest_before = oldest_of(model, op);
     const oplang::Outcome want = model.step(op);
     const oplang::Outcome got = target.step(op);
     if (target.lag() > lag_limit) {
@@ -91,6 +103,8 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
     }
     ++checked[home_rule(op)];
     if (want.error) ++checked["R14"];
+    // A publish that trimmed the log (R3): the steps after it see what retention dropped.
+    if (oldest_before && oldest_of(model, op) != oldest_before) ++checked["R3"];
     if (const auto* r = std::get_if<std::vector<model::Received>>(&want.value); r && !r->empty()) {
       ++checked["R6"];
     }

@@ -35,4 +35,9 @@ bool in_subset(const oplang::Op& op) {
       op);
 }
 
+bool retention_by_messages(const oplang::Op& op) {
+  const auto* c = std::get_if<oplang::CreateTopic>(&op);
+  return c != nullptr && c->retention_messages > 0 && c->retention_bytes == 0 && c->partitions == 1;
+}
+
 }  // namespace conformance

@@ -1,5 +1,5 @@
 // The Redis Streams target against a real redis-server, one model rule per test (SPEC R1,
-// R5, R7, R11, R14, R23), and the redis-server fixture: a crash and a restart on the same
+// R3, R5, R7, R11, R14, R23), and the redis-server fixture: a crash and a restart on the same
 // directory, a missing binary, a port in use. Every test starts its own server. One model
 // ms is 20 real ms: an ack timeout of 10 is 200 ms of idle time in the group's pending
 // list, and every wait past a deadline leaves at least 200 ms of margin.
@@ -24,7 +24,9 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/profile.h"
 #include "conformance/redis_server.h"
+#include "conformance/runner.h"
 #include "conformance/target.h"
 #include "model/errors.h"
 #include "oplang/ops.h"
@@ -471,8 +473,103 @@ TEST_F(RedisTargetTest, R14SubscriptionErrorsChangeNothing) {
   EXPECT_EQ(ErrorOf(oplang::Poll{"t", "s", "m", 1}), ErrorCode::kUnknownSubscription);
 }
 
+// R3: a topic that keeps its newest 2 messages is a stream every XADD trims to MAXLEN 2
+// exactly; a subscription from the beginning never sees the rest.
+TEST_F(RedisTargetTest, R3MaxlenKeepsTheNewestMessagesAndAPollSkipsTheRest) {
+  Value<oplang::Done>(oplang::CreateTopic{"t", 2, 0});
+  for (const char* p : {"a", "b", "c", "d"}) Publish("t", p);
+  Raw raw(server_->port());
+  EXPECT_EQ(raw.Integer({"XLEN", "test:t"}), 2);
+  Subscribe("t", "s");
+  const std::vector<Received> got = Poll("t", "s");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].offset, 2u);
+  EXPECT_EQ(got[0].payload, "c");
+  EXPECT_EQ(got[1].offset, 3u);
+  Publish("t", "e");  // trims c, which is held
+  EXPECT_EQ(raw.Integer({"XLEN", "test:t"}), 2);
+}
+
+// R3: trimming leaves the pending list alone, so the holder's ack of a message trimmed away
+// still settles it, and it never comes back.
+TEST_F(RedisTargetTest, R3AHeldMessageTrimmedAwayIsStillSettledByItsAck) {
+  Value<oplang::Done>(oplang::CreateTopic{"t", 1, 0});
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  Publish("t", "b");  // a is gone from the stream, still pending
+  EXPECT_TRUE(Ack("t", "s", 0));
+  Advance(kAckTimeout + 10);
+  Expire();
+  const std::vector<Received> got = Poll("t", "s");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].offset, 1u);
+}
+
+// The profile's trimmed_held_keeps_only_its_offset, as Redis 7.0 shows it: a held message
+// trimmed away dies without its body (the stream has only its id left), an extend forgets
+// it (XCLAIM drops a pending entry whose body is gone), and so does the next poll of the
+// group, by any member (XAUTOCLAIM drops such entries before it looks at idle times): its
+// holder's ack is then refused. The model without the switch answers otherwise each time.
+TEST_F(RedisTargetTest, R3ATrimmedHeldMessageDiesWithoutItsBodyAndAPollOrExtendForgetsIt) {
+  Value<oplang::Done>(oplang::CreateTopic{"t", 1, 0});
+  Subscribe("t", "s", 1);
+  Publish("t", "a", {{"k", "v"}});
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  Publish("t", "b");               // trims a, held
+  EXPECT_TRUE(Nack("t", "s", 0));  // its last delivery failed: dead
+  const std::vector<model::DeadLetter> dead = DeadLetters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 0u);
+  EXPECT_EQ(dead[0].attempts, 1);
+  EXPECT_EQ(dead[0].reason, "nacked");
+  EXPECT_EQ(dead[0].payload, "");  // the model without the switch says "a", {k: v}
+  EXPECT_TRUE(dead[0].headers.empty());
+
+  ASSERT_EQ(Poll("t", "s").size(), 1u);  // b
+  Publish("t", "c");                     // trims b, held
+  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Extend{"t", "s", 1, "m", kAckTimeout}).value);
+  EXPECT_FALSE(Ack("t", "s", 1));  // the model without the switch: true, still held
+
+  ASSERT_EQ(Poll("t", "s").size(), 1u);  // c
+  Publish("t", "d");                     // trims c, held
+  const std::vector<Received> next = Poll("t", "s", 10, "other");
+  ASSERT_EQ(next.size(), 1u);  // d; c is gone from the pending list
+  EXPECT_EQ(next[0].offset, 3u);
+  EXPECT_FALSE(Ack("t", "s", 2));  // the model without the switch: true
+  Raw raw(server_->port());
+  EXPECT_EQ(raw.Integer({"XLEN", "test:t:dlq:s"}), 1);
+}
+
+// The same through the kit: judged strictly the script violates R7 (a dead letter without
+// its body); under the redis profile it holds and the switch is what it needed.
+TEST_F(RedisTargetTest, TheKitCreditsTrimmedHeldKeepsOnlyItsOffset) {
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "s";
+  sub.ack_timeout = kAckTimeout;
+  sub.max_deliveries = 1;
+  const oplang::Script script = {oplang::CreateTopic{"t", 1, 0},
+                                 sub,
+                                 oplang::Publish{"t", "a", {}, ""},
+                                 oplang::Poll{"t", "s", "m", 1},
+                                 oplang::Publish{"t", "b", {}, ""},
+                                 oplang::Term{"t", "s", 0, "m"},
+                                 oplang::GetDeadLetters{"t", "s"}};
+  const Verdict strictly = check(*target_, script, redis_profile().without(
+                                                       Switch::kTrimmedHeldKeepsOnlyItsOffset));
+  ASSERT_TRUE(strictly.violation);
+  EXPECT_EQ(strictly.violation->rule, "R7");
+  RedisTarget again(server_->url(), "again", kUnitMs);
+  const Verdict profiled = check(again, script, redis_profile());
+  EXPECT_FALSE(profiled.violation);
+  EXPECT_EQ(profiled.needed, std::vector<Switch>{Switch::kTrimmedHeldKeepsOnlyItsOffset});
+}
+
 TEST_F(RedisTargetTest, OpsOutsideTheSubsetAreRefused) {
-  EXPECT_THROW(Step(oplang::CreateTopic{"t", 5, 0}), std::invalid_argument);
+  EXPECT_TRUE(target_->serves(oplang::CreateTopic{"t", 5, 0}));  // MAXLEN
+  EXPECT_THROW(Step(oplang::CreateTopic{"t", 0, 100}), std::invalid_argument);
+  EXPECT_THROW(Step(oplang::CreateTopic{"t", 5, 100}), std::invalid_argument);
   EXPECT_THROW(Step(oplang::Drain{}), std::invalid_argument);
   EXPECT_EQ(target_->name(), "redis");
 }

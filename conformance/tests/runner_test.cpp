@@ -34,12 +34,49 @@ TEST(ConformanceKit, GeneratedScriptsKeepTheMarginFromEveryDeadline) {
 TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   GenOptions options;
   options.margin = 0;
+  options.retention_messages = {2, 3, 5};  // InProcTarget serves retention by messages
+  std::size_t trimmed = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
     const Verdict v = check(target, script, strict_profile());
     ASSERT_FALSE(v.violation) << "seed " << seed << "\n" << trace(target, script, strict_profile());
     EXPECT_TRUE(v.needed.empty());
+    for (const auto& [rule, n] : v.checked) trimmed += rule == "R3" ? n : 0;
+  }
+  EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
+}
+
+// Bounded topics (GenOptions::retention_messages) reach what Redis's MAXLEN does to a held
+// message: scripts where the model with trimmed_held_keeps_only_its_offset answers
+// otherwise than strictly (a dead letter without its body, an extend that forgets).
+TEST(ConformanceKit, BoundedTopicsReachHeldMessagesThatRetentionTrimmed) {
+  GenOptions options;
+  options.retention_messages = {2, 3, 5};
+  const Profile redis = redis_profile();
+  const Profile strict_retention = redis.without(Switch::kTrimmedHeldKeepsOnlyItsOffset);
+  std::size_t differ = 0;
+  std::size_t bounded = 0;
+  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
+    const oplang::Script script = generate(seed, options, redis);
+    bounded += retention_by_messages(script[0]) ? 1 : 0;
+    oplang::ModelRunner with(model_switches(redis));
+    oplang::ModelRunner without(model_switches(strict_retention));
+    for (const oplang::Op& op : script) {
+      if (!(with.step(op) == without.step(op))) {
+        ++differ;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(bounded, 200u);
+  EXPECT_GT(differ, 10u) << "of 500 scripts";
+  // Unbounded, the switch changes nothing.
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    const oplang::Script script = generate(seed, GenOptions{}, redis);
+    oplang::ModelRunner with(model_switches(redis));
+    oplang::ModelRunner without(model_switches(strict_retention));
+    for (const oplang::Op& op : script) ASSERT_EQ(with.step(op), without.step(op));
   }
 }
 
@@ -86,7 +123,7 @@ TEST(ConformanceKit, ASwitchIsCreditedWhenAScriptNeedsItAndItsAbsenceIsAViolatio
   EXPECT_TRUE(violated_strictly);
 }
 
-// The redis profile's one switch is a schedule: every advance is followed by its expire
+// The redis profile's schedule switch: every advance is followed by its expire
 // (Redis gives a message back at its deadline, by the next poll's XAUTOCLAIM), while the
 // model answers as strictly as ever and expire's report is still compared.
 TEST(ConformanceKit, NoServerDeadlinePutsAnExpireAfterEveryAdvanceAndComparesIt) {

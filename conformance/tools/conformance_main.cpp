@@ -270,6 +270,7 @@ struct ByNumber {
 const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R1", "topics: create, delete"},
     {"R2", "publish: absolute offsets"},
+    {"R3", "retention: the newest N kept, the rest skipped"},
     {"R4", "start of a subscription"},
     {"R5", "next message: order, header filter"},
     {"R6", "offers: attempt counts"},
@@ -311,6 +312,9 @@ int main(int argc, char** argv) {
   // On the model's own clock (inproc) there is no noise: no margin, so calls land on
   // deadlines too.
   gen.margin = args.target == "inproc" ? 0 : 5;
+  // Topics that keep their newest 2, 3 or 5 messages, where the engine serves them (asked
+  // of a target once it exists, below): a few publishes trim under every subscription.
+  const std::vector<std::size_t> bounds = {2, 3, 5};
 
   conformance::ParallelOptions popts;
   popts.margin = gen.margin;
@@ -487,6 +491,9 @@ int main(int argc, char** argv) {
     return args.first;
   };
   try {
+    if (factory()->serves(oplang::CreateTopic{"t", bounds.front(), 0})) {
+      gen.retention_messages = bounds;
+    }
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
                                    static_cast<std::uint64_t>(args.parallel) - 1) {

@@ -79,6 +79,15 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   Sub& s = pull_or_throw(t, sub);
   if (s.owner) throw Error(ErrorCode::kWrongKind);  // R32: a group's partition: poll_group
   catch_up(t, s);
+  if (profile_.trimmed_held_keeps_only_its_offset) {
+    // The engine's claim of what came back (XAUTOCLAIM) drops every pending entry whose body
+    // is gone, held or not, before it looks at idle times.
+    std::vector<Offset> gone;
+    for (const auto& [offset, held] : s.in_flight) {
+      if (offset < oldest(t)) gone.push_back(offset);
+    }
+    for (const Offset offset : gone) forget_held(s, offset);
+  }
   std::vector<Received> out;
   while (out.size() < max && !s.paused &&
          (s.max_in_flight == 0 || s.in_flight.size() < s.max_in_flight)) {
@@ -144,13 +153,22 @@ bool Model::term(const std::string& topic, const std::string& sub, Offset offset
   return true;
 }
 
-// R11: an accepted extend sets deadline = now + extension.
+// R11: an accepted extend sets deadline = now + extension (under the profile's
+// trimmed_held_keeps_only_its_offset, one of a message retention dropped forgets it).
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension,
                    std::uint64_t generation) {
   if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
-  Sub& s = pull_or_throw(topic_or_throw(topic), sub);
+  Topic& t = topic_or_throw(topic);
+  Sub& s = pull_or_throw(t, sub);
   if (fenced(s, member, generation) || !accepted(s, offset, member, now)) return false;
+  if (profile_.trimmed_held_keeps_only_its_offset && offset < oldest(t)) {
+    // The engine re-claims the entry to restart its deadline, and a claim drops an entry
+    // whose body is gone: nothing is held any more, and nothing comes back.
+    forget_held(s, offset);
+    save(s);
+    return true;
+  }
   s.in_flight.at(offset).deadline = now + extension;
   return true;
 }

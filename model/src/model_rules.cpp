@@ -141,6 +141,14 @@ int Model::offer(const Topic& t, Sub& s, Offset offset, const std::string& membe
   return attempt;
 }
 
+// R3 under the profile's trimmed_held_keeps_only_its_offset: a held message whose body
+// retention dropped is forgotten, and counted as skipped.
+void Model::forget_held(Sub& s, Offset offset) {
+  s.in_flight.erase(offset);
+  s.attempts.erase(offset);
+  s.counters.skipped += 1;
+}
+
 // R7: a confirmation forgets the message.
 void Model::confirm(Sub& s, Offset offset) {
   s.in_flight.erase(offset);
@@ -159,7 +167,9 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
   const int attempts = s.attempts[offset];
   if (terminal || (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
                    !profile_.dead_letter_when_offered_again)) {
-    const Message& m = held.message;
+    // Under the profile a dropped message's body went with the log; only its offset is left.
+    const bool body_gone = profile_.trimmed_held_keeps_only_its_offset && offset < oldest(t);
+    const Message m = body_gone ? Message{} : held.message;
     s.dead.push_back(
         DeadLetter{t.name, s.name, offset, m.payload, attempts, reason, now, m.headers, m.key});
     s.counters.dead_lettered += 1;

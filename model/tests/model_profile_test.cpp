@@ -110,5 +110,38 @@ TEST(ModelProfile, DeadLetterWhenOfferedAgainWaitsForThePoll) {
   EXPECT_EQ(m.dead_letters("t", "p")[0].attempts, 1);
 }
 
+// Without the switch a held message keeps its body though retention dropped it (R3); with
+// it, only its offset, until the next poll forgets it: its dead letter has no payload,
+// headers or key, an extend or a poll forgets it (counted in skipped), and an ack before
+// that still settles it.
+TEST(ModelProfile, TrimmedHeldKeepsOnlyItsOffset) {
+  for (const bool on : {false, true}) {
+    SCOPED_TRACE(on ? "switch on" : "strict");
+    Model m(Profile{.trimmed_held_keeps_only_its_offset = on});
+    m.create_topic("t", 1, 0);
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .max_deliveries = 1});
+    m.publish("t", "a", {{"h", "v"}});
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);
+    m.publish("t", "b");  // a is held and dropped
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 1));
+    ASSERT_EQ(m.dead_letters("t", "p").size(), 1u);
+    const DeadLetter dead = m.dead_letters("t", "p")[0];
+    EXPECT_EQ(dead.payload, on ? "" : "a");
+    EXPECT_EQ(dead.headers.empty(), on);
+    ASSERT_EQ(m.poll("t", "p", "w", 1, 1).size(), 1u);  // b
+    m.publish("t", "c");
+    EXPECT_TRUE(m.extend("t", "p", 1, "w", 2, 10));
+    EXPECT_EQ(m.ack("t", "p", 1, "w", 3), !on);
+    ASSERT_EQ(m.poll("t", "p", "w", 3, 1).size(), 1u);  // c
+    m.publish("t", "d");
+    EXPECT_TRUE(m.ack("t", "p", 2, "w", 3));  // before a poll, an ack settles it either way
+    ASSERT_EQ(m.poll("t", "p", "w", 3, 1).size(), 1u);  // d
+    m.publish("t", "e");
+    ASSERT_EQ(m.poll("t", "p", "w2", 3, 1).size(), 1u);  // e; under the switch d is forgotten
+    EXPECT_EQ(m.ack("t", "p", 3, "w", 4), !on);
+    EXPECT_EQ(m.stats("t", "p").skipped, on ? 2u : 0u);
+  }
+}
+
 }  // namespace
 }  // namespace model

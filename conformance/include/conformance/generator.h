@@ -21,6 +21,10 @@ struct GenOptions {
   std::size_t ops = 30;
   model::Millis margin = 5;
   std::vector<model::Millis> ack_timeouts = {15, 25};
+  /// The message bounds (R3) a created topic may have, half the time; empty: every topic
+  /// is unbounded (the common subset). Give them only to a target that serves them
+  /// (Target::serves, retention_by_messages).
+  std::vector<std::size_t> retention_messages = {};
 };
 
 /// Follows a script on the model (under a profile) and knows the deadline of every held
@@ -52,7 +56,7 @@ class Tracker {
 /// Whether every advance of script keeps the margin (a shrunk script must, too).
 bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin);
 
-/// A random script from seed: topics, publishes with and without headers, pull
+/// A random script from seed: topics (bounded by messages if options allow), publishes with and without headers, pull
 /// subscriptions (filters, ack timeouts, max deliveries, both starts), polls by two
 /// members, acks, nacks, terms and extends (mostly of held messages, by their holder),
 /// advances that keep

@@ -14,7 +14,9 @@ class InProcTarget final : public Target {
  public:
   InProcTarget() = default;
   [[nodiscard]] std::string name() const override { return "inproc"; }
-  /// Throws std::invalid_argument outside the subset.
+  /// The common subset, and topics that keep their newest N messages (R3).
+  [[nodiscard]] bool serves(const oplang::Op& op) const override;
+  /// Throws std::invalid_argument outside serves().
   oplang::Outcome step(const oplang::Op& op) override;
   /// Calls the same broker (thread-safe) for poll, ack and nack.
   std::unique_ptr<Target> worker() override;

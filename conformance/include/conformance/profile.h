@@ -23,6 +23,9 @@ enum class Switch {
   kConcurrentPollsInterleave,   // parallel runs: concurrent polls share messages one by one
   kNoServerDeadline,            // schedule: a deadline has no moment of its own; expire follows
                                 // every advance
+  kTrimmedHeldKeepsOnlyItsOffset,  // model: a held message retention dropped has no body
+                                   // left to dead-letter; the next poll or an extend
+                                   // forgets it
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

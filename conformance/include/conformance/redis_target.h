@@ -22,6 +22,12 @@
 //          dead-lettered;
 // and a dead letter is XACK + XADD to `<prefix>:<name>:dlq:<sub>` with its stream id,
 // attempts (XPENDING's delivery count), reason and model time, in the same script.
+// Retention by messages (create_topic with retention_messages = N): every XADD says
+// `MAXLEN = N`, an exact trim. Trimming leaves the pending list alone, so a held entry
+// trimmed away keeps only its id there: XACK still settles it, but XCLAIM drops it, and so
+// does the next poll's XAUTOCLAIM (Redis 7.0 drops a pending entry whose body is gone before
+// it looks at the idle time), and its dead letter has no payload or headers (the profile's
+// trimmed_held_keeps_only_its_offset).
 // Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
 // Header filters are applied by the poll script. A call that finds the connection lost (a
 // server restarted) connects again first, within a bound; the call that lost it failed. The model's
@@ -58,7 +64,9 @@ class RedisTarget : public Target {
   RedisTarget& operator=(const RedisTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "redis"; }
-  /// Throws std::invalid_argument outside the subset (a worker: outside poll, ack, nack),
+  /// The common subset, and topics that keep their newest N messages (MAXLEN).
+  [[nodiscard]] bool serves(const oplang::Op& op) const override;
+  /// Throws std::invalid_argument outside serves() (a worker: outside poll, ack, nack),
   /// TargetFailure if the server failed or answered what Redis never answers.
   oplang::Outcome step(const oplang::Op& op) override;
 
@@ -93,6 +101,7 @@ class RedisTarget : public Target {
   };
   struct Topic {
     std::string key;
+    std::size_t maxlen = 0;                                  // 0: no trim
     std::vector<std::string> ids;                            // offset -> stream id
     std::unordered_map<std::string, model::Offset> offsets;  // stream id -> offset
     std::map<std::string, Sub> subs;

@@ -20,7 +20,15 @@ class TargetFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// One engine under test. Ops in the common subset: create_topic (no retention),
+/// Whether op is in the common subset every target serves.
+bool in_subset(const oplang::Op& op);
+
+/// Whether op is a create_topic that keeps the newest N > 0 messages, and nothing else
+/// bounds it (no byte limit, one partition): retention an engine with a length cap serves
+/// (Redis's MAXLEN), not in the common subset because JetStream's adapter has no cap yet.
+bool retention_by_messages(const oplang::Op& op);
+
+/// One engine under test. Ops in the common subset: create_topic (no retention; see serves),
 /// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
 /// max deliveries, start at the beginning or the end; no max_in_flight or backoff),
 /// unsubscribe, poll, ack, nack (no delay), term (by offset), extend (by offset, by the
@@ -32,6 +40,9 @@ class Target {
   virtual ~Target() = default;
   /// The name reports use ("inproc", "jetstream", "redis").
   [[nodiscard]] virtual std::string name() const = 0;
+  /// Whether step serves op: the common subset, and what this engine adds to it (see
+  /// retention_by_messages). The generator asks, so scripts use what the engine serves.
+  [[nodiscard]] virtual bool serves(const oplang::Op& op) const { return in_subset(op); }
   /// Runs one op of the subset and returns what the engine did. Throws
   /// std::invalid_argument for an op outside the subset, TargetFailure if the engine failed.
   virtual oplang::Outcome step(const oplang::Op& op) = 0;
@@ -53,8 +64,5 @@ class Target {
     return std::nullopt;
   }
 };
-
-/// Whether op is in the common subset every target serves.
-bool in_subset(const oplang::Op& op);
 
 }  // namespace conformance

@@ -61,6 +61,12 @@ struct Profile {
   /// R7: a message whose last delivery failed comes back like any other and is
   /// dead-lettered when it would be offered again (by that poll), not when it failed.
   bool dead_letter_when_offered_again = false;
+  /// R3: a held message retention dropped keeps only its offset (Redis's pending list),
+  /// and only until the next poll of its subscription, which forgets it (counted in
+  /// `skipped`), as an extend of it does. Until then an ack settles it and a nack or an
+  /// expiry returns it (then it is skipped); a dead letter made of it has no payload,
+  /// headers or key.
+  bool trimmed_held_keeps_only_its_offset = false;
 };
 
 class Model {
@@ -381,6 +387,7 @@ class Model {
   static Offset start_cursor(const Topic& t, const Start& start);
   static bool matches(const Headers& filter, const Message& m);
   static void catch_up(const Topic& t, Sub& s);
+  static void forget_held(Sub& s, Offset offset);
   std::optional<Offset> next_message(const Topic& t, Sub& s, Millis now) const;
   static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
                    Millis deadline);
