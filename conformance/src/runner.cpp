@@ -51,25 +51,35 @@ std::string home_rule(const oplang::Op& op) {
       op);
 }
 
-/// The model's oldest kept offset of the topic op publishes to; nullopt for another op or
-/// an unknown topic.
+/// The model's oldest kept offset of the topic op publishes to or polls; nullopt for
+/// another op or an unknown topic.
 std::optional<model::Offset> oldest_of(const oplang::ModelRunner& runner, const oplang::Op& op) {
-  const auto* p = std::get_if<oplang::Publish>(&op);
-  if (p == nullptr) return std::nullopt;
+  std::string topic;
+  if (const auto* p = std::get_if<oplang::Publish>(&op)) {
+    topic = p->topic;
+  } else if (const auto* q = std::get_if<oplang::Poll>(&op)) {
+    topic = q->topic;
+  } else {
+    return std::nullopt;
+  }
   const std::vector<std::string> topics = runner.model().topics();
-  if (std::find(topics.begin(), topics.end(), p->topic) == topics.end()) return std::nullopt;
-  return runner.model().oldest_offset(p->topic);
+  if (std::find(topics.begin(), topics.end(), topic) == topics.end()) return std::nullopt;
+  return runner.model().oldest_offset(topic);
 }
 
 }  // namespace
 
 std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
-                     const oplang::Outcome& engine) {
+                     const oplang::Outcome& engine, std::optional<model::Offset> oldest) {
   if (model.error != engine.error) return "R14";
   if (std::holds_alternative<oplang::Poll>(op)) {
     if (offsets_of(model) == offsets_of(engine)) return "R6";  // same messages, other attempts
     std::vector<model::Offset> a = offsets_of(model);
     std::vector<model::Offset> b = offsets_of(engine);
+    // An offer of a message retention dropped: the engine kept more than it should.
+    if (oldest && std::any_of(b.begin(), b.end(), [&](model::Offset o) { return o < *oldest; })) {
+      return "R3";
+    }
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     return a == b ? "R5" : "R11";  // order alone, or which messages were free to offer
@@ -98,7 +108,7 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
       break;
     }
     if (!agree(op, want, got, p)) {
-      v.violation = Violation{i, rule_for(op, want, got), want, got};
+      v.violation = Violation{i, rule_for(op, want, got, oldest_of(model, op)), want, got};
       break;
     }
     ++checked[home_rule(op)];
@@ -205,6 +215,7 @@ void side_by_side(Target& target, const oplang::Script& script, const Profile& p
     s.engine = target.step(op);
     s.end_ms = ms(Clock::now());
     s.agreed = agree(op, s.model, s.engine, p);
+    s.oldest = oldest_of(model, op);
     each(op, s);
   }
 }
@@ -220,7 +231,8 @@ std::string trace(Target& target, const oplang::Script& script, const Profile& p
       out << "      " << target.name() << ": " << oplang::print(s.engine) << "\n";
     }
     if (!s.agreed && !marked) {
-      out << "      ^ violates " << rule_for(op, s.model, s.engine) << " under profile " << p.name
+      out << "      ^ violates " << rule_for(op, s.model, s.engine, s.oldest) << " under profile "
+          << p.name
           << "\n";
       marked = true;
     }

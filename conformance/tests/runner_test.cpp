@@ -47,6 +47,19 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
 }
 
+// A poll that offers a message retention dropped violates R3, not R11 (which messages were
+// free to offer): the rule names what the engine got wrong.
+TEST(ConformanceKit, APollOfADroppedMessageViolatesR3) {
+  oplang::Outcome model;
+  model.value = std::vector<model::Received>{{1, "b", 1, 25}};
+  oplang::Outcome engine;
+  engine.value = std::vector<model::Received>{{0, "a", 1, 25}};
+  const oplang::Poll poll{"t", "p", "w1", 1};
+  EXPECT_EQ(rule_for(poll, model, engine, 1), "R3");
+  EXPECT_EQ(rule_for(poll, model, engine, 0), "R11");
+  EXPECT_EQ(rule_for(poll, model, engine), "R11");
+}
+
 // Bounded topics (GenOptions::retention_messages) reach what Redis's MAXLEN does to a held
 // message: scripts where the model with trimmed_held_keeps_only_its_offset answers
 // otherwise than strictly (a dead letter without its body, an extend that forgets).

@@ -38,9 +38,12 @@ struct Verdict {
   std::vector<std::pair<std::string, std::size_t>> checked;
 };
 
-/// The SPEC rule a step of op belongs to, given how the outcomes differ (R14 for errors).
+/// The SPEC rule a step of op belongs to, given how the outcomes differ (R14 for errors;
+/// R3 for a poll that returned an offset below `oldest`, the model's oldest kept offset of
+/// the polled topic after the step).
 std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
-                     const oplang::Outcome& engine);
+                     const oplang::Outcome& engine,
+                     std::optional<model::Offset> oldest = std::nullopt);
 
 /// Runs script on target and on models under p (and under p without each switch, to see
 /// which switches the script needed); stops, void, once target.lag() passes lag_limit.
@@ -65,6 +68,7 @@ struct SideStep {
   oplang::Outcome model;
   oplang::Outcome engine;
   bool agreed = false;
+  std::optional<model::Offset> oldest;  // the model's oldest kept offset of op's topic, after
   double start_ms = 0;
   double end_ms = 0;
 };
