@@ -143,7 +143,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
       }
       if (ordered && !m->key.empty()) {
         KeyLine& l = line_of(m->key);
-        if (!l.idle()) {
+        if (!idle(l)) {
           // R31: passed over, it waits like a returned message; past the bound the line
           // waits.
           if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
@@ -163,11 +163,14 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   if (attempt > 1) ++counters_.redelivered;
   if (line != nullptr) {
     drop_head(*line);
-    ++line->held;
+    ++held_[line->slot];
   }
-  Held held{message, member, deadline, attempt, line};
-  in_flight_[message->offset] = held;
-  return held;
+  // Built in place: each copy of a MessagePtr is an atomic on its segment's count, a cache
+  // line every worker of the subscription writes.
+  const Offset offset = message->offset;
+  const auto [it, added] = in_flight_.insert_or_assign(
+      offset, Held{std::move(message), member, deadline, attempt, line});
+  return it->second;
 }
 
 bool SubscriptionState::confirm(Offset offset) {
@@ -254,7 +257,11 @@ std::optional<Time> SubscriptionState::earliest_deadline() const {
 }
 
 void SubscriptionState::release_key(const Held& h) {
-  if (h.line != nullptr && --h.line->held == 0) add_head(*h.line);
+  if (h.line != nullptr && --held_[h.line->slot] == 0) add_head(*h.line);
+}
+
+bool SubscriptionState::idle(const KeyLine& line) const {
+  return held_[line.slot] == 0 && line.waiting.empty();
 }
 
 KeyLine& SubscriptionState::line_of(const std::string& key) {
@@ -262,10 +269,25 @@ KeyLine& SubscriptionState::line_of(const std::string& key) {
   if (it != keys_.end()) return it->second;
   if (keys_.size() >= sweep_at_) {
     // Amortized: at least half the lines made since the last sweep are swept or live.
-    std::erase_if(keys_, [](const auto& entry) { return entry.second.idle(); });
+    for (auto line = keys_.begin(); line != keys_.end();) {
+      if (idle(line->second)) {
+        free_slots_.push_back(line->second.slot);
+        line = keys_.erase(line);
+      } else {
+        ++line;
+      }
+    }
     sweep_at_ = std::max(kMinSweep, 2 * keys_.size());
   }
-  return keys_[key];
+  KeyLine& line = keys_[key];
+  if (free_slots_.empty()) {
+    line.slot = static_cast<std::uint32_t>(held_.size());
+    held_.push_back(0);
+  } else {
+    line.slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  return line;
 }
 
 void SubscriptionState::drop_head(const KeyLine& line) {
@@ -273,7 +295,7 @@ void SubscriptionState::drop_head(const KeyLine& line) {
 }
 
 void SubscriptionState::add_head(const KeyLine& line) {
-  if (!line.waiting.empty() && line.held == 0) free_waiting_.insert(*line.waiting.begin());
+  if (!line.waiting.empty() && held_[line.slot] == 0) free_waiting_.insert(*line.waiting.begin());
 }
 
 void SubscriptionState::add_waiting(Offset offset, Time not_before, const std::string& key) {
@@ -323,6 +345,8 @@ void SubscriptionState::seek(Offset offset) {
   redelivery_.clear();
   in_flight_.clear();
   keys_.clear();
+  held_.clear();
+  free_slots_.clear();
   index_waiting();
   attempts_.clear();
   offers.void_running();

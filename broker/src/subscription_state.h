@@ -1,6 +1,7 @@
 // The per-subscription state machine shared by push and pull delivery (SPEC R3-R13).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,11 +23,11 @@
 
 namespace broker {
 
-/// R31: one key's held messages and waiting offsets in an ordered subscription.
+/// R31: one key's waiting offsets in an ordered subscription, and the slot of its held count
+/// (SubscriptionState::held_).
 struct KeyLine {
-  std::size_t held = 0;
+  std::uint32_t slot = 0;
   std::set<Offset> waiting;
-  [[nodiscard]] bool idle() const { return held == 0 && waiting.empty(); }
 };
 
 /// A message handed out and not yet confirmed or returned.
@@ -161,6 +162,8 @@ class SubscriptionState {
   /// R31's index: a key's line, made if it has none (and then idle lines are swept when
   /// they have come to outnumber the live ones).
   KeyLine& line_of(const std::string& key) REQUIRES(mu);
+  /// R31's index: whether a line has nothing held and nothing waiting.
+  [[nodiscard]] bool idle(const KeyLine& line) const REQUIRES(mu);
   /// R31's index: a key's lowest waiting message leaves (drop) or joins (add, unless the key
   /// is held) the candidates; call drop before and add after changing the line.
   void drop_head(const KeyLine& line) REQUIRES(mu);
@@ -193,6 +196,11 @@ class SubscriptionState {
   // sweep left, at least kMinSweep), so there are never more than kMinSweep lines or twice
   // the most keys ever held or waiting at once.
   std::unordered_map<std::string, KeyLine> keys_ GUARDED_BY(mu);
+  // Each line's held count, by its slot, apart from the lines: an offer and a confirmation
+  // write only these packed counts, so the lines (read by every offer of a key) stay in
+  // every worker's cache, and the keys a worker takes one after another share cache lines.
+  std::vector<std::uint32_t> held_ GUARDED_BY(mu);
+  std::vector<std::uint32_t> free_slots_ GUARDED_BY(mu);  // of swept lines
   std::size_t sweep_at_ GUARDED_BY(mu) = kMinSweep;
   static constexpr std::size_t kMinSweep = 1024;
   // R31, ordered subscriptions only, the rest of the index of redelivery_: each waiting
