@@ -286,7 +286,7 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
-  std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound
+  std::map<std::string, std::size_t> bounds_;            // bounded topics that exist: their bound
   std::map<Tracker::Key, model::Millis> extended_from_;  // held, extended: its first deadline
 };
 

@@ -232,8 +232,7 @@ std::string trace(Target& target, const oplang::Script& script, const Profile& p
     }
     if (!s.agreed && !marked) {
       out << "      ^ violates " << rule_for(op, s.model, s.engine, s.oldest) << " under profile "
-          << p.name
-          << "\n";
+          << p.name << "\n";
       marked = true;
     }
   });

@@ -549,15 +549,12 @@ TEST_F(RedisTargetTest, TheKitCreditsTrimmedHeldKeepsOnlyItsOffset) {
   sub.name = "s";
   sub.ack_timeout = kAckTimeout;
   sub.max_deliveries = 1;
-  const oplang::Script script = {oplang::CreateTopic{"t", 1, 0},
-                                 sub,
-                                 oplang::Publish{"t", "a", {}, ""},
-                                 oplang::Poll{"t", "s", "m", 1},
-                                 oplang::Publish{"t", "b", {}, ""},
-                                 oplang::Term{"t", "s", 0, "m"},
+  const oplang::Script script = {oplang::CreateTopic{"t", 1, 0},    sub,
+                                 oplang::Publish{"t", "a", {}, ""}, oplang::Poll{"t", "s", "m", 1},
+                                 oplang::Publish{"t", "b", {}, ""}, oplang::Term{"t", "s", 0, "m"},
                                  oplang::GetDeadLetters{"t", "s"}};
-  const Verdict strictly = check(*target_, script, redis_profile().without(
-                                                       Switch::kTrimmedHeldKeepsOnlyItsOffset));
+  const Verdict strictly =
+      check(*target_, script, redis_profile().without(Switch::kTrimmedHeldKeepsOnlyItsOffset));
   ASSERT_TRUE(strictly.violation);
   EXPECT_EQ(strictly.violation->rule, "R7");
   RedisTarget again(server_->url(), "again", kUnitMs);

@@ -56,12 +56,12 @@ class Tracker {
 /// Whether every advance of script keeps the margin (a shrunk script must, too).
 bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin);
 
-/// A random script from seed: topics (bounded by messages if options allow), publishes with and without headers, pull
-/// subscriptions (filters, ack timeouts, max deliveries, both starts), polls by two
-/// members, acks, nacks, terms and extends (mostly of held messages, by their holder),
-/// advances that keep
-/// the margin (each followed by expire if the engine expires on its own clock; otherwise
-/// expire is a step of its own), dead letters, and a little bad input.
+/// A random script from seed: topics (bounded by messages if options allow), publishes
+/// with and without headers, pull subscriptions (filters, ack timeouts, max deliveries,
+/// both starts), polls by two members, acks, nacks, terms and extends (mostly of held
+/// messages, by their holder), advances that keep the margin (each followed by expire if
+/// the engine expires on its own clock; otherwise expire is a step of its own), dead
+/// letters, and a little bad input.
 oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile);
 
 }  // namespace conformance
