@@ -578,6 +578,8 @@ int main(int argc, char** argv) {
       for (const auto& [name, n] : row.diverged) {
         result += " `" + name + "` (" + std::to_string(n) + " scripts)";
       }
+    } else if (rule == "R3" && gen.retention_messages.empty()) {
+      result = "not served (no bounded topics: Target::serves)";
     } else if (row.checked == 0) {
       result = "not reached";
     }
