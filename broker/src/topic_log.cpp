@@ -52,9 +52,11 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
     sync::MutexLock lock(mu_);
     offset = base_ + sizes_.size();
     if (segments_.empty() || segments_.back()->full()) {
-      // Retention may have freed them all; the sizes keep growing from the last one.
-      if (!segments_.empty()) next_capacity_ = segments_.back()->next_capacity();
-      auto segment = std::make_shared<MessageSegment>(offset, next_capacity_);
+      // Retention keeps the newest message, so only a log that never held one in memory (new,
+      // or all on disk after a restart) has no segment to grow from.
+      const std::size_t capacity =
+          segments_.empty() ? MessageSegment::kFirstCapacity : segments_.back()->next_capacity();
+      auto segment = std::make_shared<MessageSegment>(offset, capacity);
       if (!segments_.empty()) segments_.back()->set_next(segment);
       segments_.push_back(std::move(segment));
     }

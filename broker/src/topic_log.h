@@ -82,8 +82,6 @@ class TopicLog {
   // The segments holding [base_, base_ + sizes_.size()) from in_memory_from_ on, each
   // starting where the one before ends; a segment leaves once all of it is below base_.
   std::deque<std::shared_ptr<MessageSegment>> segments_ GUARDED_BY(mu_);
-  // The next new segment's capacity (they grow; see MessageSegment).
-  std::size_t next_capacity_ GUARDED_BY(mu_) = MessageSegment::kFirstCapacity;
   std::deque<std::uint32_t> sizes_ GUARDED_BY(mu_);  // payload bytes of base_ + i, retention
   Offset base_ GUARDED_BY(mu_) = 0;
   std::size_t bytes_ GUARDED_BY(mu_) = 0;

@@ -238,8 +238,9 @@ class Maker {
     if (!tracker_.advance_ok(ms)) return;
     add(oplang::Advance{ms});
     add(oplang::Expire{});
-    const auto subs = ack_timeouts_;
-    for (const auto& [key, timeout] : subs) add(oplang::GetDeadLetters{key.first, key.second});
+    for (const auto& [key, timeout] : ack_timeouts_) {
+      add(oplang::GetDeadLetters{key.first, key.second});  // changes no subscription
+    }
   }
 
   /// An advance that keeps the margin (past a deadline or well before it), then expire.
