@@ -830,7 +830,7 @@ struct Msg {
   bool operator==(const Msg&) const = default;
 };
 
-Msg msg_of(const broker::Message& m) { return {m.payload, m.key, m.headers, m.publish_time}; }
+Msg msg_of(const broker::Message& m) { return {std::string(m.payload()), std::string(m.key()), m.headers(), m.publish_time()}; }
 
 std::string fresh_name(const std::vector<std::string>& taken, const std::string& stem) {
   std::string name = stem;
@@ -848,7 +848,7 @@ SubView view_of(Broker& b, const std::string& t, const std::string& s) {
   v.committed = b.stats(t, s).committed;
   for (const auto& dl : b.dead_letters(t, s)) {
     REQUIRE(dl.message != nullptr, "dead letter of " + t + "/" + s + " without a message");
-    v.dead.push_back(dl.message->offset);
+    v.dead.push_back(dl.message->offset());
   }
   return v;
 }
@@ -863,11 +863,11 @@ std::vector<broker::Received> poll_all_new(Broker& b, const std::string& t, cons
     auto got = b.poll(t, s, "fz", 64, kNow);
     if (got.empty()) break;
     for (auto& r : got) {
-      REQUIRE(r.message != nullptr && r.receipt.offset == r.message->offset,
+      REQUIRE(r.message != nullptr && r.receipt.offset == r.message->offset(),
               "poll of " + t + "/" + s + ": receipt and message disagree");
-      REQUIRE(r.message->offset == expect,
+      REQUIRE(r.message->offset() == expect,
               "poll of new " + t + "/" + s + " from beginning gave " +
-                  std::to_string(r.message->offset) + ", expected " + std::to_string(expect) +
+                  std::to_string(r.message->offset()) + ", expected " + std::to_string(expect) +
                   " (oldest " + std::to_string(oldest) + ", end " + std::to_string(end) + ")");
       REQUIRE(r.attempt == 1,
               "first poll of a new subscription with attempt " + std::to_string(r.attempt));
@@ -932,9 +932,9 @@ std::map<std::string, TopicView> first_session(
       Offset prev = st.committed;
       bool first = true;
       for (const auto& r : got) {
-        REQUIRE(r.message != nullptr && r.receipt.offset == r.message->offset,
+        REQUIRE(r.message != nullptr && r.receipt.offset == r.message->offset(),
                 where + ": receipt and message disagree");
-        const Offset o = r.message->offset;
+        const Offset o = r.message->offset();
         REQUIRE(o >= oldest && o < end, where + ": polled offset " + std::to_string(o));
         REQUIRE(first ? o >= prev : o > prev,
                 where + ": polled " + std::to_string(o) + " after " + std::to_string(prev));
@@ -978,7 +978,7 @@ std::map<std::string, TopicView> first_session(
             "oldest after publish to " + t + " is " + std::to_string(new_oldest));
     content[t][offset] = Msg{"fz-" + t, "fz", {{"h", "1"}}, clock.now()};
     auto more = b.poll(t, sub, "fz", 64, kNow);
-    REQUIRE(more.size() == 1 && more[0].message->offset == offset,
+    REQUIRE(more.size() == 1 && more[0].message->offset() == offset,
             "after publish to " + t + " the new subscription polled " +
                 std::to_string(more.size()) + " messages");
   }

@@ -80,7 +80,7 @@ TEST_F(Receipts, AckWithTheReceiptFromPollConfirmsThatMessageOnly) {
   EXPECT_TRUE(b.nack(got[0].receipt, Time{}));
   const auto again = b.poll("orders", "p", "w2", 1, Time{});
   ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(again[0].message->offset, 0u);
+  EXPECT_EQ(again[0].message->offset(), 0u);
   EXPECT_EQ(again[0].attempt, 2);
   EXPECT_EQ(again[0].receipt, (Receipt{"orders", "p", "w2", 0})) << "the new holder's receipt";
   EXPECT_FALSE(b.ack(got[0].receipt, Time{})) << "the old holder's receipt no longer names it";
@@ -205,8 +205,8 @@ TEST(Deliveries, ADeliveryKeptPastTheHandlerCallStaysValid) {
     ASSERT_NE(kept[i].topic, nullptr);
     ASSERT_NE(kept[i].message, nullptr);
     EXPECT_EQ(*kept[i].topic, "orders");
-    EXPECT_EQ(kept[i].message->payload, "first");
-    EXPECT_EQ(kept[i].message->offset, 0u);
+    EXPECT_EQ(kept[i].message->payload(), "first");
+    EXPECT_EQ(kept[i].message->offset(), 0u);
     EXPECT_EQ(kept[i].attempt, i + 1);
   }
   EXPECT_EQ(kept[0].message, kept[1].message) << "both offers share the one stored message";
@@ -230,10 +230,10 @@ TEST(Deliveries, ADeliveryKeptByALaneHandlerStaysValidAfterTheBrokerIsGone) {
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(*kept[0].topic, "orders");
-  EXPECT_EQ(kept[0].message->payload, "a");
-  EXPECT_EQ(kept[0].message->headers, (Headers{{"type", "created"}}));
-  EXPECT_EQ(kept[0].message->key, "key-1");
-  EXPECT_EQ(kept[1].message->offset, 1u);
+  EXPECT_EQ(kept[0].message->payload(), "a");
+  EXPECT_EQ(kept[0].message->headers(), (Headers{{"type", "created"}}));
+  EXPECT_EQ(kept[0].message->key(), "key-1");
+  EXPECT_EQ(kept[1].message->offset(), 1u);
   EXPECT_EQ(kept[1].attempt, 1);
 }
 
@@ -374,8 +374,8 @@ class GroupByName : public ::testing::Test {
       b.subscribe(
           "orders", member,
           [this, member](const Delivery& d) {
-            calls.push_back(member + "@" + std::to_string(d.message->offset));
-            return d.message->payload != "poison";
+            calls.push_back(member + "@" + std::to_string(d.message->offset()));
+            return d.message->payload() != "poison";
           },
           group);
     }
@@ -399,7 +399,7 @@ TEST_F(GroupByName, StatsByTheGroupsNameAreTheGroupsStats) {
 TEST_F(GroupByName, DeadLettersByTheGroupsNameAreTheGroups) {
   const auto dead = b.dead_letters("orders", "g");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0].message->offset, 1u);
+  EXPECT_EQ(dead[0].message->offset(), 1u);
   EXPECT_EQ(dead[0].subscription, "g");
   EXPECT_EQ(b.dead_letters("orders", "m2").size(), 1u);
 }
@@ -447,7 +447,7 @@ TEST(DeadLetterFields, PushDeadLettersCarryTopicSubscriptionAndTheClocksTime) {
   ASSERT_EQ(billing.size(), 1u);
   EXPECT_EQ(billing[0].topic, "orders");
   EXPECT_EQ(billing[0].subscription, "billing");
-  EXPECT_EQ(billing[0].message->offset, 0u);
+  EXPECT_EQ(billing[0].message->offset(), 0u);
   EXPECT_EQ(billing[0].attempts, 2);
   EXPECT_EQ(billing[0].reason, "rejected");
   EXPECT_EQ(billing[0].died_at, at(Millis{1250}));
@@ -488,7 +488,7 @@ TEST(Committed, AfterAFailedPushCommittedStaysAtTheFailedMessageWhileTheCursorMo
   Broker b{SyncBroker()};
   b.create_topic("orders");
   b.subscribe("orders", "s", [](const Delivery& d) {
-    return d.message->offset != 1 || d.attempt > 1;  // offset 1 fails once
+    return d.message->offset() != 1 || d.attempt > 1;  // offset 1 fails once
   });
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
   EXPECT_EQ(b.stats("orders", "s").committed, 0u);
@@ -590,7 +590,7 @@ TEST(AutoExpire, AnExpiredPullMessageComesBackWithoutCallingExpire) {
   const auto back = PollUntilSomething(b, *clock, std::chrono::milliseconds(2000));
 
   ASSERT_EQ(back.size(), 1u) << "the timer must hand the message back within 2 s";
-  EXPECT_EQ(back[0].message->offset, 0u);
+  EXPECT_EQ(back[0].message->offset(), 0u);
   EXPECT_EQ(back[0].attempt, 2);
   EXPECT_EQ(back[0].deadline, at(Millis{1250}));
   EXPECT_FALSE(b.ack(first[0].receipt, clock->now())) << "the crashed worker's ack is late";

@@ -24,7 +24,7 @@ struct Log {
   std::vector<std::string> calls;
   Handler Confirming(const std::string& name) {
     return [this, name](const Delivery& d) {
-      calls.push_back(name + "@" + std::to_string(d.message->offset));
+      calls.push_back(name + "@" + std::to_string(d.message->offset()));
       return true;
     };
   }
@@ -32,7 +32,7 @@ struct Log {
 
 std::vector<Offset> Offsets(const std::vector<Received>& got) {
   std::vector<Offset> out;
-  for (const auto& r : got) out.push_back(r.message->offset);
+  for (const auto& r : got) out.push_back(r.message->offset());
   return out;
 }
 
@@ -87,12 +87,12 @@ TEST(Publish, MessageCarriesPayloadHeadersKeyAndTheClocksTime) {
 
   const auto got = b.poll("orders", "p", "w", 2, Time{});
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].message->payload, "first");
-  EXPECT_EQ(got[0].message->headers, (Headers{{"type", "created"}}));
-  EXPECT_EQ(got[0].message->key, "customer-7");
-  EXPECT_EQ(got[0].message->publish_time, at(Millis{1234}));
-  EXPECT_EQ(got[1].message->publish_time, at(Millis{1244}));
-  EXPECT_EQ(got[1].message->key, "");
+  EXPECT_EQ(got[0].message->payload(), "first");
+  EXPECT_EQ(got[0].message->headers(), (Headers{{"type", "created"}}));
+  EXPECT_EQ(got[0].message->key(), "customer-7");
+  EXPECT_EQ(got[0].message->publish_time(), at(Millis{1234}));
+  EXPECT_EQ(got[1].message->publish_time(), at(Millis{1244}));
+  EXPECT_EQ(got[1].message->key(), "");
 }
 
 // ---- R3 retention ----
@@ -177,7 +177,7 @@ TEST(Retention, HeldMessagesStayAliveForTheirHolder) {
   ASSERT_EQ(got.size(), 1u);
   for (int i = 0; i < 5; ++i) b.publish("orders", "newer");
 
-  EXPECT_EQ(got[0].message->payload, "held");
+  EXPECT_EQ(got[0].message->payload(), "held");
   EXPECT_EQ(b.stats("orders", "p").in_flight, 1u) << "held messages are not touched";
   EXPECT_TRUE(b.ack(Receipt{"orders", "p", "w", 0}, Time{}));
   EXPECT_EQ(b.stats("orders", "p").skipped, 4u) << "offsets 1..4 were dropped unseen";
@@ -211,7 +211,7 @@ TEST(Retention, DroppedMessagesAreFreedOnceNoHolderKeepsThem) {
   }
   EXPECT_TRUE(first.expired()) << "message 0, dropped and let go, is still in memory";
   ASSERT_EQ(held.size(), 1u);
-  EXPECT_EQ(held[0]->payload, "m991") << "a held message must stay readable";
+  EXPECT_EQ(held[0]->payload(), "m991") << "a held message must stay readable";
   // Retention itself went on meanwhile: the newest 10 are what the log keeps.
   EXPECT_EQ(b.oldest_offset("orders"), 1991u);
 }
@@ -326,7 +326,7 @@ TEST(Filters, PredicateRunsAfterTheHeaderFilter) {
   Log log;
   PushOptions o = Push();
   o.header_filter = {{"type", "created"}};
-  o.filter = [](const Message& m) { return m.payload.starts_with("big"); };
+  o.filter = [](const Message& m) { return m.payload().starts_with("big"); };
   b.subscribe("orders", "s", log.Confirming("s"), o);
   b.publish("orders", "big-1", {{"type", "created"}});
   b.publish("orders", "small", {{"type", "created"}});
@@ -431,7 +431,7 @@ TEST(DeadLetters, ReasonsNameTheFailure) {
     ASSERT_EQ(dead.size(), 1u) << name;
     EXPECT_EQ(dead[0].reason, reason) << name;
     EXPECT_EQ(dead[0].attempts, 1) << name;
-    EXPECT_EQ(dead[0].message->payload, "m") << name;
+    EXPECT_EQ(dead[0].message->payload(), "m") << name;
     EXPECT_EQ(b.stats("orders", name).dead_lettered, 1u) << name;
   }
 }
@@ -463,8 +463,8 @@ TEST(DeadLetters, AreListedInTheOrderTheyDied) {
   ASSERT_TRUE(b.nack(Receipt{"orders", "p", "w", 0}, Time{}));
   const auto dead = b.dead_letters("orders", "p");
   ASSERT_EQ(dead.size(), 2u);
-  EXPECT_EQ(dead[0].message->offset, 2u);
-  EXPECT_EQ(dead[1].message->offset, 0u);
+  EXPECT_EQ(dead[0].message->offset(), 2u);
+  EXPECT_EQ(dead[1].message->offset(), 0u);
 }
 
 // ---- R10 groups ----
@@ -649,7 +649,7 @@ TEST(Idempotent, RepeatsOfAnAppliedOffsetAreConfirmedWithoutCallingTheInnerHandl
   b.create_topic("orders");
   std::vector<Offset> applied;
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                applied.push_back(d.message->offset);
+                applied.push_back(d.message->offset());
                 return true;
               }));
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
@@ -667,7 +667,7 @@ TEST(Idempotent, AFailedOfferIsNotRememberedAsApplied) {
   b.create_topic("orders");
   std::vector<std::pair<Offset, int>> calls;
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                calls.emplace_back(d.message->offset, d.attempt);
+                calls.emplace_back(d.message->offset(), d.attempt);
                 if (d.attempt == 1) throw std::runtime_error("not applied");
                 return true;
               }));
@@ -686,7 +686,7 @@ TEST(Idempotent, KeepsOneMarkPerTopic) {
   b.create_topic("b");
   std::vector<std::string> applied;
   const Handler shared = idempotent([&](const Delivery& d) {
-    applied.push_back(*d.topic + "@" + std::to_string(d.message->offset));
+    applied.push_back(*d.topic + "@" + std::to_string(d.message->offset()));
     return true;
   });
   b.subscribe("a", "s", shared);

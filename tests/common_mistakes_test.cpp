@@ -58,7 +58,7 @@ TEST(CommonMistakes, PublishNeverRunsHandlers_PublisherDoesNotWaitForABlockedLan
   b.subscribe("orders", "slow", [&](const Delivery& d) {
     if (std::this_thread::get_id() == publisher) on_publisher_thread = true;
     calls.fetch_add(1);
-    if (d.message->offset == 0) {
+    if (d.message->offset() == 0) {
       entered.count_down();
       release.wait();
     }
@@ -83,7 +83,7 @@ TEST(CommonMistakes, OffsetMovesOnlyAfterConfirmation) {
   std::vector<std::pair<Offset, int>> seen;
   SubscriptionStats during{};
   b.subscribe("orders", "billing", [&](const Delivery& d) {
-    seen.emplace_back(d.message->offset, d.attempt);
+    seen.emplace_back(d.message->offset(), d.attempt);
     if (d.attempt == 1) {
       during = b.stats("orders", "billing");
       return false;
@@ -113,11 +113,11 @@ TEST(CommonMistakes, EachSubscriberHasItsOwnOffset) {
   std::vector<Offset> slow_seen;
   bool slow_ready = false;
   b.subscribe("orders", "slow", [&](const Delivery& d) {
-    slow_seen.push_back(d.message->offset);
+    slow_seen.push_back(d.message->offset());
     return slow_ready;
   });
   b.subscribe("orders", "fast", [&](const Delivery& d) {
-    fast_seen.push_back(d.message->offset);
+    fast_seen.push_back(d.message->offset());
     return true;
   });
   for (int i = 0; i < 3; ++i) b.publish("orders", "m");
@@ -194,8 +194,8 @@ TEST(CommonMistakes, FailedMessageIsDeadLetteredNotBlockingForever) {
   b.subscribe(
       "orders", "billing",
       [&](const Delivery& d) {
-        seen.emplace_back(d.message->offset, d.attempt);
-        return d.message->payload != "poison";
+        seen.emplace_back(d.message->offset(), d.attempt);
+        return d.message->payload() != "poison";
       },
       Push(/*max_deliveries=*/3));
   b.publish("orders", "poison");
@@ -206,8 +206,8 @@ TEST(CommonMistakes, FailedMessageIsDeadLetteredNotBlockingForever) {
   EXPECT_EQ(seen, (std::vector<std::pair<Offset, int>>{{0, 1}, {0, 2}, {0, 3}, {1, 1}}));
   const auto dead = b.dead_letters("orders", "billing");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0].message->offset, 0u);
-  EXPECT_EQ(dead[0].message->payload, "poison");
+  EXPECT_EQ(dead[0].message->offset(), 0u);
+  EXPECT_EQ(dead[0].message->payload(), "poison");
   EXPECT_EQ(dead[0].attempts, 3);
   EXPECT_EQ(dead[0].reason, "rejected");
   const auto s = b.stats("orders", "billing");
@@ -244,8 +244,8 @@ TEST(CommonMistakes, NoExactlyOnceClaim_RedeliveryIsVisibleAsAttempt2) {
   std::set<Offset> applied;
   int charges = 0;
   b.subscribe("orders", "billing", [&](const Delivery& d) {
-    calls.emplace_back(d.message->offset, d.attempt);
-    if (applied.insert(d.message->offset).second) ++charges;  // the effect, once per offset
+    calls.emplace_back(d.message->offset(), d.attempt);
+    if (applied.insert(d.message->offset()).second) ++charges;  // the effect, once per offset
     if (d.attempt == 1) throw std::runtime_error("crashed after charging, before confirming");
     return true;
   });

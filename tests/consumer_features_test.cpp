@@ -25,7 +25,7 @@ PullOptions bounded(std::size_t max_in_flight) {
 
 std::vector<Offset> offsets(const std::vector<Received>& got) {
   std::vector<Offset> out;
-  for (const Received& r : got) out.push_back(r.message->offset);
+  for (const Received& r : got) out.push_back(r.message->offset());
   return out;
 }
 
@@ -53,7 +53,7 @@ TEST(MaxInFlight, ARedeliveryTakesAPlaceLikeANewMessage) {
   ASSERT_EQ(b.expire(Time{} + Millis{1000}).size(), 1u);  // back, no longer held
   const std::vector<Received> again = b.poll("t", "s", "w", 5, Time{} + Millis{1000});
   ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(again[0].message->offset, 0u);
+  EXPECT_EQ(again[0].message->offset(), 0u);
   EXPECT_EQ(again[0].attempt, 2);
 }
 
@@ -106,7 +106,7 @@ TEST(Terminate, TermDeadLettersAHeldMessageAtOnceWhateverItsAttempts) {
   EXPECT_FALSE(b.term(got[0].receipt, Time{}));  // already dead
   const std::vector<DeadLetter> dead = b.dead_letters("t", "s");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0].message->payload, "poison");
+  EXPECT_EQ(dead[0].message->payload(), "poison");
   EXPECT_EQ(dead[0].reason, "terminated");
   EXPECT_EQ(dead[0].attempts, 1);
   EXPECT_TRUE(b.ack(got[1].receipt, Time{}));
@@ -129,7 +129,7 @@ TEST(Terminate, APushHandlerThatThrowsTerminateGivesUpAtOnceOnEveryDispatcher) {
     b.subscribe(
         "t", "s",
         [&](const Delivery& d) {
-          if (d.message->payload != "poison") return true;
+          if (d.message->payload() != "poison") return true;
           ++poison_calls;
           throw Terminate();
         },
@@ -217,8 +217,8 @@ TEST(RetryLater, AFailedPushOfferWaitsItsBackoffWhileNewerMessagesGoOn) {
   b.subscribe(
       "t", "s",
       [&](const Delivery& d) {
-        calls.push_back(d.message->payload + "#" + std::to_string(d.attempt));
-        return d.message->payload != "a" || d.attempt > 1;
+        calls.push_back(std::string(d.message->payload()) + "#" + std::to_string(d.attempt));
+        return d.message->payload() != "a" || d.attempt > 1;
       },
       o);
   b.publish("t", "a");
@@ -255,8 +255,8 @@ TEST(RetryLater, ThreadedDispatchersOfferAFailedMessageAgainOnlyAfterItsBackoff)
         "t", "s",
         [&](const Delivery& d) {
           std::lock_guard<std::mutex> lock(mu);
-          calls.emplace_back(d.message->payload + "#" + std::to_string(d.attempt), b.clock().now());
-          const bool ok = d.message->payload != "a" || d.attempt > 1;
+          calls.emplace_back(std::string(d.message->payload()) + "#" + std::to_string(d.attempt), b.clock().now());
+          const bool ok = d.message->payload() != "a" || d.attempt > 1;
           if (!ok) failed_at = b.clock().now();
           return ok;
         },
@@ -289,7 +289,7 @@ TEST(Redrive, DeadLettersComeBackAsFirstAttemptsOnEveryDispatcher) {
     b.subscribe(
         "t", "s",
         [&](const Delivery& d) {
-          if (d.message->payload != "bad") return true;
+          if (d.message->payload() != "bad") return true;
           if (!healed) return false;
           ++delivered_after_fix;
           if (d.attempt == 1) ++first_attempts_after_fix;
@@ -329,9 +329,9 @@ TEST(Redrive, RedriveToPublishesTheWholeMessageAndPurgeDropsTheRest) {
   EXPECT_EQ(b.redrive_to("t", "s", "parking"), (std::vector<Offset>{0, 1}));
   const std::vector<Received> parked = b.poll("parking", "p", "w", 5, Time{});
   ASSERT_EQ(parked.size(), 2u);
-  EXPECT_EQ(parked[0].message->payload, "a");
-  EXPECT_EQ(parked[0].message->headers, (Headers{{"kind", "x"}}));
-  EXPECT_EQ(parked[0].message->key, "key-a");
+  EXPECT_EQ(parked[0].message->payload(), "a");
+  EXPECT_EQ(parked[0].message->headers(), (Headers{{"kind", "x"}}));
+  EXPECT_EQ(parked[0].message->key(), "key-a");
   EXPECT_TRUE(b.dead_letters("t", "s").empty());
   // Two more die; purge drops them and counts them.
   b.publish("t", "c");
@@ -396,7 +396,7 @@ TEST(Redrive, WhatARedriveReturnsBeforeAPushSubscriptionResumesIsDelivered) {
   b.subscribe(
       "t", "s",
       [&](const Delivery& d) {
-        seen.push_back(d.message->payload);
+        seen.push_back(std::string(d.message->payload()));
         return true;
       },
       o);
@@ -415,7 +415,7 @@ TEST(Pause, APausedPushSubscriptionGetsNoOfferUntilResumedOnEveryDispatcher) {
     std::vector<std::string> seen;
     b.subscribe("t", "s", [&](const Delivery& d) {
       std::lock_guard<std::mutex> lock(mu);
-      seen.push_back(d.message->payload);
+      seen.push_back(std::string(d.message->payload()));
       return true;
     });
     EXPECT_TRUE(b.pause("t", "s"));

@@ -42,7 +42,7 @@ GroupOptions group_options(Assignor assignor) {
 
 std::set<std::string> payloads(const std::vector<Received>& got) {
   std::set<std::string> out;
-  for (const Received& r : got) out.insert(r.message->payload);
+  for (const Received& r : got) out.insert(std::string(r.message->payload()));
   return out;
 }
 
@@ -112,7 +112,7 @@ TEST(ConsumerGroups, CooperativeKeepsTheReceiptsOfPartitionsThatStay) {
   EXPECT_FALSE(b.ack(got[1].receipt, Time{}));  // p1 moved to B: fenced
   const auto moved = b.poll_group("orders", "billing", "B", 2, Time{});
   ASSERT_EQ(moved.size(), 1u);
-  EXPECT_EQ(moved[0].message->payload, "m1");
+  EXPECT_EQ(moved[0].message->payload(), "m1");
   EXPECT_EQ(moved[0].attempt, 2);
 }
 
@@ -191,7 +191,7 @@ TEST(ConsumerGroups, ADurableGroupRejoinsWhereItsPositionsStood) {
             (Membership{1, {0, 1}}));
   const auto got = b.poll_group("orders", "billing", "B", 10, Time{});
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].message->payload, "held");
+  EXPECT_EQ(got[0].message->payload(), "held");
 }
 
 // Threads join, leave, poll and ack at once; every message ends confirmed exactly once and
@@ -216,7 +216,7 @@ TEST(ConsumerGroups, MembersJoiningAndLeavingUnderLoadConfirmEachMessageOnce) {
         for (const Received& r : b.poll_group("orders", "billing", name, 5, Time{})) {
           if (b.ack(r.receipt, Time{})) {
             std::lock_guard<std::mutex> lock(mu);
-            if (++confirmed[r.message->payload] == 1) total.fetch_add(1);
+            if (++confirmed[std::string(r.message->payload())] == 1) total.fetch_add(1);
           }
         }
       }
@@ -248,7 +248,7 @@ struct Calls {
   Handler of(const std::string& member, bool answer = true) {
     return [this, member, answer](const Delivery& d) {
       std::lock_guard<std::mutex> lock(mu);
-      seen.emplace_back(member, *d.topic, d.message->payload, d.attempt);
+      seen.emplace_back(member, *d.topic, d.message->payload(), d.attempt);
       return answer;
     };
   }

@@ -35,7 +35,7 @@ TEST(DispatcherTiming, PoolReoffersAFirstFailureAtOnceAlsoAtTheEndOfABatch) {
   std::vector<int> calls(200, 0);
   b.subscribe("t", "s", [&](const Delivery& d) {
     std::lock_guard<std::mutex> lock(mu);
-    const auto o = static_cast<std::size_t>(d.message->offset);
+    const auto o = static_cast<std::size_t>(d.message->offset());
     return !(o % 2 == 1 && calls[o]++ == 0);  // odd offsets fail their first offer only
   });
   for (int i = 0; i < 200; ++i) b.publish("t", "m" + std::to_string(i));
@@ -53,7 +53,7 @@ TEST(DispatcherTiming, LaneBackoffIsNotCutShortByAPublish) {
   std::mutex mu;
   std::vector<Steady::time_point> m0_calls;
   b.subscribe("t", "s", [&](const Delivery& d) {
-    if (d.message->offset != 0) return true;
+    if (d.message->offset() != 0) return true;
     std::lock_guard<std::mutex> lock(mu);
     m0_calls.push_back(Steady::now());
     return m0_calls.size() > 2;  // m0 fails twice in a row, then confirms

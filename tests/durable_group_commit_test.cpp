@@ -108,7 +108,7 @@ void round(std::uint64_t seed) {
   for (;;) {
     auto got = b.poll("t", "check", "c", 1000, Time{});
     if (got.empty()) break;
-    for (const Received& r : got) kept[r.message->offset] = r.message->payload;
+    for (const Received& r : got) kept[r.message->offset()] = r.message->payload();
   }
   for (const auto& [offset, payload] : seen.published) {
     auto it = kept.find(offset);

@@ -105,31 +105,30 @@ std::optional<Id> parse_id(const std::string& s) {
 
 /// The payload, headers and key of the message named id (lengths vary, so segments roll
 /// at different records).
-Message expected(const Id& id) {
-  Message m;
-  m.payload =
-      text(id) + ":" + std::string(id.i % 61, static_cast<char>('a' + (id.i + id.thread) % 26));
-  m.headers = {{"id", text(id)}, {"round", std::to_string(id.round)}};
-  m.key = "key-t" + std::to_string(id.thread);
-  return m;
+MessagePtr expected(const Id& id) {
+  return make_message(
+      0, text(id) + ":" + std::string(id.i % 61, static_cast<char>('a' + (id.i + id.thread) % 26)),
+      {{"id", text(id)}, {"round", std::to_string(id.round)}},
+      "key-t" + std::to_string(id.thread));
 }
 
 bool same_content(const Message& a, const Message& b) {
-  return a.payload == b.payload && a.headers == b.headers && a.key == b.key;
+  return a.payload() == b.payload() && a.headers() == b.headers() && a.key() == b.key();
 }
 
 std::string describe(const Message& m) {
   std::ostringstream os;
-  os << "offset " << m.offset << " payload '" << m.payload << "' key '" << m.key << "' headers {";
-  for (const auto& [k, v] : m.headers) os << k << "=" << v << " ";
+  os << "offset " << m.offset() << " payload '" << m.payload() << "' key '" << m.key()
+     << "' headers {";
+  for (const auto& [k, v] : m.headers()) os << k << "=" << v << " ";
   os << "}";
   return os.str();
 }
 
 /// The id a stored message claims (its payload up to ':'), if its whole content matches it.
 std::optional<Id> well_formed(const Message& m) {
-  const std::optional<Id> id = parse_id(m.payload.substr(0, m.payload.find(':')));
-  if (!id || !same_content(m, expected(*id))) return std::nullopt;
+  const std::optional<Id> id = parse_id(std::string(m.payload().substr(0, m.payload().find(':'))));
+  if (!id || !same_content(m, *expected(*id))) return std::nullopt;
   return id;
 }
 
@@ -198,9 +197,9 @@ std::string offset_field(Offset o) {
               std::this_thread::sleep_for(std::chrono::microseconds(100));
             }
             const Id id{round, t, i};
-            Message m = expected(id);
+            const MessagePtr m = expected(id);
             const Offset o =
-                b.publish(kTopic, std::move(m.payload), std::move(m.headers), std::move(m.key));
+                b.publish(kTopic, std::string(m->payload()), m->headers(), std::string(m->key()));
             emit(fd, "P " + offset_field(o) + " " + text(id) + "\n");
             ++published;
           }
@@ -428,7 +427,7 @@ class Anomalies {
 /// What the parent knows across rounds.
 struct History {
   std::map<Offset, Id> published;       // every publish a child saw return, by offset
-  std::map<Offset, Message> read_back;  // every message an earlier check read: never changes
+  std::map<Offset, MessagePtr> read_back;  // every message an earlier check read: never changes
   std::optional<Offset> max_committed;  // the highest committed an ack returned with
   Offset end = 0;                       // the end offset the previous check recovered
   Offset committed = 0;                 // the committed position it recovered
@@ -510,9 +509,9 @@ void check_directory(const StorageOptions& storage, const Seen& seen, History& h
   const std::vector<MessagePtr> log = poll_all(*b, kCheckSub, end);
   b->unsubscribe(kTopic, kCheckSub);
   for (std::size_t i = 0; i < log.size(); ++i) {
-    if (log[i]->offset != i) {
+    if (log[i]->offset() != i) {
       a.add("poll-skip", "reading the log from the beginning, message " + std::to_string(i) +
-                             " has offset " + std::to_string(log[i]->offset));
+                             " has offset " + std::to_string(log[i]->offset()));
       return;
     }
   }
@@ -533,21 +532,21 @@ void check_directory(const StorageOptions& storage, const Seen& seen, History& h
       a.add("unexpected", "a message no child published: " + describe(*m));
       continue;
     }
-    if (auto [it, fresh] = offset_of_id.emplace(text(*id), m->offset); !fresh) {
+    if (auto [it, fresh] = offset_of_id.emplace(text(*id), m->offset()); !fresh) {
       a.add("duplicated", text(*id) + " is stored at offsets " + std::to_string(it->second) +
-                              " and " + std::to_string(m->offset));
+                              " and " + std::to_string(m->offset()));
     }
-    if (auto it = h.read_back.find(m->offset);
-        it != h.read_back.end() && !same_content(it->second, *m)) {
+    if (auto it = h.read_back.find(m->offset());
+        it != h.read_back.end() && !same_content(*it->second, *m)) {
       a.add("overwritten",
-            "an earlier check read " + describe(it->second) + ", now " + describe(*m));
+            "an earlier check read " + describe(*it->second) + ", now " + describe(*m));
     }
   }
   for (const auto& [offset, id] : h.published) {
     if (offset >= log.size()) {
       a.add("lost-write", "publish of " + text(id) + " returned offset " + std::to_string(offset) +
                               "; the log ends at " + std::to_string(log.size()));
-    } else if (!same_content(*log[offset], expected(id))) {
+    } else if (!same_content(*log[offset], *expected(id))) {
       a.add("lost-write", "publish of " + text(id) + " returned offset " + std::to_string(offset) +
                               ", which holds " + describe(*log[offset]));
     }
@@ -577,9 +576,9 @@ void check_directory(const StorageOptions& storage, const Seen& seen, History& h
     const std::vector<MessagePtr> again = poll_all(*b, kSub, end);
     for (std::size_t i = 0; i < again.size(); ++i) {
       const Offset want = committed + i;
-      if (again[i]->offset != want) {
+      if (again[i]->offset() != want) {
         a.add("poll-skip", "from the committed position " + std::to_string(committed) +
-                               " poll gave offset " + std::to_string(again[i]->offset) + " where " +
+                               " poll gave offset " + std::to_string(again[i]->offset()) + " where " +
                                std::to_string(want) + " was due");
         break;
       }
@@ -595,7 +594,7 @@ void check_directory(const StorageOptions& storage, const Seen& seen, History& h
     }
     h.committed = committed;
   }
-  for (const MessagePtr& m : log) h.read_back.emplace(m->offset, *m);
+  for (const MessagePtr& m : log) h.read_back.emplace(m->offset(), m);
   h.end = end;
 }
 

@@ -80,7 +80,7 @@ std::vector<std::string> drain_keys(Broker& b, const std::string& sub) {
     auto got = b.poll("test", sub, "w", 10, Time{});
     if (got.empty()) return keys;
     for (const auto& r : got) {
-      keys.push_back(r.message->key);
+      keys.push_back(std::string(r.message->key()));
       EXPECT_TRUE(b.ack(r.receipt, Time{}));
     }
   }
@@ -115,7 +115,7 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
     Broker b(durable(dir));
     b.create_topic("test");
     b.subscribe(
-        "test", "push", [](const Delivery& d) { return d.message->payload != "bad"; },
+        "test", "push", [](const Delivery& d) { return d.message->payload() != "bad"; },
         push_with_max(2));
     b.subscribe_pull("test", "pull", pull_with_timeout(Millis{100}));
     for (const char* p : {"a", "bad", "c"}) b.publish("test", p);
@@ -129,14 +129,14 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   EXPECT_EQ(b.subscriptions("test"), (std::vector<std::string>{"push", "pull"}));
   EXPECT_EQ(b.stats("test", "push").committed, 3u);
   ASSERT_EQ(b.dead_letters("test", "push").size(), 1u);
-  EXPECT_EQ(b.dead_letters("test", "push")[0].message->payload, "bad");
+  EXPECT_EQ(b.dead_letters("test", "push")[0].message->payload(), "bad");
   EXPECT_EQ(b.dead_letters("test", "push")[0].attempts, 2);
   // The push subscription is back without a handler; subscribe with its name resumes it.
   std::vector<std::string> seen;
   b.subscribe(
       "test", "push",
       [&](const Delivery& d) {
-        seen.push_back(d.message->payload);
+        seen.push_back(std::string(d.message->payload()));
         return true;
       },
       push_with_max(2));
@@ -148,9 +148,9 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   EXPECT_EQ(pull.in_flight, 0u);
   auto again = b.poll("test", "pull", "w", 10, Time{});
   ASSERT_EQ(again.size(), 3u);
-  EXPECT_EQ(again[0].message->payload, "bad");
+  EXPECT_EQ(again[0].message->payload(), "bad");
   EXPECT_EQ(again[0].attempt, 2);
-  EXPECT_EQ(again[1].message->payload, "c");
+  EXPECT_EQ(again[1].message->payload(), "c");
   EXPECT_EQ(again[1].attempt, 1);
 }
 
@@ -288,7 +288,7 @@ TEST(DurableSegments, RetentionDeletesWholeSegmentsAndOffsetsStayAbsolute) {
   // The subscription saved at 0 jumps to the oldest kept message and counts the gap (R3).
   auto got = b.poll("test", "late", "w", 1, Time{});
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].message->offset, 95u);
+  EXPECT_EQ(got[0].message->offset(), 95u);
   EXPECT_EQ(b.stats("test", "late").skipped, 95u);
 }
 
@@ -306,7 +306,7 @@ TEST(DurableTopics, ADeletedTopicComesBackEmptyUnderItsOldName) {
   b.subscribe_pull("test", "s", pull_from_beginning());
   auto got = b.poll("test", "s", "w", 10, Time{});
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].message->payload, "new");
+  EXPECT_EQ(got[0].message->payload(), "new");
 }
 
 TEST(DurableJournal, CompactionKeepsEveryPositionAndBoundsTheJournal) {

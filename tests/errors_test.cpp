@@ -33,7 +33,7 @@ class Errors : public ::testing::Test {
     b.create_topic("audit");
     b.subscribe("orders", "billing", Confirm, Push(2, StartPosition::beginning()));
     b.subscribe(
-        "orders", "poisoned", [](const Delivery& d) { return d.message->payload != "bad"; },
+        "orders", "poisoned", [](const Delivery& d) { return d.message->payload() != "bad"; },
         Push(1));
     PushOptions group = Push();
     group.group = "g";
@@ -419,15 +419,15 @@ TEST(Reentrancy, PublishFromInsideAHandlerIsSeenByUnfinishedSubscriptionsInTheSa
   b.create_topic("invoices");
   std::vector<std::string> seen;
   b.subscribe("orders", "billing", [&](const Delivery& d) {
-    seen.push_back("billing:" + d.message->payload);
-    if (d.message->payload == "order-1") {
+    seen.push_back("billing:" + std::string(d.message->payload()));
+    if (d.message->payload() == "order-1") {
       EXPECT_EQ(b.publish("orders", "order-2"), 1u);
       EXPECT_EQ(b.publish("invoices", "invoice-1"), 0u);
     }
     return true;
   });
   b.subscribe("invoices", "mailer", [&](const Delivery& d) {
-    seen.push_back("mailer:" + d.message->payload);
+    seen.push_back("mailer:" + std::string(d.message->payload()));
     return true;
   });
   b.publish("orders", "order-1");
@@ -448,7 +448,7 @@ TEST(Reentrancy, SubscribeFromInsideAHandlerWorks) {
       b.subscribe(
           "orders", "late",
           [&](const Delivery& d) {
-            late.push_back(d.message->offset);
+            late.push_back(d.message->offset());
             return true;
           },
           Push(kDefaultMaxDeliveries, StartPosition::beginning()));
@@ -493,8 +493,8 @@ TEST(Reentrancy, SeekOwnSubscriptionFromInsideItsHandlerVoidsTheOfferAndReplays)
   std::vector<Offset> seen;
   bool seeked = false;
   b.subscribe("orders", "replayer", [&](const Delivery& d) {
-    seen.push_back(d.message->offset);
-    if (d.message->offset == 2 && !seeked) {
+    seen.push_back(d.message->offset());
+    if (d.message->offset() == 2 && !seeked) {
       seeked = true;
       b.seek("orders", "replayer", 0);
     }
@@ -527,7 +527,7 @@ TEST(Reentrancy, SeekAnotherSubscriptionFromInsideAHandlerWorks) {
   b.subscribe(
       "orders", "second",
       [&](const Delivery& d) {
-        second_seen.push_back(d.message->offset);
+        second_seen.push_back(d.message->offset());
         return true;
       },
       Push(kDefaultMaxDeliveries, StartPosition::beginning()));

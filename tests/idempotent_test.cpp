@@ -26,7 +26,7 @@ struct Applied {
   /// An inner handler that records `tag@offset` and confirms.
   Handler Recording(const std::string& tag) {
     return [this, tag](const Delivery& d) {
-      calls.push_back(tag + "@" + std::to_string(d.message->offset));
+      calls.push_back(tag + "@" + std::to_string(d.message->offset()));
       return true;
     };
   }
@@ -115,8 +115,8 @@ TEST(Idempotent, ADeadLetteredOffsetIsAppliedOnReplay) {
   std::vector<std::string> calls;
   bool broken = true;  // offset 0 fails until the "fix is deployed"
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                calls.push_back("billing@" + std::to_string(d.message->offset));
-                if (broken && d.message->offset == 0) throw std::runtime_error("poison");
+                calls.push_back("billing@" + std::to_string(d.message->offset()));
+                if (broken && d.message->offset() == 0) throw std::runtime_error("poison");
                 return true;
               }),
               Push(/*max_deliveries=*/1));
@@ -140,9 +140,9 @@ TEST(Idempotent, AFailedOrThrowingOfferIsAppliedWhenItComesBack) {
   b.create_topic("orders");
   std::vector<std::pair<Offset, int>> calls;
   b.subscribe("orders", "billing", idempotent([&](const Delivery& d) {
-                calls.emplace_back(d.message->offset, d.attempt);
-                if (d.attempt == 1 && d.message->offset == 0) return false;
-                if (d.attempt == 1 && d.message->offset == 1) throw std::runtime_error("x");
+                calls.emplace_back(d.message->offset(), d.attempt);
+                if (d.attempt == 1 && d.message->offset() == 0) return false;
+                if (d.attempt == 1 && d.message->offset() == 1) throw std::runtime_error("x");
                 return true;
               }));
   b.publish("orders", "m0");

@@ -53,7 +53,7 @@ TEST_P(Isolation, StuckHandlerDoesNotDelayOtherSubscriptions) {
     b.create_topic("audit");
     b.subscribe("orders", "stuck", [&](const Delivery& d) {
       stuck_entries.fetch_add(1);
-      if (d.message->offset == 0) {
+      if (d.message->offset() == 0) {
         stuck_entered.count_down();
         release.wait();
       }
@@ -121,7 +121,7 @@ TEST_P(Isolation, HandlerThatThrows42IsAFailureNotACrash) {
   b.subscribe(
       "orders", "thrower",
       [&](const Delivery& d) -> bool {
-        if (d.message->offset == 0) throw 42;
+        if (d.message->offset() == 0) throw 42;
         return true;
       },
       Push(/*max_deliveries=*/2));
@@ -138,7 +138,7 @@ TEST_P(Isolation, HandlerThatThrows42IsAFailureNotACrash) {
   }));
   const auto dead = b.dead_letters("orders", "thrower");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0].message->offset, 0u);
+  EXPECT_EQ(dead[0].message->offset(), 0u);
   EXPECT_EQ(dead[0].attempts, 2);
   EXPECT_EQ(dead[0].reason, "unknown exception");
   EXPECT_EQ(b.stats("orders", "thrower").delivered, 3u);
@@ -186,7 +186,7 @@ TEST(PoolHandlerTimeout, StuckHandlersMessageFailsWithHandlerTimeoutAndOthersPro
   b.subscribe(
       "orders", "stuck",
       [sh](const Delivery& d) {
-        if (d.message->offset == 0) {
+        if (d.message->offset() == 0) {
           sh->stuck_entered.count_down();
           sh->release.wait();
           sh->stuck_exits.fetch_add(1);
@@ -211,7 +211,7 @@ TEST(PoolHandlerTimeout, StuckHandlersMessageFailsWithHandlerTimeoutAndOthersPro
   EXPECT_EQ(sh->stuck_exits.load(), 0) << "the stuck handler is still blocked";
   const auto dead = b.dead_letters("orders", "stuck");
   ASSERT_EQ(dead.size(), 1u);
-  EXPECT_EQ(dead[0].message->offset, 0u);
+  EXPECT_EQ(dead[0].message->offset(), 0u);
   EXPECT_EQ(dead[0].attempts, 1);
   EXPECT_EQ(dead[0].reason, "handler timeout");
 

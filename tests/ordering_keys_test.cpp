@@ -34,7 +34,7 @@ PullOptions ordered() {
 
 std::vector<std::string> payloads(const std::vector<Received>& got) {
   std::vector<std::string> out;
-  for (const Received& r : got) out.push_back(r.message->payload);
+  for (const Received& r : got) out.push_back(std::string(r.message->payload()));
   return out;
 }
 
@@ -130,14 +130,14 @@ TEST(OrderingKeys, ParallelWorkersKeepEachKeysOrder) {
       for (const Received& r : b.poll("t", "s", me, 3, Time{})) {
         {
           std::lock_guard lock(mu);
-          if (!in_hand.insert(r.message->key).second) overlap = true;
+          if (!in_hand.insert(std::string(r.message->key())).second) overlap = true;
         }
         std::this_thread::yield();
         {
           // Out of hand before the ack: once acked, the key's next message may be polled.
           std::lock_guard lock(mu);
-          in_hand.erase(r.message->key);
-          confirmed[r.message->key].push_back(std::stoi(r.message->payload));
+          in_hand.erase(std::string(r.message->key()));
+          confirmed[std::string(r.message->key())].push_back(std::stoi(std::string(r.message->payload())));
         }
         ASSERT_TRUE(b.ack(r.receipt, Time{}));
         ++done;

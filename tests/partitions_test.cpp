@@ -96,7 +96,7 @@ TEST(Partitions, TheSameKeyAlwaysGoesToTheSamePartitionInOrder) {
   std::vector<std::string> seen;
   for (const Received& r :
        b.poll("t-" + std::to_string(*where["customer-0"].begin()), "p", "w", 100, Time{})) {
-    if (r.message->key == "customer-0") seen.push_back(r.message->payload);
+    if (std::string(r.message->key()) == "customer-0") seen.push_back(std::string(r.message->payload()));
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"m0", "m5", "m10", "m15", "m20", "m25", "m30", "m35"}));
 }
@@ -138,7 +138,7 @@ TEST(Partitions, EachPartitionIsATopicWithItsOwnSubscriptionsAndRetention) {
   b.subscribe(
       "t-0", "s",
       [&](const Delivery& d) {
-        got.push_back(*d.topic + "@" + std::to_string(d.message->offset));
+        got.push_back(*d.topic + "@" + std::to_string(d.message->offset()));
         return true;
       },
       from_start);
@@ -196,7 +196,7 @@ TEST(Partitions, ADurableBrokerReopensItsPartitionsAndStartsTheTurnAgain) {
   EXPECT_EQ(b.send("orders", "e").partition, 0u);                          // the turn is not saved
   const std::vector<Received> got = b.poll("orders-1", "p", "w", 10, Time{});
   ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got[0].message->payload, "b");
+  EXPECT_EQ(got[0].message->payload(), "b");
 }
 
 }  // namespace

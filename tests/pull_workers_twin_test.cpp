@@ -56,7 +56,7 @@ void RunWorker(Broker& b, ManualClock& clock, Stamps& stamps, const std::atomic<
   std::vector<Offset> mine;
   auto remember = [&](const std::vector<Received>& got, std::uint64_t invoked) {
     for (const Received& r : got) {
-      const Offset o = r.message->offset;
+      const Offset o = r.message->offset();
       log.offers.push_back({o, r.attempt});
       const std::uint64_t acked = stamps.acked_at[o].load();
       if (acked != 0 && acked < invoked)
@@ -106,7 +106,7 @@ void FinalDrain(Broker& b, Stamps& stamps, WorkerLog& log) {
     const std::uint64_t invoked = stamps.next();
     const std::vector<Received> got = b.poll("t", "p", "final", 1000, later);
     for (const Received& r : got) {
-      const Offset o = r.message->offset;
+      const Offset o = r.message->offset();
       log.offers.push_back({o, r.attempt});
       if (stamps.acked_at[o].load() != 0 && stamps.acked_at[o].load() < invoked)
         log.failures.push_back("acked-came-back: offset " + std::to_string(o) + " in the drain");
@@ -150,8 +150,8 @@ std::string Check(const std::vector<WorkerLog>& logs, const Broker& b, int total
   }
   std::set<Offset> dead;
   for (const DeadLetter& d : b.dead_letters("t", "p")) {
-    if (!dead.insert(d.message->offset).second)
-      f << "duplicated: offset " << d.message->offset << " dead-lettered twice\n";
+    if (!dead.insert(d.message->offset()).second)
+      f << "duplicated: offset " << d.message->offset() << " dead-lettered twice\n";
   }
   for (Offset o = 0; o < static_cast<Offset>(total); ++o) {
     if (!acks.count(o) && !dead.count(o)) f << "lost: offset " << o << "\n";

@@ -110,7 +110,7 @@ std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_
     if (static_cast<int>(seen.count({o, a})) != 1 || (a > 1 && !seen.count({o, a - 1})))
       f << "duplicated-beyond-redelivery: offset " << o << " attempts not dense\n";
   std::set<Offset> dead;
-  for (const DeadLetter& d : b.dead_letters("t", name)) dead.insert(d.message->offset);
+  for (const DeadLetter& d : b.dead_letters("t", name)) dead.insert(d.message->offset());
   for (Offset o = 0; o < static_cast<Offset>(total); ++o)
     if (!log.confirmed.count(o) && !dead.count(o))
       f << "lost: offset " << o << " neither confirmed nor dead-lettered\n";
@@ -136,18 +136,18 @@ Handler Recording(std::shared_ptr<SubLog> shared, std::function<bool(Offset, int
     if (log.running.fetch_add(1) != 0) log.overlaps.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(log.mu);
-      log.calls.push_back({d.message->offset, d.attempt});
+      log.calls.push_back({d.message->offset(), d.attempt});
     }
     bool ok = false;
     try {
-      ok = behave(d.message->offset, d.attempt);
+      ok = behave(d.message->offset(), d.attempt);
     } catch (...) {
       log.running.fetch_sub(1);
       throw;
     }
     if (ok) {
       std::lock_guard<std::mutex> lock(log.mu);
-      ++log.confirmed[d.message->offset];
+      ++log.confirmed[d.message->offset()];
     }
     log.running.fetch_sub(1);
     return ok;

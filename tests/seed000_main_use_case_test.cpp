@@ -36,7 +36,7 @@ class Seed000MainUseCase : public ::testing::Test {
 
   Handler Recorder(const std::string& name) {
     return [this, name](const Delivery& d) {
-      offers.push_back({name, d.message->offset, d.attempt, d.message->payload});
+      offers.push_back({name, d.message->offset(), d.attempt, std::string(d.message->payload())});
       if (name == "billing") {
         if (!unsubscribe_from_billing.empty()) {
           EXPECT_TRUE(b.unsubscribe("orders", unsubscribe_from_billing));

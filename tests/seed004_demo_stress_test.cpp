@@ -87,7 +87,7 @@ struct Demo {
         while (acked.load() < kTotal) {
           for (const auto& r : poll("workers", member)) {
             if (b.ack(r.receipt, now())) {
-              acks[r.message->offset].fetch_add(1);
+              acks[r.message->offset()].fetch_add(1);
               acked.fetch_add(1);
             } else {
               refused.fetch_add(1);
@@ -101,7 +101,7 @@ struct Demo {
       start.arrive_and_wait();
       while (audit_order.size() < static_cast<std::size_t>(kTotal)) {
         for (const auto& r : poll("audit", "auditor")) {
-          audit_order.push_back(r.message->offset);
+          audit_order.push_back(r.message->offset());
           EXPECT_TRUE(b.ack(r.receipt, now()));
         }
         std::this_thread::yield();
@@ -199,8 +199,8 @@ TEST(Seed004DemoStress, PublishersKeepTheirOwnOrderInTheLog) {
     std::array<int, kPublishers> last{};
     last.fill(-1);
     for (std::size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].message->offset, i);
-      const auto [p, n] = ParsePayload(got[i].message->payload);
+      EXPECT_EQ(got[i].message->offset(), i);
+      const auto [p, n] = ParsePayload(std::string(got[i].message->payload()));
       EXPECT_EQ(n, last[p] + 1) << "publisher " << p;
       last[p] = n;
     }
@@ -244,10 +244,10 @@ TEST_P(ThreadedPushStress, ConcurrentPublishersEverySubscriptionGetsEveryMessage
       Seen& mine = *seen.back();
       b.subscribe("orders", "s" + std::to_string(s), [&mine](const Delivery& d) {
         if (mine.concurrent.fetch_add(1) != 0) mine.overlap.fetch_add(1);
-        const auto o = static_cast<long long>(d.message->offset);
+        const auto o = static_cast<long long>(d.message->offset());
         if (o <= mine.last.load()) mine.out_of_order.fetch_add(1);
         mine.last.store(o);
-        mine.count[d.message->offset].fetch_add(1);
+        mine.count[d.message->offset()].fetch_add(1);
         mine.concurrent.fetch_sub(1);
         return true;
       });
@@ -360,7 +360,7 @@ TEST_P(ThreadedPushStress, UnsubscribeWaitsForTheRunningOfferOnAnotherThread) {
     OpenOnExit open_on_exit{release};
     b.create_topic("orders");
     b.subscribe("orders", "victim", [&](const Delivery& d) {
-      if (d.message->offset < static_cast<Offset>(before)) return true;
+      if (d.message->offset() < static_cast<Offset>(before)) return true;
       entered.count_down();
       release.wait();
       handler_done = true;
@@ -398,7 +398,7 @@ TEST_P(ThreadedPushStress, MutualUnsubscribeFromRunningHandlersDoesNotDeadlock) 
     std::atomic<int> unsubscribed{0};
     auto make = [&](std::string other) {
       return [&, other](const Delivery& d) {
-        if (d.message->offset == meet) {
+        if (d.message->offset() == meet) {
           both_running.arrive_and_wait();
           if (b.unsubscribe("orders", other)) unsubscribed.fetch_add(1);
           returned.fetch_add(1);

@@ -21,7 +21,7 @@ constexpr Time kT60 = at(Millis{60000});
 
 std::vector<std::pair<Offset, int>> OffsetsAndAttempts(const std::vector<Received>& got) {
   std::vector<std::pair<Offset, int>> out;
-  for (const auto& r : got) out.emplace_back(r.message->offset, r.attempt);
+  for (const auto& r : got) out.emplace_back(r.message->offset(), r.attempt);
   return out;
 }
 
@@ -51,10 +51,10 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
     const auto w2 = b.poll("orders", "billing", "w2", 1, kT0);
     ASSERT_EQ(w1.size(), 1u);
     ASSERT_EQ(w2.size(), 1u);
-    EXPECT_EQ(w1[0].message->payload, "m1");
+    EXPECT_EQ(w1[0].message->payload(), "m1");
     EXPECT_EQ(w1[0].attempt, 1);
     EXPECT_EQ(w1[0].deadline, kT30);
-    EXPECT_EQ(w2[0].message->payload, "m2");
+    EXPECT_EQ(w2[0].message->payload(), "m2");
     EXPECT_EQ(w2[0].attempt, 1);
     EXPECT_EQ(w2[0].deadline, kT30);
     const auto s = b.stats("orders", "billing");
@@ -84,9 +84,9 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
     EXPECT_EQ(OffsetsAndAttempts(w1), (std::vector<std::pair<Offset, int>>{{1, 2}, {2, 1}}))
         << "second delivery of m2, before m3";
     ASSERT_EQ(w1.size(), 2u);
-    EXPECT_EQ(w1[0].message->payload, "m2");
+    EXPECT_EQ(w1[0].message->payload(), "m2");
     EXPECT_EQ(w1[0].deadline, kT60);
-    EXPECT_EQ(w1[1].message->payload, "m3");
+    EXPECT_EQ(w1[1].message->payload(), "m3");
     const auto before = b.stats("orders", "billing");
     EXPECT_FALSE(b.ack(Receipt{"orders", "billing", "w2", 1}, kT30)) << "m2 now belongs to w1";
     EXPECT_EQ(b.stats("orders", "billing"), before);
@@ -100,8 +100,8 @@ TEST_F(Seed004Trace, SevenStepsRowByRow) {
         << "m3 (delivery 1 of 2) is returned, m2 dies";
     const auto dead = b.dead_letters("orders", "billing");
     ASSERT_EQ(dead.size(), 1u);
-    EXPECT_EQ(dead[0].message->payload, "m2");
-    EXPECT_EQ(dead[0].message->offset, 1u);
+    EXPECT_EQ(dead[0].message->payload(), "m2");
+    EXPECT_EQ(dead[0].message->offset(), 1u);
     EXPECT_EQ(dead[0].attempts, 2);
     EXPECT_EQ(dead[0].reason, "ack deadline expired");
   }

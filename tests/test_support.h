@@ -282,7 +282,7 @@ inline Snapshot Snap(const Broker& b) {
     for (const auto& n : s.subscriptions[t]) {
       s.stats[t + "/" + n] = b.stats(t, n);
       for (const auto& d : b.dead_letters(t, n)) {
-        s.dead[t + "/" + n].emplace_back(d.message->offset, d.reason);
+        s.dead[t + "/" + n].emplace_back(d.message->offset(), d.reason);
       }
     }
   }

@@ -341,7 +341,7 @@ std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std
         if (bound != 0 && s.held_count() >= bound) continue;  // R22, per partition
         std::optional<Held> held = s.take_next(member, deadline, now);
         if (!held) continue;
-        const Offset offset = held->message->offset;
+        const Offset offset = held->message->offset();
         out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
                                Receipt{part.topic, group, member, offset, g->generation}});
         took = true;

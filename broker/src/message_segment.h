@@ -1,64 +1,110 @@
 // A run of consecutive messages stored together (issue 19): one allocation and one reference
-// count for up to kMaxCapacity messages instead of one each, freed whole once retention dropped all
-// of them and no holder keeps one.
+// count for up to kMaxBytes of records instead of one each, freed whole once retention
+// dropped all of them and no holder keeps one.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
-#include <vector>
 
 #include "broker/message.h"
+#include "message_record.h"
+#include "sync/sync.h"
 
 namespace broker {
 
-/// capacity() consecutive offsets from base(), filled in order by its log's writer under the
-/// log's lock. Readers read a slot without a lock once the log's end (an acquire) is past it:
-/// the writer fills a slot, and sets next(), before it moves the end past them (a release),
-/// and never changes either again (the slots never move: their storage is reserved whole
-/// at construction). A MessagePtr to a slot shares the segment's reference count (the
-/// aliasing constructor), so a holder keeps the whole segment alive. Throws std::bad_alloc
-/// only.
+/// A slotted page of records: consecutive offsets from base(), their records packed from
+/// the front of one allocation (each a Message, message.h), a sparse index of their
+/// positions growing from the back. Written in order by its log's writer under the log's
+/// lock; readers read a record without a lock once the log's end (an acquire) is past it:
+/// the writer writes a record and its index entry, and seals the segment (limit, next)
+/// before it moves the end past them (a release), and never changes either again. A
+/// MessagePtr to a record shares the segment's reference count (the aliasing constructor),
+/// so a holder keeps the whole segment alive. Throws std::bad_alloc only.
 class MessageSegment {
  public:
-  /// A log's first segment holds kFirstCapacity messages, each next one twice as many as
-  /// the one before, up to kMaxCapacity: a small topic costs little, a busy one pays one
-  /// allocation and one reference count per kMaxCapacity messages.
-  static constexpr std::size_t kFirstCapacity = 4;
-  static constexpr std::size_t kMaxCapacity = 256;
+  /// A log's first segment has kFirstBytes, each next one twice as many as the one before,
+  /// up to kMaxBytes (or one record's size if larger): a small topic costs little, a busy
+  /// one pays one allocation and one reference count per kMaxBytes of records.
+  static constexpr std::size_t kFirstBytes = 512;
+  static constexpr std::size_t kMaxBytes = 64 * 1024;
+  /// Every kIndexEvery-th record has an index entry (4 bytes): a read walks past at most
+  /// kIndexEvery - 1 records, and a 64-byte message costs one byte of index.
+  static constexpr std::size_t kIndexEvery = 4;
 
-  MessageSegment(Offset base, std::size_t capacity) : base_(base) { slots_.reserve(capacity); }
+  MessageSegment(Offset base, std::size_t bytes)
+      : base_(base), capacity_(bytes), bytes_(new unsigned char[bytes]) {}
   MessageSegment(const MessageSegment&) = delete;
   MessageSegment& operator=(const MessageSegment&) = delete;
 
-  [[nodiscard]] Offset base() const { return base_; }
-  /// One past the last offset it can hold.
-  [[nodiscard]] Offset limit() const { return base_ + slots_.capacity(); }
-  /// The capacity of the segment after this one.
-  [[nodiscard]] std::size_t next_capacity() const {
-    return std::min(kMaxCapacity, 2 * slots_.capacity());
+  /// The bytes a segment after `last` (null: none) needs to hold, at least, a record of
+  /// `record` bytes.
+  static std::size_t bytes_after(const MessageSegment* last, std::size_t record) {
+    const std::size_t grown = last ? std::min(kMaxBytes, 2 * last->capacity_) : kFirstBytes;
+    return std::max(grown, record + sizeof(std::uint32_t));
   }
-  /// Writer only (under the log's lock).
-  [[nodiscard]] bool full() const { return slots_.size() == slots_.capacity(); }
-  /// Writer only: makes the next message in place (never moving the others) and returns it.
-  Message& emplace() { return slots_.emplace_back(); }
-  /// Writer only: destroys the message emplace() made last (its record could not be written).
-  void unplace() { slots_.pop_back(); }
-  /// Writer only: links the segment that follows this one.
-  void set_next(const std::shared_ptr<const MessageSegment>& next) { next_ = next; }
 
-  /// Readers: the message at offset (in this segment, below the log's end). Reads the
-  /// storage's start only, which the writer never changes after construction.
-  [[nodiscard]] const Message& at(Offset offset) const { return slots_.data()[offset - base_]; }
-  /// Readers (past this segment, below the log's end): the next segment, or null once
-  /// retention freed it (weak: a reader holding an old segment must not keep every later
-  /// one alive through the chain).
+  [[nodiscard]] Offset base() const { return base_; }
+  /// One past the last offset it holds once sealed (the next segment's base); the largest
+  /// Offset before. Acquire: a reader that sees the seal also sees next().
+  [[nodiscard]] Offset limit() const { return limit_.load(std::memory_order_acquire); }
+
+  /// Writer only (under the log's lock): room for a record of `size` bytes and, if it is
+  /// due one, its index entry.
+  [[nodiscard]] bool fits(std::size_t size) const {
+    return used_ + size + sizeof(std::uint32_t) * entries(count_ + 1) <= capacity_;
+  }
+  /// Writer only: where the next record goes (fits(size) holds); it counts once committed.
+  [[nodiscard]] unsigned char* reserve() { return bytes_.get() + used_; }
+  /// Writer only: the record written at reserve(), `size` bytes, is the next offset's.
+  void commit(std::size_t size) {
+    if (count_ % kIndexEvery == 0) {
+      const auto position = static_cast<std::uint32_t>(used_);
+      std::memcpy(entry(count_ / kIndexEvery), &position, sizeof position);
+    }
+    used_ += size;
+    ++count_;
+  }
+  /// Writer only: seals it (no record is added any more) and links the segment after it.
+  void seal(const std::shared_ptr<const MessageSegment>& next) {
+    next_ = next;
+    // Release: a reader that acquires the limit also sees next_ (and the records below it,
+    // written before). Relaxed would let it see the limit and an empty next_.
+    limit_.store(base_ + count_, std::memory_order_release);
+  }
+
+  /// Readers: the message at offset (in this segment, below the log's end).
+  [[nodiscard]] const Message& at(Offset offset) const {
+    const std::size_t i = offset - base_;
+    std::uint32_t position;
+    std::memcpy(&position, entry(i / kIndexEvery), sizeof position);
+    const unsigned char* p = bytes_.get() + position;
+    for (std::size_t k = i % kIndexEvery; k > 0; --k) p += record::at(p).record().size();
+    return record::at(p);
+  }
+  /// Readers (past limit(), below the log's end): the next segment, or null once retention
+  /// freed it (weak: a reader holding an old segment must not keep every later one alive
+  /// through the chain).
   [[nodiscard]] std::shared_ptr<const MessageSegment> next() const { return next_.lock(); }
 
  private:
+  static std::size_t entries(std::size_t records) {
+    return (records + kIndexEvery - 1) / kIndexEvery;
+  }
+  [[nodiscard]] unsigned char* entry(std::size_t k) const {
+    return bytes_.get() + capacity_ - sizeof(std::uint32_t) * (k + 1);
+  }
+
   const Offset base_;
-  std::vector<Message> slots_;  // reserved whole: emplace never reallocates
+  const std::size_t capacity_;
+  const std::unique_ptr<unsigned char[]> bytes_;  // records from the front, index from the back
+  std::size_t used_ = 0;   // writer only: record bytes
+  std::size_t count_ = 0;  // writer only: records
   std::weak_ptr<const MessageSegment> next_;
+  sync::Atomic<Offset> limit_{std::numeric_limits<Offset>::max()};
 };
 
 /// A reader's place in a log: the segment it read last, so the next read at or after it

@@ -166,7 +166,7 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
         case OfferEnd::kApply:
           break;
       }
-      const Offset offset = t.held.message->offset;
+      const Offset offset = t.held.message->offset();
       if (confirmed) {
         run.last = s.confirm(offset) ? OfferResult::kConfirmed : OfferResult::kFailed;
       } else {

@@ -75,7 +75,7 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
     while (out.size() < max_messages && (bound == 0 || s->held_count() < bound)) {
       std::optional<Held> held = s->take_next(member, deadline, now);
       if (!held) break;
-      const Offset offset = held->message->offset;
+      const Offset offset = held->message->offset();
       out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
                              Receipt{topic, sub, member, offset}});
     }

@@ -70,8 +70,7 @@ bool SubscriptionState::unfiltered() const {
 
 bool SubscriptionState::matches(const Message& m) const {
   for (const auto& [name, value] : config_.header_filter) {
-    auto it = m.headers.find(name);
-    if (it == m.headers.end() || it->second != value) return false;
+    if (m.header(name) != value) return false;
   }
   return !config_.predicate || config_.predicate(m);
 }
@@ -112,7 +111,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
           break;
         }
         erase_waiting(o);
-        if (!message->key.empty()) line = &line_of(message->key);
+        if (!message->key().empty()) line = &line_of(message->key());
         break;
       }
     } else {
@@ -141,13 +140,13 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
         ++counters_.filtered;
         continue;
       }
-      if (ordered && !m->key.empty()) {
-        KeyLine& l = line_of(m->key);
+      if (ordered && !m->key().empty()) {
+        KeyLine& l = line_of(m->key());
         if (!idle(l)) {
           // R31: passed over, it waits like a returned message; past the bound the line
           // waits.
           if (redelivery_.size() >= kMaxPassedOver) return std::nullopt;
-          add_waiting(m->offset, Time::min(), m->key);
+          add_waiting(m->offset(), Time::min(), m->key());
           ++cursor_;
           continue;
         }
@@ -158,7 +157,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
       break;
     }
   }
-  const int attempt = ++attempts_[message->offset];
+  const int attempt = ++attempts_[message->offset()];
   ++counters_.delivered;
   if (attempt > 1) ++counters_.redelivered;
   if (line != nullptr) {
@@ -167,7 +166,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   }
   // Built in place: each copy of a MessagePtr is an atomic on its segment's count, a cache
   // line every worker of the subscription writes.
-  const Offset offset = message->offset;
+  const Offset offset = message->offset();
   const auto [it, added] = in_flight_.insert_or_assign(
       offset, Held{std::move(message), member, deadline, attempt, line});
   return it->second;
@@ -205,7 +204,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
                                                  config_.backoff.size()) -
                            1];
   }
-  add_waiting(offset, failure.at + wait, message->key);
+  add_waiting(offset, failure.at + wait, message->key());
   return false;
 }
 
@@ -264,7 +263,7 @@ bool SubscriptionState::idle(const KeyLine& line) const {
   return held_[line.slot] == 0 && line.waiting.empty();
 }
 
-KeyLine& SubscriptionState::line_of(const std::string& key) {
+KeyLine& SubscriptionState::line_of(std::string_view key) {
   auto it = keys_.find(key);
   if (it != keys_.end()) return it->second;
   if (keys_.size() >= sweep_at_) {
@@ -279,7 +278,7 @@ KeyLine& SubscriptionState::line_of(const std::string& key) {
     }
     sweep_at_ = std::max(kMinSweep, 2 * keys_.size());
   }
-  KeyLine& line = keys_[key];
+  KeyLine& line = keys_.emplace(std::string(key), KeyLine{}).first->second;
   if (free_slots_.empty()) {
     line.slot = static_cast<std::uint32_t>(held_.size());
     held_.push_back(0);
@@ -298,7 +297,7 @@ void SubscriptionState::add_head(const KeyLine& line) {
   if (!line.waiting.empty() && held_[line.slot] == 0) free_waiting_.insert(*line.waiting.begin());
 }
 
-void SubscriptionState::add_waiting(Offset offset, Time not_before, const std::string& key) {
+void SubscriptionState::add_waiting(Offset offset, Time not_before, std::string_view key) {
   redelivery_[offset] = not_before;
   if (!config_.ordered_by_key) return;
   waiting_key_[offset] = key;
@@ -336,7 +335,7 @@ void SubscriptionState::index_waiting() {
   redelivery_.clear();
   for (const auto& [offset, not_before] : all) {
     MessagePtr m = log_->read(offset);
-    add_waiting(offset, not_before, m ? m->key : std::string());
+    add_waiting(offset, not_before, m ? m->key() : std::string_view());
   }
 }
 
@@ -401,7 +400,7 @@ std::size_t SubscriptionState::redrive() {
   std::vector<DeadLetter> stay;
   std::size_t moved = 0;
   for (DeadLetter& d : dead_) {
-    const Offset o = d.message->offset;
+    const Offset o = d.message->offset();
     if (o < oldest) {  // retention dropped it: only redrive_to can move it
       stay.push_back(std::move(d));
       continue;
@@ -410,7 +409,7 @@ std::size_t SubscriptionState::redrive() {
     // Already waiting or held (after a seek back): it will be offered anyway.
     if (o >= cursor_ || redelivery_.contains(o) || in_flight_.contains(o)) continue;
     attempts_.erase(o);
-    add_waiting(o, Time::min(), d.message->key);
+    add_waiting(o, Time::min(), d.message->key());
   }
   dead_ = std::move(stay);
   counters_.redriven += moved;
@@ -457,7 +456,7 @@ Lag SubscriptionState::lag(Time now) {
     auto held = in_flight_.find(*lowest);
     MessagePtr m = held != in_flight_.end() ? held->second.message : log_->read(*lowest);
     if (!m) continue;
-    out.oldest_age = std::max(Millis{0}, now - m->publish_time);
+    out.oldest_age = std::max(Millis{0}, now - m->publish_time());
     return out;
   }
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,13 @@ namespace broker {
 struct KeyLine {
   std::uint32_t slot = 0;
   std::set<Offset> waiting;
+};
+
+/// Hashes keys as string views, so a message's key (a view of its record) finds its line
+/// without a copy.
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
 };
 
 /// A message handed out and not yet confirmed or returned.
@@ -161,7 +169,7 @@ class SubscriptionState {
   void release_key(const Held& h) REQUIRES(mu);
   /// R31's index: a key's line, made if it has none (and then idle lines are swept when
   /// they have come to outnumber the live ones).
-  KeyLine& line_of(const std::string& key) REQUIRES(mu);
+  KeyLine& line_of(std::string_view key) REQUIRES(mu);
   /// R31's index: whether a line has nothing held and nothing waiting.
   [[nodiscard]] bool idle(const KeyLine& line) const REQUIRES(mu);
   /// R31's index: a key's lowest waiting message leaves (drop) or joins (add, unless the key
@@ -169,7 +177,7 @@ class SubscriptionState {
   void drop_head(const KeyLine& line) REQUIRES(mu);
   void add_head(const KeyLine& line) REQUIRES(mu);
   /// Every change to redelivery_ but clear goes through these, so the index follows.
-  void add_waiting(Offset offset, Time not_before, const std::string& key) REQUIRES(mu);
+  void add_waiting(Offset offset, Time not_before, std::string_view key) REQUIRES(mu);
   void erase_waiting(Offset offset) REQUIRES(mu);
   /// Rebuilds the index from redelivery_ (after it was replaced or cleared).
   void index_waiting() REQUIRES(mu);
@@ -195,7 +203,7 @@ class SubscriptionState {
   // touching each node); a sweep runs when the lines reach sweep_at_ (twice what the last
   // sweep left, at least kMinSweep), so there are never more than kMinSweep lines or twice
   // the most keys ever held or waiting at once.
-  std::unordered_map<std::string, KeyLine> keys_ GUARDED_BY(mu);
+  std::unordered_map<std::string, KeyLine, KeyHash, std::equal_to<>> keys_ GUARDED_BY(mu);
   // Each line's held count, by its slot, apart from the lines: an offer and a confirmation
   // write only these packed counts, so the lines (read by every offer of a key) stay in
   // every worker's cache, and the keys a worker takes one after another share cache lines.

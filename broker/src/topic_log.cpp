@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "broker/errors.h"
+#include "message_record.h"
 #include "storage/segment_log.h"
 
 namespace broker {
@@ -17,9 +18,10 @@ TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> di
       in_memory_from_(end) {
   sync::MutexLock lock(mu_);
   base_ = end - on_disk.size();
+  next_ = end;
   for (const std::uint32_t size : on_disk) {
     bytes_ += size;
-    sizes_.push_back(size);
+    disk_sizes_.push_back(size);
   }
   trim();
   visible_ = end;
@@ -31,53 +33,54 @@ void TopicLog::publish_bounds() {
   end_.store(std::max(visible_, base_), std::memory_order_release);
 }
 
+std::size_t TopicLog::payload_size(Offset offset) const {
+  if (offset < in_memory_from_) return disk_sizes_[disk_sizes_.size() - (in_memory_from_ - offset)];
+  return locate(offset, nullptr)->payload().size();
+}
+
 void TopicLog::trim() {
   // Retention: drop the oldest, never refuse; the newest message is always kept.
-  while (sizes_.size() > 1 &&
-         ((options_.retention_messages > 0 && sizes_.size() > options_.retention_messages) ||
+  while (next_ - base_ > 1 &&
+         ((options_.retention_messages > 0 && next_ - base_ > options_.retention_messages) ||
           (options_.retention_bytes > 0 && bytes_ > options_.retention_bytes))) {
-    bytes_ -= sizes_.front();
-    sizes_.pop_front();
+    bytes_ -= payload_size(base_);
     ++base_;
+  }
+  while (disk_sizes_.size() > (base_ < in_memory_from_ ? in_memory_from_ - base_ : 0)) {
+    disk_sizes_.pop_front();
   }
   // Whole segments only: a holder of one of its messages keeps the rest of it anyway.
   while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
 Offset TopicLog::append(std::string payload, Headers headers, std::string key, Time now) {
-  const std::size_t size = payload.size();
+  const std::size_t size = record::size_of(payload, headers, key);
   Offset offset = 0;
   std::uint64_t ticket = 0;
   {
     sync::MutexLock lock(mu_);
-    offset = base_ + sizes_.size();
-    if (segments_.empty() || segments_.back()->full()) {
+    offset = next_;
+    if (segments_.empty() || !segments_.back()->fits(size)) {
       // Retention keeps the newest message, so only a log that never held one in memory (new,
       // or all on disk after a restart) has no segment to grow from.
-      const std::size_t capacity =
-          segments_.empty() ? MessageSegment::kFirstCapacity : segments_.back()->next_capacity();
-      auto segment = std::make_shared<MessageSegment>(offset, capacity);
-      if (!segments_.empty()) segments_.back()->set_next(segment);
+      const MessageSegment* last = segments_.empty() ? nullptr : segments_.back().get();
+      auto segment =
+          std::make_shared<MessageSegment>(offset, MessageSegment::bytes_after(last, size));
+      if (!segments_.empty()) segments_.back()->seal(segment);
       segments_.push_back(std::move(segment));
     }
     MessageSegment& segment = *segments_.back();
-    Message& message = segment.emplace();
-    message.offset = offset;
-    message.payload = std::move(payload);
-    message.headers = std::move(headers);
-    message.key = std::move(key);
-    message.publish_time = now;
+    unsigned char* at = segment.reserve();
+    record::write(at, offset, now, payload, headers, key);
     if (disk_) {
-      try {
-        disk_->append(message);  // the record is written in offset order, under mu_
-      } catch (...) {
-        segment.unplace();  // nothing appended
-        throw;
-      }
+      // The record is written in offset order, under mu_; not committed (nothing appended)
+      // if that throws.
+      disk_->append(record::at(at));
       ticket = disk_->syncer().wrote();
     }
-    sizes_.push_back(static_cast<std::uint32_t>(size));
-    bytes_ += size;
+    segment.commit(size);
+    ++next_;
+    bytes_ += payload.size();
     trim();
     if (disk_) {
       try {
@@ -87,7 +90,7 @@ Offset TopicLog::append(std::string payload, Headers headers, std::string key, T
       }
     }
     if (!wait_durable_) {
-      visible_ = base_ + sizes_.size();
+      visible_ = next_;
       publish_bounds();
       if (waiters_ > 0) grown_.notify_all();
       return offset;
@@ -123,6 +126,8 @@ MessagePtr TopicLog::read_at(LogCursor& cursor, Offset offset) const {
   // Lock-free: the slot is below end (acquire), so written and never changed again, and the
   // segment is alive (held by cursor). A drop after the oldest() look is ordered after this
   // read, as if it came a moment later.
+  // A segment that offset (below end) is past was sealed before end passed offset, so its
+  // limit is seen here.
   if (offset >= end() || offset < oldest()) return nullptr;
   if (cursor.segment && offset >= cursor.segment->base()) {
     while (offset >= cursor.segment->limit()) {
@@ -157,7 +162,7 @@ Offset TopicLog::offset_for_time(Time time) const {
   LogCursor cursor;
   for (Offset o = oldest(); o < last; ++o) {
     MessagePtr m = read_at(cursor, o);
-    if (m && m->publish_time >= time) return o;
+    if (m && m->publish_time() >= time) return o;
   }
   return last;
 }

@@ -21,8 +21,8 @@ namespace broker {
 
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
 /// but the wait it offers and, for a durable topic, the segment log's writes). Messages live
-/// in MessageSegments (up to kMaxCapacity each, one reference count each); readers get MessagePtr
-/// copies that share their segment's count, so dropping old messages never frees memory a
+/// in MessageSegments (records of up to kMaxBytes each, one reference count each); readers
+/// get MessagePtr copies that share their segment's count, so dropping old messages never frees memory a
 /// holder still uses, and retention frees a segment once all of its messages are dropped
 /// and nobody holds one. A reader with a LogCursor reads without the lock (read_at).
 /// A durable topic keeps the messages published since it opened in memory; the ones a
@@ -63,10 +63,12 @@ class TopicLog {
 
  private:
   void trim() REQUIRES(mu_);
-  /// The in-memory message at offset (base_ <= offset < appended end, offset >=
-  /// in_memory_from_), sharing its segment's count; its segment in *segment if given.
+  /// The in-memory message at offset (base_ <= offset < next_, offset >= in_memory_from_),
+  /// sharing its segment's count; its segment in *segment if given.
   MessagePtr locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const
       REQUIRES(mu_);
+  /// The payload bytes of the kept message at offset (what retention by bytes counts).
+  std::size_t payload_size(Offset offset) const REQUIRES(mu_);
   /// Called under mu_ after base_ or visible_ changed: mirrors them for the lock-free
   /// readers. Release: a reader that acquires the new end finds the slots below it written
   /// (and next() set), and one that acquires the new oldest sees those drops.
@@ -79,11 +81,14 @@ class TopicLog {
   const Offset in_memory_from_ = 0;
   mutable sync::Mutex mu_;
   sync::CondVar grown_;
-  // The segments holding [base_, base_ + sizes_.size()) from in_memory_from_ on, each
-  // starting where the one before ends; a segment leaves once all of it is below base_.
+  // The segments holding [max(base_, in_memory_from_), next_), each starting where the one
+  // before ends; a segment leaves once all of it is below base_.
   std::deque<std::shared_ptr<MessageSegment>> segments_ GUARDED_BY(mu_);
-  std::deque<std::uint32_t> sizes_ GUARDED_BY(mu_);  // payload bytes of base_ + i, retention
+  // Payload bytes of the kept offsets below in_memory_from_ (a restart's, on disk only),
+  // the last one's at in_memory_from_ - 1; retention by bytes counts them.
+  std::deque<std::uint32_t> disk_sizes_ GUARDED_BY(mu_);
   Offset base_ GUARDED_BY(mu_) = 0;
+  Offset next_ GUARDED_BY(mu_) = 0;  // the offset the next append gets
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;
   Offset visible_ GUARDED_BY(mu_) = 0;  // offsets below are readable (all, unless durable)

@@ -28,7 +28,7 @@ int main() {
   // Push: the handler confirms every message; deliveries run inside drain().
   std::vector<std::string> seen;
   b.subscribe("orders", "audit", [&seen](const broker::Delivery& d) {
-    seen.push_back(d.message->payload);
+    seen.push_back(d.message->payload());
     return true;
   });
   // Pull: a worker polls, then acks each message with its receipt.
@@ -45,7 +45,7 @@ int main() {
   expect(b.stats("orders", "audit").committed == 2, "push subscription committed 2");
 
   const auto got = b.poll("orders", "billing", "w1", 10, clock->now());
-  expect(got.size() == 2 && got[0].message->payload == "o-1" && got[1].attempt == 1,
+  expect(got.size() == 2 && got[0].message->payload() == "o-1" && got[1].attempt == 1,
          "poll returns o-1, o-2 on their first attempt");
   expect(got[0].deadline == clock->now() + Millis{1000}, "deadline is now + ack_timeout");
   clock->advance(Millis{10});

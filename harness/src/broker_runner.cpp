@@ -77,7 +77,7 @@ broker::Receipt receipt(const std::string& topic, const std::string& sub, model:
 // owns nothing is a finding (it reads freed memory once retention lets the message go).
 const broker::MessagePtr& owned(const broker::MessagePtr& m) {
   if (m.use_count() == 0) {
-    throw std::logic_error("a message at offset " + std::to_string(m->offset) +
+    throw std::logic_error("a message at offset " + std::to_string(m->offset()) +
                            " was handed out by a pointer that does not keep it alive");
   }
   return m;
@@ -89,10 +89,10 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
   std::vector<model::Received> out;
   for (const broker::Received& r : list) {
     owned(r.message);
-    if (r.receipt != receipt(poll.topic, poll.sub, r.message->offset, poll.member)) {
+    if (r.receipt != receipt(poll.topic, poll.sub, r.message->offset(), poll.member)) {
       throw std::logic_error("poll returned a receipt that does not name its message");
     }
-    out.push_back({r.message->offset, r.message->payload, r.attempt, to_model(r.deadline)});
+    out.push_back({r.message->offset(), std::string(r.message->payload()), r.attempt, to_model(r.deadline)});
   }
   return out;
 }
@@ -103,11 +103,11 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
   std::vector<model::Received> out;
   for (const broker::Received& r : list) {
     owned(r.message);
-    if (r.receipt != receipt(r.receipt.topic, poll.group, r.message->offset, poll.member,
+    if (r.receipt != receipt(r.receipt.topic, poll.group, r.message->offset(), poll.member,
                              r.receipt.generation)) {
       throw std::logic_error("poll_group returned a receipt that does not name its message");
     }
-    out.push_back({r.message->offset, r.message->payload, r.attempt, to_model(r.deadline),
+    out.push_back({r.message->offset(), std::string(r.message->payload()), r.attempt, to_model(r.deadline),
                    r.receipt.topic, r.receipt.generation});
   }
   return out;
@@ -154,8 +154,8 @@ std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& l
   std::vector<model::DeadLetter> out;
   for (const broker::DeadLetter& d : list) {
     owned(d.message);
-    out.push_back({d.topic, d.subscription, d.message->offset, d.message->payload, d.attempts,
-                   d.reason, to_model(d.died_at), d.message->headers, d.message->key});
+    out.push_back({d.topic, d.subscription, d.message->offset(), std::string(d.message->payload()), d.attempts,
+                   d.reason, to_model(d.died_at), d.message->headers(), std::string(d.message->key())});
   }
   return out;
 }
@@ -452,8 +452,8 @@ oplang::Outcome BrokerRunner::step_pull(const oplang::Op& op) {
 
 // Script: record the call, run the step's side effect, then end with its verdict.
 bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
-  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset,
-                    delivery.message->payload, delivery.attempt, ""});
+  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset(),
+                    std::string(delivery.message->payload()), delivery.attempt, ""});
   const std::size_t index = calls_.size() - 1;
   const model::Step step =
       handler.next_step < handler.script.size() ? handler.script[handler.next_step] : model::Step{};
@@ -464,8 +464,8 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
 }
 
 void BrokerRunner::record_repeat(const Handler& handler, const broker::Delivery& delivery) {
-  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset,
-                    delivery.message->payload, delivery.attempt, "idempotent -> repeat"});
+  calls_.push_back({*delivery.topic, handler.name, delivery.message->offset(),
+                    std::string(delivery.message->payload()), delivery.attempt, "idempotent -> repeat"});
 }
 
 std::string BrokerRunner::run_effect(const model::Step& step, const Handler& handler) {

@@ -106,11 +106,11 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view
       for (const broker::Received& r :
            b.poll_group(kLinTopic, sub, member, static_cast<std::size_t>(op.arg),
                         broker::at(broker::Millis{op.now}))) {
-        items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count(),
+        items.push_back({r.message->offset(), r.attempt, r.deadline.time_since_epoch().count(),
                          r.receipt.topic, r.receipt.generation});
         view.seen = r.receipt.generation;
         view.hand.push_back(
-            {r.receipt.topic.back() - '0', r.message->offset, r.receipt.generation});
+            {r.receipt.topic.back() - '0', r.message->offset(), r.receipt.generation});
       }
       return format_poll(items);
     }
@@ -133,7 +133,7 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view
       for (const broker::Received& r :
            b.poll(kLinTopic, sub, member, static_cast<std::size_t>(op.arg),
                   broker::at(broker::Millis{op.now})))
-        items.push_back({r.message->offset, r.attempt, r.deadline.time_since_epoch().count()});
+        items.push_back({r.message->offset(), r.attempt, r.deadline.time_since_epoch().count()});
       return format_poll(items);
     }
     case Kind::kAck:

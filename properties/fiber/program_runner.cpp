@@ -231,8 +231,8 @@ struct Recorder {
   std::map<std::pair<std::string, Offset>, std::string> sent;
   std::map<std::pair<std::string, Offset>, std::string> seen;
   std::string content_errors;
-  static std::string content(const std::string& payload, const broker::Headers& headers,
-                             const std::string& key) {
+  static std::string content(std::string_view payload, const broker::Headers& headers,
+                             std::string_view key) {
     std::string c = oplang::format_value(payload) + " key=" + oplang::format_value(key);
     for (const auto& [name, value] : headers) c += " " + name + "=" + oplang::format_value(value);
     return c;
@@ -252,13 +252,13 @@ struct Recorder {
     // A holder keeps its message alive, however long it holds it (R3, Delivery): a pointer
     // that owns nothing reads freed memory once retention lets the message go.
     if (p.use_count() == 0 && content_errors.size() < 2000) {
-      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset) +
+      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset()) +
                         " was handed out by a pointer that does not keep it alive\n";
     }
-    const std::string c = content(m.payload, m.headers, m.key);
-    auto [it, first] = seen.emplace(std::make_pair(topic, m.offset), c);
+    const std::string c = content(m.payload(), m.headers(), m.key());
+    auto [it, first] = seen.emplace(std::make_pair(topic, m.offset()), c);
     if (!first && it->second != c && content_errors.size() < 2000) {
-      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset) +
+      content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset()) +
                         " was read as " + it->second + " and later as " + c + "\n";
     }
   }
@@ -274,7 +274,7 @@ std::string text_of(const std::vector<broker::Received>& got) {
   std::string out = "[";
   for (const broker::Received& r : got) {
     if (out.size() > 1) out += " ";
-    out += std::to_string(r.message->offset) + "#" + std::to_string(r.attempt) + "@" +
+    out += std::to_string(r.message->offset()) + "#" + std::to_string(r.attempt) + "@" +
            std::to_string(r.deadline.time_since_epoch().count());
   }
   return out + "]";
@@ -309,7 +309,7 @@ std::string text_of(const std::vector<broker::DeadLetter>& list) {
   std::string out = "[";
   for (const broker::DeadLetter& d : list) {
     if (out.size() > 1) out += " ";
-    out += std::to_string(d.message->offset) + "#" + std::to_string(d.attempts);
+    out += std::to_string(d.message->offset()) + "#" + std::to_string(d.attempts);
   }
   return out + "]";
 }
@@ -453,12 +453,12 @@ broker::Handler make_handler(Ctx* c, int index, oplang::HandlerScript script) {
     const Key self = h.push[static_cast<std::size_t>(index)].key;
     const std::size_t me = h.handlers.size();
     h.note_seen(*d.topic, d.message);
-    h.handlers.push_back({index, d.message->offset, d.attempt, h.tick(), 0,
+    h.handlers.push_back({index, d.message->offset(), d.attempt, h.tick(), 0,
                           broker::sync::steady_now().count(), 0, false});
     const std::size_t step_no = (*next)++;
     const oplang::Step step = step_no < script.size() ? script[step_no] : oplang::Step{};
     std::string text = "handler " + oplang::format_value(self.first) + " " +
-                       std::to_string(d.message->offset) + "#" + std::to_string(d.attempt) +
+                       std::to_string(d.message->offset()) + "#" + std::to_string(d.attempt) +
                        " at t=" + std::to_string(h.handlers[me].enter_ms) + " step " +
                        std::to_string(step_no + 1) + ": " + oplang::print(step);
     const std::size_t line = h.lines.size();  // pending until the handler returns
@@ -805,8 +805,8 @@ class Exec {
           c_.b->poll_group(o.topic, o.group, o.member, o.max, now());
       for (const broker::Received& x : got) {
         h.note_seen(x.receipt.topic, x.message);
-        h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset);
-        h.generations[{x.receipt.topic, o.group, o.member, x.message->offset}] =
+        h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset());
+        h.generations[{x.receipt.topic, o.group, o.member, x.message->offset()}] =
             x.receipt.generation;
       }
       return text_of(got);
@@ -876,8 +876,8 @@ class Exec {
       auto& hand = h.hands[{topic, sub, member}];
       for (const broker::Received& x : got) {
         h.note_seen(x.receipt.topic, x.message);
-        pc.got.push_back({x.message->offset, x.attempt});
-        hand.push_back(x.message->offset);
+        pc.got.push_back({x.message->offset(), x.attempt});
+        hand.push_back(x.message->offset());
       }
       return text_of(got);
     });
@@ -1074,8 +1074,8 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     f.stats = *st;
     for (const auto& d : b.dead_letters(entry.first.first, entry.first.second)) {
       h.note_seen(entry.first.first, d.message);
-      f.dead.insert(d.message->offset);
-      f.reasons[d.message->offset] = d.reason;
+      f.dead.insert(d.message->offset());
+      f.reasons[d.message->offset()] = d.reason;
     }
   }
   for (int i : live) {
@@ -1086,8 +1086,8 @@ void settle_push(const oplang::Program& p, broker::Broker& b, Recorder& h) {
     f.stats = *st;
     for (const auto& d : b.dead_letters(key.first, key.second)) {
       h.note_seen(key.first, d.message);
-      f.dead.insert(d.message->offset);
-      f.reasons[d.message->offset] = d.reason;
+      f.dead.insert(d.message->offset());
+      f.reasons[d.message->offset()] = d.reason;
     }
   }
 }
@@ -1110,7 +1110,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
     c.call.ret = h.tick();
     for (const auto& r : got) {
       h.note_seen(sub.first, r.message);
-      c.call.got.push_back({r.message->offset, r.attempt});
+      c.call.got.push_back({r.message->offset(), r.attempt});
     }
     h.lines.push_back({c.call.invoke, c.call.ret, "(final)",
                        "poll " + oplang::format_value(sub.first) + " " +
@@ -1123,7 +1123,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
                   ": a final worker polling and acking 100 rounds still got messages back\n";
     for (const auto& r : got) {
       PullRecord a{sub, PullCall(PullCall::Kind::kAck, w, h.tick()), {}};
-      a.call.offset = r.message->offset;
+      a.call.offset = r.message->offset();
       a.call.accepted = b.ack(r.receipt, later);
       a.call.ret = h.tick();
       h.lines.push_back({a.call.invoke, a.call.ret, "(final)",
@@ -1157,8 +1157,8 @@ void body(const oplang::Program& p, Ctx& ctx) {
       f.stats = b->stats(sub.first, sub.second);
       for (const auto& d : b->dead_letters(sub.first, sub.second)) {
         h.note_seen(sub.first, d.message);
-        f.dead.insert(d.message->offset);
-        f.reasons[d.message->offset] = d.reason;
+        f.dead.insert(d.message->offset());
+        f.reasons[d.message->offset()] = d.reason;
       }
     } catch (const broker::Error& e) {
       h.errors += "unexpected-error: (final): stats or dead_letters of " + sub.first + "/" +

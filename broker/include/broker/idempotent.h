@@ -84,7 +84,7 @@ inline Handler idempotent(Handler inner) {
   auto state = std::make_shared<State>();
   return [inner = std::move(inner), state](const Delivery& d) {
     if (!d.topic) return inner(d);  // no identity to remember it by
-    const Offset offset = d.message->offset;
+    const Offset offset = d.message->offset();
     {
       std::lock_guard<std::mutex> lock(state->mu);
       auto it = state->applied.find(d.topic);

@@ -2,12 +2,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace broker {
 
@@ -32,17 +36,73 @@ using Time = TimeLine::time_point;
 /// The time point `since_epoch` after the clock's epoch.
 constexpr Time at(Millis since_epoch) { return Time{since_epoch}; }
 
-/// One published message. Immutable once published; shared by every subscription.
-struct Message {
-  Offset offset = 0;
-  std::string payload;
-  Headers headers;
-  std::string key;
-  Time publish_time{};
+/// One published message: a record of bytes in its topic's log, read through accessors.
+/// Immutable once published; shared by every subscription (a MessagePtr keeps the run of
+/// records it lives in alive), never copied. The record is the durable log's record body
+/// (little-endian): offset u64 | publish time i64 (ms) | key (u32 length, bytes) | header
+/// count u32 | each header's name and value (u32 length, bytes) | payload (u32 length,
+/// bytes); so memory and disk share one shape and a durable append writes these bytes.
+/// A Message exists only where make_message or the log put a whole record.
+class Message {
+ public:
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+  [[nodiscard]] Offset offset() const { return Offset{u64(0)}; }
+  [[nodiscard]] Time publish_time() const { return Time{Millis{static_cast<std::int64_t>(u64(8))}}; }
+  [[nodiscard]] std::string_view key() const { return str(kKeyAt); }
+  /// A view of the payload, valid for as long as the message is.
+  [[nodiscard]] std::string_view payload() const;
+  /// How many headers it has.
+  [[nodiscard]] std::size_t header_count() const { return u32(kKeyAt + 4 + u32(kKeyAt)); }
+  /// The value of header `name`, if the message has it (no allocation).
+  [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
+  /// Its headers, copied into a map.
+  [[nodiscard]] Headers headers() const;
+  /// The whole record (what the durable log writes as a record body).
+  [[nodiscard]] std::string_view record() const;
+
+ private:
+  static constexpr std::size_t kKeyAt = 16;
+  Message() = default;
+  [[nodiscard]] const unsigned char* bytes() const { return &first_; }
+  [[nodiscard]] std::uint64_t u64(std::size_t at) const;
+  [[nodiscard]] std::uint32_t u32(std::size_t at) const;
+  [[nodiscard]] std::string_view str(std::size_t at) const {
+    return {reinterpret_cast<const char*>(bytes() + at + 4), u32(at)};
+  }
+  /// The position after the headers (where the payload's length is).
+  [[nodiscard]] std::size_t payload_at() const;
+
+  unsigned char first_;  // the record's first byte; the rest follows it in the same storage
 };
+
+inline std::uint64_t Message::u64(std::size_t at) const {
+  std::uint64_t v;
+  std::memcpy(&v, bytes() + at, sizeof v);  // records are little-endian, as is every host we build for
+  return v;
+}
+inline std::uint32_t Message::u32(std::size_t at) const {
+  std::uint32_t v;
+  std::memcpy(&v, bytes() + at, sizeof v);
+  return v;
+}
+inline std::size_t Message::payload_at() const {
+  std::size_t at = kKeyAt + 4 + u32(kKeyAt);
+  const std::uint32_t headers = u32(at);
+  at += 4;
+  for (std::uint32_t i = 0; i < 2 * headers; ++i) at += 4 + u32(at);
+  return at;
+}
+inline std::string_view Message::payload() const { return str(payload_at()); }
 
 /// A message kept alive for as long as a holder needs it, even after retention drops it.
 using MessagePtr = std::shared_ptr<const Message>;
+
+/// A message of its own (not in a topic's log): for tests, tools and messages read back
+/// from files. Throws std::bad_alloc, or std::length_error if a field is 4 GiB or longer.
+MessagePtr make_message(Offset offset, std::string_view payload, const Headers& headers = {},
+                        std::string_view key = {}, Time publish_time = {});
 
 /// What a push handler receives: the topic, the message and which offer this is (1 for
 /// the first). Every field may be kept past the handler call.

@@ -63,9 +63,8 @@ bool get_dead(Decoder& d, const std::string& topic, const std::string& sub,
               std::vector<DeadLetter>& out) {
   const std::uint32_t n = d.u32();
   for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
-    auto m = std::make_shared<Message>();
-    const std::string body = d.str();
-    if (!decode_message(body, *m)) return false;
+    MessagePtr m = decode_message(d.str());
+    if (!m) return false;
     DeadLetter dl{topic, sub, std::move(m), static_cast<int>(d.u32()), d.str(), Time{}};
     dl.died_at = Time{Millis{d.i64()}};
     if (dl.attempts < 1 || dl.attempts > (1 << 30)) return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <system_error>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "broker/file_system.h"
 #include "codec.h"
 #include "frames.h"
+#include "message_record.h"
 
 namespace broker::storage {
 
@@ -50,47 +52,21 @@ std::string segment_path(const std::string& dir, Offset base) {
   return dir + "/" + name + std::string(kSuffix);
 }
 
-std::string encode_message(const Message& m) {
-  Encoder e;
-  e.u64(m.offset);
-  e.i64(m.publish_time.time_since_epoch().count());
-  e.str(m.key);
-  e.u32(static_cast<std::uint32_t>(m.headers.size()));
-  for (const auto& [k, v] : m.headers) {
-    e.str(k);
-    e.str(v);
-  }
-  e.str(m.payload);
-  return e.take();
-}
+std::string encode_message(const Message& m) { return std::string(m.record()); }
 
-bool decode_message(std::string_view body, Message& out) {
-  Decoder d(body);
-  out.offset = d.u64();
-  out.publish_time = Time{Millis{d.i64()}};
-  out.key = d.str();
-  const std::uint32_t n = d.u32();
-  out.headers.clear();
-  for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
-    std::string k = d.str();
-    out.headers[std::move(k)] = d.str();
-  }
-  out.payload = d.str();
-  return d.done();
+MessagePtr decode_message(std::string_view body) {
+  if (body.size() < 16 || record::length(body) != body.size()) return nullptr;
+  std::shared_ptr<unsigned char[]> storage(new unsigned char[body.size()]);
+  std::memcpy(storage.get(), body.data(), body.size());
+  return MessagePtr(storage, &record::at(storage.get()));
 }
 
 bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_size) {
-  Decoder d(body);
-  offset = d.u64();
-  d.i64();
-  d.skip_str();
-  const std::uint32_t n = d.u32();
-  for (std::uint32_t i = 0; i < n && !d.failed(); ++i) {
-    d.skip_str();
-    d.skip_str();
-  }
-  payload_size = d.u32();
-  return !d.failed() && d.remaining() == payload_size;  // the payload is the rest
+  if (body.size() < 16 || record::length(body) != body.size()) return false;
+  const Message& m = record::at(reinterpret_cast<const unsigned char*>(body.data()));
+  offset = m.offset();
+  payload_size = static_cast<std::uint32_t>(m.payload().size());
+  return true;
 }
 
 namespace {
@@ -293,7 +269,7 @@ void SegmentLog::append(const Message& m) {
   const std::string record = frame(encode_message(m));
   if (segments_.empty() ||
       (active_size_ + record.size() > segment_bytes_ && active_size_ > kHeaderSize)) {
-    start_segment(m.offset);
+    start_segment(m.offset());
   }
   const std::string& path = segments_.back().path;
   try {
@@ -306,7 +282,7 @@ void SegmentLog::append(const Message& m) {
     throw;
   }
   active_size_ += record.size();
-  next_ = m.offset + 1;
+  next_ = m.offset() + 1;
 }
 
 std::string_view SegmentLog::cached(const std::string& path, std::uint64_t position,
@@ -349,9 +325,9 @@ MessagePtr SegmentLog::read(Offset offset) {
       continue;
     }
     const std::string_view body = cached(seg->path, position + kFrameHeader, len);
-    auto m = std::make_shared<Message>();
-    if (body.size() != len || body_crc != crc32c(body) || !decode_message(body, *m) ||
-        m->offset != offset) {
+    MessagePtr m;
+    if (body.size() != len || body_crc != crc32c(body) || !(m = decode_message(body)) ||
+        m->offset() != offset) {
       throw_corrupt(seg->path, position, "record changed since it was read back");
     }
     return m;

@@ -97,9 +97,10 @@ class SegmentLog {
 
 /// "<dir>/<base as 20 digits>.seg".
 std::string segment_path(const std::string& dir, Offset base);
-/// Encodes a message as a segment record body, and back (false if malformed).
+/// A message's segment record body (its record: the same bytes in memory and on disk), and
+/// back (null if malformed).
 std::string encode_message(const Message& m);
-bool decode_message(std::string_view body, Message& out);
+MessagePtr decode_message(std::string_view body);
 /// What recovery needs of a record body without decoding it: its offset and payload size
 /// (false where decode_message would be).
 bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_size);
