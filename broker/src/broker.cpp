@@ -14,16 +14,16 @@ void Broker::create_topic(const std::string& name, TopicOptions options) {
 }
 void Broker::delete_topic(const std::string& name) { impl_->delete_topic(name); }
 std::vector<std::string> Broker::topics() const { return impl_->topics(); }
-Offset Broker::publish(const std::string& topic, std::string payload, Headers headers,
-                       std::string key) {
-  return impl_->publish(topic, std::move(payload), std::move(headers), std::move(key));
+Offset Broker::publish(const std::string& topic, std::string_view payload, const Headers& headers,
+                       std::string_view key) {
+  return impl_->publish(topic, payload, headers, key);
 }
-Placement Broker::send(const std::string& topic, std::string payload, Headers headers,
-                       std::string key) {
-  return impl_->send(topic, std::move(payload), std::move(headers), std::move(key));
+Placement Broker::send(const std::string& topic, std::string_view payload, const Headers& headers,
+                       std::string_view key) {
+  return impl_->send(topic, payload, headers, key);
 }
-Offset Broker::publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
-                          Headers headers, std::string key) {
+Offset Broker::publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
+                          const Headers& headers, std::string_view key) {
   return impl_->publish_to(topic, partition, std::move(payload), std::move(headers),
                            std::move(key));
 }

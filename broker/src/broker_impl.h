@@ -43,10 +43,10 @@ class BrokerImpl {
   void create_topic(const std::string& name, TopicOptions options);
   void delete_topic(const std::string& name);
   std::vector<std::string> topics() const;
-  Offset publish(const std::string& topic, std::string payload, Headers headers, std::string key);
-  Placement send(const std::string& topic, std::string payload, Headers headers, std::string key);
-  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
-                    Headers headers, std::string key);
+  Offset publish(const std::string& topic, std::string_view payload, const Headers& headers, std::string_view key);
+  Placement send(const std::string& topic, std::string_view payload, const Headers& headers, std::string_view key);
+  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
+                    const Headers& headers, std::string_view key);
   std::uint32_t partitions(const std::string& topic) const;
   Offset end_offset(const std::string& topic) const;
   Offset oldest_offset(const std::string& topic) const;
@@ -110,7 +110,7 @@ class BrokerImpl {
   /// Throws UnknownTopic.
   std::shared_ptr<Topic> find_any_topic(const std::string& name) const;
   /// Appends to the topic that holds a log, then wakes its push subscriptions.
-  Offset append(Topic& t, std::string payload, Headers headers, std::string key);
+  Offset append(Topic& t, std::string_view payload, const Headers& headers, std::string_view key);
   /// R32: the consumer group called group on topic. Throws UnknownTopic,
   /// UnknownSubscription.
   std::shared_ptr<ConsumerGroup> find_group(const std::string& topic,

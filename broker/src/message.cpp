@@ -55,8 +55,6 @@ MessagePtr make_message(Offset offset, std::string_view payload, const Headers& 
 namespace record {
 namespace {
 
-constexpr std::size_t kFixed = 8 + 8 + 4 + 4 + 4;  // offset, time, three lengths
-
 std::size_t field(std::string_view s) {
   if (s.size() > 0xffffffffu) throw std::length_error("a message field is 4 GiB or longer");
   return 4 + s.size();
@@ -76,9 +74,8 @@ unsigned char* put(unsigned char* out, std::string_view s) {
 }  // namespace
 
 std::size_t size_of(std::string_view payload, const Headers& headers, std::string_view key) {
-  std::size_t n = kFixed - 12 + field(key) + field(payload);
   if (headers.size() > 0xffffffffu) throw std::length_error("too many headers");
-  n += 4;
+  std::size_t n = 8 + 8 + field(key) + 4 + field(payload);  // offset, time, key, count, payload
   for (const auto& [k, v] : headers) n += field(k) + field(v);
   return n;
 }

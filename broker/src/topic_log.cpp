@@ -53,7 +53,7 @@ void TopicLog::trim() {
   while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
-Offset TopicLog::append(std::string payload, Headers headers, std::string key, Time now) {
+Offset TopicLog::append(std::string_view payload, const Headers& headers, std::string_view key, Time now) {
   const std::size_t size = record::size_of(payload, headers, key);
   Offset offset = 0;
   std::uint64_t ticket = 0;
@@ -123,7 +123,7 @@ MessagePtr TopicLog::read(Offset offset) const {
 }
 
 MessagePtr TopicLog::read_at(LogCursor& cursor, Offset offset) const {
-  // Lock-free: the slot is below end (acquire), so written and never changed again, and the
+  // Lock-free: the record is below end (acquire), so written and never changed again, and the
   // segment is alive (held by cursor). A drop after the oldest() look is ordered after this
   // read, as if it came a moment later.
   // A segment that offset (below end) is past was sealed before end passed offset, so its

@@ -41,7 +41,7 @@ class TopicLog {
   /// durable topic writes its record first (and under `always` returns once it is synced).
   /// Throws IoError (nothing appended if the write failed; if the sync failed the message
   /// may still become readable with a later sync), or std::bad_alloc (nothing appended).
-  Offset append(std::string payload, Headers headers, std::string key, Time now) EXCLUDES(mu_);
+  Offset append(std::string_view payload, const Headers& headers, std::string_view key, Time now) EXCLUDES(mu_);
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
   /// message a restart found is read from its segment, under mu_ (so retention cannot
   /// remove the file meanwhile): throws IoError, or CorruptLog if the file changed.
@@ -53,7 +53,7 @@ class TopicLog {
   /// First kept offset. Lock-free (acquire): a reader that sees it also sees the drop.
   [[nodiscard]] Offset oldest() const { return oldest_.load(std::memory_order_acquire); }
   /// One past the newest readable offset. Lock-free (acquire): every offset below it that
-  /// is still kept is readable, its slot written (the writer's release).
+  /// is still kept is readable, its record written (the writer's release).
   [[nodiscard]] Offset end() const { return end_.load(std::memory_order_acquire); }
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
@@ -70,7 +70,7 @@ class TopicLog {
   /// The payload bytes of the kept message at offset (what retention by bytes counts).
   std::size_t payload_size(Offset offset) const REQUIRES(mu_);
   /// Called under mu_ after base_ or visible_ changed: mirrors them for the lock-free
-  /// readers. Release: a reader that acquires the new end finds the slots below it written
+  /// readers. Release: a reader that acquires the new end finds the records below it written
   /// (and next() set), and one that acquires the new oldest sees those drops.
   void publish_bounds() REQUIRES(mu_);
 

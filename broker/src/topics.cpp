@@ -235,27 +235,27 @@ std::vector<std::shared_ptr<Topic>> BrokerImpl::topic_snapshot() const {
   return order_;
 }
 
-Offset BrokerImpl::publish(const std::string& topic, std::string payload, Headers headers,
-                           std::string key) {
-  return send(topic, std::move(payload), std::move(headers), std::move(key)).offset;
+Offset BrokerImpl::publish(const std::string& topic, std::string_view payload, const Headers& headers,
+                           std::string_view key) {
+  return send(topic, payload, headers, key).offset;
 }
 
-Placement BrokerImpl::send(const std::string& topic, std::string payload, Headers headers,
-                           std::string key) {
+Placement BrokerImpl::send(const std::string& topic, std::string_view payload, const Headers& headers,
+                           std::string_view key) {
   std::shared_ptr<Topic> t = find_any_topic(topic);
   if (t->partitions.empty()) {
-    return {0, append(*t, std::move(payload), std::move(headers), std::move(key))};
+    return {0, append(*t, payload, headers, key)};
   }
   const auto n = static_cast<std::uint32_t>(t->partitions.size());
   const std::uint32_t p =
       key.empty()
           ? static_cast<std::uint32_t>(t->round_robin.fetch_add(1, std::memory_order_relaxed) % n)
           : partition_for_key(t->options.partitioner, key, n);
-  return {p, append(*t->partitions[p], std::move(payload), std::move(headers), std::move(key))};
+  return {p, append(*t->partitions[p], payload, headers, key)};
 }
 
 Offset BrokerImpl::publish_to(const std::string& topic, std::uint32_t partition,
-                              std::string payload, Headers headers, std::string key) {
+                              std::string_view payload, const Headers& headers, std::string_view key) {
   std::shared_ptr<Topic> t = find_any_topic(topic);
   const std::size_t n = std::max<std::size_t>(1, t->partitions.size());
   if (partition >= n) {
@@ -263,7 +263,7 @@ Offset BrokerImpl::publish_to(const std::string& topic, std::uint32_t partition,
                               " partition(s), so no partition " + std::to_string(partition));
   }
   Topic& target = t->partitions.empty() ? *t : *t->partitions[partition];
-  return append(target, std::move(payload), std::move(headers), std::move(key));
+  return append(target, payload, headers, key);
 }
 
 std::uint32_t BrokerImpl::partitions(const std::string& topic) const {
@@ -271,9 +271,9 @@ std::uint32_t BrokerImpl::partitions(const std::string& topic) const {
       1, static_cast<std::uint32_t>(find_any_topic(topic)->partitions.size()));
 }
 
-Offset BrokerImpl::append(Topic& t, std::string payload, Headers headers, std::string key) {
+Offset BrokerImpl::append(Topic& t, std::string_view payload, const Headers& headers, std::string_view key) {
   const Offset offset =
-      t.log->append(std::move(payload), std::move(headers), std::move(key), clock_->now());
+      t.log->append(payload, headers, key, clock_->now());
   if (!dispatcher_->synchronous()) {
     const std::shared_ptr<const StateList> push = t.push_states();
     for (const auto& s : *push) dispatcher_->notify(s);  // wakes lanes; never runs a handler

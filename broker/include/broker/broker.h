@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/broker_options.h"
@@ -74,17 +75,19 @@ class Broker {
   [[nodiscard]] std::vector<std::string> topics() const;
   /// Appends a message and returns its offset. Never waits for a subscriber; may drop the
   /// oldest messages to keep the retention bound. On a partitioned topic, as send() (the
-  /// offset is within the partition send picked). Throws UnknownTopic (nothing appended).
-  Offset publish(const std::string& topic, std::string payload, Headers headers = {},
-                 std::string key = {});
+  /// offset is within the partition send picked). The payload, headers and key are copied
+  /// once, into the topic's log; every handler and poll reads that copy. Throws
+  /// UnknownTopic (nothing appended).
+  Offset publish(const std::string& topic, std::string_view payload,
+                 const Headers& headers = {}, std::string_view key = {});
   /// publish, also telling the partition. A partitioned topic picks it by its partitioner
   /// from a non-empty key, round robin without one (R29). Throws UnknownTopic.
-  Placement send(const std::string& topic, std::string payload, Headers headers = {},
-                 std::string key = {});
+  Placement send(const std::string& topic, std::string_view payload,
+                 const Headers& headers = {}, std::string_view key = {});
   /// Appends to the named partition (0 for a topic without partitions), whatever the key.
   /// Throws UnknownTopic, PartitionOutOfRange (nothing appended).
-  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string payload,
-                    Headers headers = {}, std::string key = {});
+  Offset publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
+                    const Headers& headers = {}, std::string_view key = {});
   /// How many partitions the topic has (1 for a topic without partitions and for a
   /// partition). Throws UnknownTopic.
   [[nodiscard]] std::uint32_t partitions(const std::string& topic) const;
