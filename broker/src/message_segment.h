@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -28,15 +29,16 @@ class MessageSegment {
  public:
   /// A log's first segment has kFirstBytes, each next one twice as many as the one before,
   /// up to kMaxBytes (or one record's size if larger): a small topic costs little, a busy
-  /// one pays one allocation and one reference count per kMaxBytes of records.
+  /// one pays one allocation and one reference count per kMaxBytes of records, and one page
+  /// fault (segments of kMaxBytes are on a transparent huge page where the system allows).
   static constexpr std::size_t kFirstBytes = 512;
-  static constexpr std::size_t kMaxBytes = 64 * 1024;
+  static constexpr std::size_t kMaxBytes = std::size_t{2} << 20;
   /// Every kIndexEvery-th record has an index entry (4 bytes): a read walks past at most
   /// kIndexEvery - 1 records, and a 64-byte message costs one byte of index.
   static constexpr std::size_t kIndexEvery = 4;
 
   MessageSegment(Offset base, std::size_t bytes)
-      : base_(base), capacity_(bytes), bytes_(new unsigned char[bytes]) {}
+      : base_(base), capacity_(bytes), bytes_(allocate(bytes)) {}
   MessageSegment(const MessageSegment&) = delete;
   MessageSegment& operator=(const MessageSegment&) = delete;
 
@@ -91,6 +93,13 @@ class MessageSegment {
   [[nodiscard]] std::shared_ptr<const MessageSegment> next() const { return next_.lock(); }
 
  private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  /// `bytes` of storage; from kMaxBytes on, aligned to and advised as huge pages (a write
+  /// to a fresh segment then faults once, not once per 4 KiB). Throws std::bad_alloc.
+  static std::unique_ptr<unsigned char, Free> allocate(std::size_t bytes);
+
   static std::size_t entries(std::size_t records) {
     return (records + kIndexEvery - 1) / kIndexEvery;
   }
@@ -100,7 +109,7 @@ class MessageSegment {
 
   const Offset base_;
   const std::size_t capacity_;
-  const std::unique_ptr<unsigned char[]> bytes_;  // records from the front, index from the back
+  const std::unique_ptr<unsigned char, Free> bytes_;  // records from the front, index from the back
   std::size_t used_ = 0;   // writer only: record bytes
   std::size_t count_ = 0;  // writer only: records
   std::weak_ptr<const MessageSegment> next_;
