@@ -93,11 +93,14 @@ class MessageSegment {
   [[nodiscard]] std::shared_ptr<const MessageSegment> next() const { return next_.lock(); }
 
  private:
+  /// Gives back what allocate took: unmaps `mapped` bytes, or frees a malloc'd block.
   struct Free {
-    void operator()(unsigned char* p) const { std::free(p); }
+    std::size_t mapped = 0;
+    void operator()(unsigned char* p) const;
   };
-  /// `bytes` of storage; from kMaxBytes on, aligned to and advised as huge pages (a write
-  /// to a fresh segment then faults once, not once per 4 KiB). Throws std::bad_alloc.
+  /// `bytes` of storage; from kMaxBytes on (on Linux) mapped, aligned to kMaxBytes and
+  /// advised as huge pages, so a write to a fresh segment faults once, not once per 4 KiB.
+  /// Throws std::bad_alloc.
   static std::unique_ptr<unsigned char, Free> allocate(std::size_t bytes);
 
   static std::size_t entries(std::size_t records) {
