@@ -26,8 +26,8 @@ class BrokerFanOut {
       std::string name = std::to_string(i);  // not "s" + ...: GCC 12 -Wrestrict false positive
       name.insert(name.begin(), 's');
       broker_.subscribe(
-          kTopic, name, [h = make(i)](const broker::Delivery& d) { return h(d.message->payload()); },
-          options);
+          kTopic, name,
+          [h = make(i)](const broker::Delivery& d) { return h(d.message->payload()); }, options);
     }
   }
 

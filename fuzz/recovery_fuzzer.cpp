@@ -830,7 +830,9 @@ struct Msg {
   bool operator==(const Msg&) const = default;
 };
 
-Msg msg_of(const broker::Message& m) { return {std::string(m.payload()), std::string(m.key()), m.headers(), m.publish_time()}; }
+Msg msg_of(const broker::Message& m) {
+  return {std::string(m.payload()), std::string(m.key()), m.headers(), m.publish_time()};
+}
 
 std::string fresh_name(const std::vector<std::string>& taken, const std::string& stem) {
   std::string name = stem;

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -139,8 +139,8 @@ TEST(Publish, EveryFieldReadsBackAsPublishedAcrossSegmentBoundaries) {
     EXPECT_EQ(m.payload(), sent[i].payload) << "offset " << i;
     EXPECT_EQ(m.headers(), sent[i].headers) << "offset " << i;
     EXPECT_EQ(m.header_count(), sent[i].headers.size());
-    EXPECT_EQ(m.header("n"), i % 3 == 0 ? std::optional<std::string_view>(std::to_string(i))
-                                        : std::nullopt);
+    EXPECT_EQ(m.header("n"),
+              i % 3 == 0 ? std::optional<std::string_view>(std::to_string(i)) : std::nullopt);
     EXPECT_EQ(m.key(), sent[i].key) << "offset " << i;
   }
 }

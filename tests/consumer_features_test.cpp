@@ -255,7 +255,8 @@ TEST(RetryLater, ThreadedDispatchersOfferAFailedMessageAgainOnlyAfterItsBackoff)
         "t", "s",
         [&](const Delivery& d) {
           std::lock_guard<std::mutex> lock(mu);
-          calls.emplace_back(std::string(d.message->payload()) + "#" + std::to_string(d.attempt), b.clock().now());
+          calls.emplace_back(std::string(d.message->payload()) + "#" + std::to_string(d.attempt),
+                             b.clock().now());
           const bool ok = d.message->payload() != "a" || d.attempt > 1;
           if (!ok) failed_at = b.clock().now();
           return ok;

@@ -108,8 +108,7 @@ std::optional<Id> parse_id(const std::string& s) {
 MessagePtr expected(const Id& id) {
   return make_message(
       0, text(id) + ":" + std::string(id.i % 61, static_cast<char>('a' + (id.i + id.thread) % 26)),
-      {{"id", text(id)}, {"round", std::to_string(id.round)}},
-      "key-t" + std::to_string(id.thread));
+      {{"id", text(id)}, {"round", std::to_string(id.round)}}, "key-t" + std::to_string(id.thread));
 }
 
 bool same_content(const Message& a, const Message& b) {
@@ -426,11 +425,11 @@ class Anomalies {
 
 /// What the parent knows across rounds.
 struct History {
-  std::map<Offset, Id> published;       // every publish a child saw return, by offset
+  std::map<Offset, Id> published;          // every publish a child saw return, by offset
   std::map<Offset, MessagePtr> read_back;  // every message an earlier check read: never changes
-  std::optional<Offset> max_committed;  // the highest committed an ack returned with
-  Offset end = 0;                       // the end offset the previous check recovered
-  Offset committed = 0;                 // the committed position it recovered
+  std::optional<Offset> max_committed;     // the highest committed an ack returned with
+  Offset end = 0;                          // the end offset the previous check recovered
+  Offset committed = 0;                    // the committed position it recovered
   // For the summary line.
   std::size_t publishes = 0;
   std::size_t acks = 0;
@@ -578,8 +577,8 @@ void check_directory(const StorageOptions& storage, const Seen& seen, History& h
       const Offset want = committed + i;
       if (again[i]->offset() != want) {
         a.add("poll-skip", "from the committed position " + std::to_string(committed) +
-                               " poll gave offset " + std::to_string(again[i]->offset()) + " where " +
-                               std::to_string(want) + " was due");
+                               " poll gave offset " + std::to_string(again[i]->offset()) +
+                               " where " + std::to_string(want) + " was due");
         break;
       }
       if (want < log.size() && !same_content(*again[i], *log[want])) {

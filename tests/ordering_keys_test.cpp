@@ -137,7 +137,8 @@ TEST(OrderingKeys, ParallelWorkersKeepEachKeysOrder) {
           // Out of hand before the ack: once acked, the key's next message may be polled.
           std::lock_guard lock(mu);
           in_hand.erase(std::string(r.message->key()));
-          confirmed[std::string(r.message->key())].push_back(std::stoi(std::string(r.message->payload())));
+          confirmed[std::string(r.message->key())].push_back(
+              std::stoi(std::string(r.message->payload())));
         }
         ASSERT_TRUE(b.ack(r.receipt, Time{}));
         ++done;

@@ -96,7 +96,8 @@ TEST(Partitions, TheSameKeyAlwaysGoesToTheSamePartitionInOrder) {
   std::vector<std::string> seen;
   for (const Received& r :
        b.poll("t-" + std::to_string(*where["customer-0"].begin()), "p", "w", 100, Time{})) {
-    if (std::string(r.message->key()) == "customer-0") seen.push_back(std::string(r.message->payload()));
+    if (std::string(r.message->key()) == "customer-0")
+      seen.push_back(std::string(r.message->payload()));
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"m0", "m5", "m10", "m15", "m20", "m25", "m30", "m35"}));
 }

@@ -22,8 +22,8 @@ Placement Broker::send(const std::string& topic, std::string_view payload, const
                        std::string_view key) {
   return impl_->send(topic, payload, headers, key);
 }
-Offset Broker::publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
-                          const Headers& headers, std::string_view key) {
+Offset Broker::publish_to(const std::string& topic, std::uint32_t partition,
+                          std::string_view payload, const Headers& headers, std::string_view key) {
   return impl_->publish_to(topic, partition, std::move(payload), std::move(headers),
                            std::move(key));
 }

@@ -43,8 +43,10 @@ class BrokerImpl {
   void create_topic(const std::string& name, TopicOptions options);
   void delete_topic(const std::string& name);
   std::vector<std::string> topics() const;
-  Offset publish(const std::string& topic, std::string_view payload, const Headers& headers, std::string_view key);
-  Placement send(const std::string& topic, std::string_view payload, const Headers& headers, std::string_view key);
+  Offset publish(const std::string& topic, std::string_view payload, const Headers& headers,
+                 std::string_view key);
+  Placement send(const std::string& topic, std::string_view payload, const Headers& headers,
+                 std::string_view key);
   Offset publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
                     const Headers& headers, std::string_view key);
   std::uint32_t partitions(const std::string& topic) const;

@@ -34,7 +34,8 @@ std::vector<Offset> BrokerImpl::redrive_to(const std::string& topic, const std::
   std::exception_ptr failure;
   for (const DeadLetter& d : dead) {
     try {
-      out.push_back(publish(to_topic, d.message->payload(), d.message->headers(), d.message->key()));
+      out.push_back(
+          publish(to_topic, d.message->payload(), d.message->headers(), d.message->key()));
     } catch (...) {  // to_topic deleted meanwhile, or an I/O error: keep the rest
       failure = std::current_exception();
       break;

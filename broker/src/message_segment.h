@@ -113,8 +113,8 @@ class MessageSegment {
   const Offset base_;
   const std::size_t capacity_;
   const std::unique_ptr<unsigned char, Free> bytes_;  // records from the front, index from the back
-  std::size_t used_ = 0;   // writer only: record bytes
-  std::size_t count_ = 0;  // writer only: records
+  std::size_t used_ = 0;                              // writer only: record bytes
+  std::size_t count_ = 0;                             // writer only: records
   std::weak_ptr<const MessageSegment> next_;
   sync::Atomic<Offset> limit_{std::numeric_limits<Offset>::max()};
 };

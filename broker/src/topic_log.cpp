@@ -53,7 +53,8 @@ void TopicLog::trim() {
   while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
-Offset TopicLog::append(std::string_view payload, const Headers& headers, std::string_view key, Time now) {
+Offset TopicLog::append(std::string_view payload, const Headers& headers, std::string_view key,
+                        Time now) {
   const std::size_t size = record::size_of(payload, headers, key);
   Offset offset = 0;
   std::uint64_t ticket = 0;

@@ -22,8 +22,8 @@ namespace broker {
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
 /// but the wait it offers and, for a durable topic, the segment log's writes). Messages live
 /// in MessageSegments (records of up to kMaxBytes each, one reference count each); readers
-/// get MessagePtr copies that share their segment's count, so dropping old messages never frees memory a
-/// holder still uses, and retention frees a segment once all of its messages are dropped
+/// get MessagePtr copies that share their segment's count, so dropping old messages never frees
+/// memory a holder still uses, and retention frees a segment once all of its messages are dropped
 /// and nobody holds one. A reader with a LogCursor reads without the lock (read_at).
 /// A durable topic keeps the messages published since it opened in memory; the ones a
 /// restart found stay in their files and are read back on demand (SPEC R18).
@@ -41,7 +41,8 @@ class TopicLog {
   /// durable topic writes its record first (and under `always` returns once it is synced).
   /// Throws IoError (nothing appended if the write failed; if the sync failed the message
   /// may still become readable with a later sync), or std::bad_alloc (nothing appended).
-  Offset append(std::string_view payload, const Headers& headers, std::string_view key, Time now) EXCLUDES(mu_);
+  Offset append(std::string_view payload, const Headers& headers, std::string_view key, Time now)
+      EXCLUDES(mu_);
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
   /// message a restart found is read from its segment, under mu_ (so retention cannot
   /// remove the file meanwhile): throws IoError, or CorruptLog if the file changed.

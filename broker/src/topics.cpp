@@ -235,13 +235,13 @@ std::vector<std::shared_ptr<Topic>> BrokerImpl::topic_snapshot() const {
   return order_;
 }
 
-Offset BrokerImpl::publish(const std::string& topic, std::string_view payload, const Headers& headers,
-                           std::string_view key) {
+Offset BrokerImpl::publish(const std::string& topic, std::string_view payload,
+                           const Headers& headers, std::string_view key) {
   return send(topic, payload, headers, key).offset;
 }
 
-Placement BrokerImpl::send(const std::string& topic, std::string_view payload, const Headers& headers,
-                           std::string_view key) {
+Placement BrokerImpl::send(const std::string& topic, std::string_view payload,
+                           const Headers& headers, std::string_view key) {
   std::shared_ptr<Topic> t = find_any_topic(topic);
   if (t->partitions.empty()) {
     return {0, append(*t, payload, headers, key)};
@@ -255,7 +255,8 @@ Placement BrokerImpl::send(const std::string& topic, std::string_view payload, c
 }
 
 Offset BrokerImpl::publish_to(const std::string& topic, std::uint32_t partition,
-                              std::string_view payload, const Headers& headers, std::string_view key) {
+                              std::string_view payload, const Headers& headers,
+                              std::string_view key) {
   std::shared_ptr<Topic> t = find_any_topic(topic);
   const std::size_t n = std::max<std::size_t>(1, t->partitions.size());
   if (partition >= n) {
@@ -271,9 +272,9 @@ std::uint32_t BrokerImpl::partitions(const std::string& topic) const {
       1, static_cast<std::uint32_t>(find_any_topic(topic)->partitions.size()));
 }
 
-Offset BrokerImpl::append(Topic& t, std::string_view payload, const Headers& headers, std::string_view key) {
-  const Offset offset =
-      t.log->append(payload, headers, key, clock_->now());
+Offset BrokerImpl::append(Topic& t, std::string_view payload, const Headers& headers,
+                          std::string_view key) {
+  const Offset offset = t.log->append(payload, headers, key, clock_->now());
   if (!dispatcher_->synchronous()) {
     const std::shared_ptr<const StateList> push = t.push_states();
     for (const auto& s : *push) dispatcher_->notify(s);  // wakes lanes; never runs a handler

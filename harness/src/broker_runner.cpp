@@ -92,7 +92,8 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
     if (r.receipt != receipt(poll.topic, poll.sub, r.message->offset(), poll.member)) {
       throw std::logic_error("poll returned a receipt that does not name its message");
     }
-    out.push_back({r.message->offset(), std::string(r.message->payload()), r.attempt, to_model(r.deadline)});
+    out.push_back(
+        {r.message->offset(), std::string(r.message->payload()), r.attempt, to_model(r.deadline)});
   }
   return out;
 }
@@ -107,8 +108,8 @@ std::vector<model::Received> to_model(const std::vector<broker::Received>& list,
                              r.receipt.generation)) {
       throw std::logic_error("poll_group returned a receipt that does not name its message");
     }
-    out.push_back({r.message->offset(), std::string(r.message->payload()), r.attempt, to_model(r.deadline),
-                   r.receipt.topic, r.receipt.generation});
+    out.push_back({r.message->offset(), std::string(r.message->payload()), r.attempt,
+                   to_model(r.deadline), r.receipt.topic, r.receipt.generation});
   }
   return out;
 }
@@ -154,8 +155,9 @@ std::vector<model::DeadLetter> to_model(const std::vector<broker::DeadLetter>& l
   std::vector<model::DeadLetter> out;
   for (const broker::DeadLetter& d : list) {
     owned(d.message);
-    out.push_back({d.topic, d.subscription, d.message->offset(), std::string(d.message->payload()), d.attempts,
-                   d.reason, to_model(d.died_at), d.message->headers(), std::string(d.message->key())});
+    out.push_back({d.topic, d.subscription, d.message->offset(), std::string(d.message->payload()),
+                   d.attempts, d.reason, to_model(d.died_at), d.message->headers(),
+                   std::string(d.message->key())});
   }
   return out;
 }
@@ -465,7 +467,8 @@ bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
 
 void BrokerRunner::record_repeat(const Handler& handler, const broker::Delivery& delivery) {
   calls_.push_back({*delivery.topic, handler.name, delivery.message->offset(),
-                    std::string(delivery.message->payload()), delivery.attempt, "idempotent -> repeat"});
+                    std::string(delivery.message->payload()), delivery.attempt,
+                    "idempotent -> repeat"});
 }
 
 std::string BrokerRunner::run_effect(const model::Step& step, const Handler& handler) {

@@ -226,9 +226,9 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
   };
   // No publish in the branches (the prefix publishes): poll_group takes one partition's lock
   // at a time, so a publish racing it can show up on a later round than a sequential run
-  // allows (CI found [t-1:0 t-0:0]). Publishes are keyed: a keyless one takes a turn of the round robin before it appends,
-  // so two racing ones may land in an order no sequential run gives (R29 promises the
-  // spread, not that). No expire: it takes one partition's lock at a time, like expire
+  // allows (CI found [t-1:0 t-0:0]). Publishes are keyed: a keyless one takes a turn of the round
+  // robin before it appends, so two racing ones may land in an order no sequential run gives (R29
+  // promises the spread, not that). No expire: it takes one partition's lock at a time, like expire
   // over two subscriptions (R11ExpireIsAtomicPerSubscriptionNotAcrossThem).
   const auto op = rc::gen::weightedOneOf<PullOp>(
       {{2, rc::gen::just(PullOp{Kind::kJoin})},

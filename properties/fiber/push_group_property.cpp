@@ -113,9 +113,11 @@ struct Record {
 broker::Handler handler_for(const std::string& member, Record& r, const PushGroupCase& c) {
   return [member, &r, &c](const broker::Delivery& d) {
     const std::size_t me = r.calls.size();
-    r.calls.push_back({member, *d.topic, std::string(d.message->payload()), d.attempt, r.tick(), 0, false});
+    r.calls.push_back(
+        {member, *d.topic, std::string(d.message->payload()), d.attempt, r.tick(), 0, false});
     if (!r.active[member]) {
-      r.anomalies.push_back("call of " + member + " on " + *d.topic + " (" + std::string(d.message->payload()) +
+      r.anomalies.push_back("call of " + member + " on " + *d.topic + " (" +
+                            std::string(d.message->payload()) +
                             ") started after its leave_group returned");
     }
     if (++r.running_on[*d.topic] > 1) {
@@ -123,7 +125,8 @@ broker::Handler handler_for(const std::string& member, Record& r, const PushGrou
     }
     ++r.running[member];
     fiber::yield("handler");
-    const bool ok = !(d.attempt == 1 && c.fail_first.contains(std::stoi(std::string(d.message->payload()))));
+    const bool ok =
+        !(d.attempt == 1 && c.fail_first.contains(std::stoi(std::string(d.message->payload()))));
     --r.running_on[*d.topic];
     --r.running[member];
     r.calls[me].exit = r.tick();

@@ -78,12 +78,12 @@ class Broker {
   /// offset is within the partition send picked). The payload, headers and key are copied
   /// once, into the topic's log; every handler and poll reads that copy. Throws
   /// UnknownTopic (nothing appended).
-  Offset publish(const std::string& topic, std::string_view payload,
-                 const Headers& headers = {}, std::string_view key = {});
+  Offset publish(const std::string& topic, std::string_view payload, const Headers& headers = {},
+                 std::string_view key = {});
   /// publish, also telling the partition. A partitioned topic picks it by its partitioner
   /// from a non-empty key, round robin without one (R29). Throws UnknownTopic.
-  Placement send(const std::string& topic, std::string_view payload,
-                 const Headers& headers = {}, std::string_view key = {});
+  Placement send(const std::string& topic, std::string_view payload, const Headers& headers = {},
+                 std::string_view key = {});
   /// Appends to the named partition (0 for a topic without partitions), whatever the key.
   /// Throws UnknownTopic, PartitionOutOfRange (nothing appended).
   Offset publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,

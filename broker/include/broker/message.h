@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <map>
@@ -49,7 +49,9 @@ class Message {
   Message& operator=(const Message&) = delete;
 
   [[nodiscard]] Offset offset() const { return Offset{u64(0)}; }
-  [[nodiscard]] Time publish_time() const { return Time{Millis{static_cast<std::int64_t>(u64(8))}}; }
+  [[nodiscard]] Time publish_time() const {
+    return Time{Millis{static_cast<std::int64_t>(u64(8))}};
+  }
   [[nodiscard]] std::string_view key() const { return str(kKeyAt); }
   /// A view of the payload, valid for as long as the message is.
   [[nodiscard]] std::string_view payload() const;
@@ -79,7 +81,8 @@ class Message {
 
 inline std::uint64_t Message::u64(std::size_t at) const {
   std::uint64_t v;
-  std::memcpy(&v, bytes() + at, sizeof v);  // records are little-endian, as is every host we build for
+  std::memcpy(&v, bytes() + at,
+              sizeof v);  // records are little-endian, as is every host we build for
   return v;
 }
 inline std::uint32_t Message::u32(std::size_t at) const {
