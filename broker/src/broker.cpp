@@ -24,8 +24,7 @@ Placement Broker::send(const std::string& topic, std::string_view payload, const
 }
 Offset Broker::publish_to(const std::string& topic, std::uint32_t partition,
                           std::string_view payload, const Headers& headers, std::string_view key) {
-  return impl_->publish_to(topic, partition, std::move(payload), std::move(headers),
-                           std::move(key));
+  return impl_->publish_to(topic, partition, payload, headers, key);
 }
 std::uint32_t Broker::partitions(const std::string& topic) const {
   return impl_->partitions(topic);

@@ -77,7 +77,7 @@ class Broker {
   /// oldest messages to keep the retention bound. On a partitioned topic, as send() (the
   /// offset is within the partition send picked). The payload, headers and key are copied
   /// once, into the topic's log; every handler and poll reads that copy. Throws
-  /// UnknownTopic (nothing appended).
+  /// UnknownTopic, or std::length_error if a field is 4 GiB or longer (nothing appended).
   Offset publish(const std::string& topic, std::string_view payload, const Headers& headers = {},
                  std::string_view key = {});
   /// publish, also telling the partition. A partitioned topic picks it by its partitioner

@@ -79,10 +79,10 @@ class Message {
   unsigned char first_;  // the record's first byte; the rest follows it in the same storage
 };
 
+// Records are little-endian, as is every host we build for (message.cpp asserts it).
 inline std::uint64_t Message::u64(std::size_t at) const {
   std::uint64_t v;
-  std::memcpy(&v, bytes() + at,
-              sizeof v);  // records are little-endian, as is every host we build for
+  std::memcpy(&v, bytes() + at, sizeof v);
   return v;
 }
 inline std::uint32_t Message::u32(std::size_t at) const {
