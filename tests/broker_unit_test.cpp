@@ -117,7 +117,10 @@ TEST(Publish, EveryFieldReadsBackAsPublishedAcrossSegmentBoundaries) {
     return x;
   };
   for (int i = 0; i < 400; ++i) {
-    const std::size_t size = i % 50 == 7 ? 70'000 + next() % 200'000 : next() % 300;
+    // One record larger than a full-size segment (2 MiB): a segment of its own, mapped.
+    const std::size_t size = i == 200      ? std::size_t{5} << 19
+                             : i % 50 == 7 ? 70'000 + next() % 200'000
+                                           : next() % 300;
     Sent m;
     for (std::size_t k = 0; k < size; ++k) m.payload.push_back(static_cast<char>(next() & 0xff));
     if (i % 3 == 0) m.headers = {{"n", std::to_string(i)}, {std::string(1, '\0'), "zero"}};
