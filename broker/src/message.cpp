@@ -10,7 +10,8 @@ namespace broker {
 static_assert(std::endian::native == std::endian::little,
               "records are read in place: a big-endian host needs byte swaps in Message");
 
-std::optional<std::string_view> Message::header(std::string_view name) const {
+template <class Visit>
+bool Message::each_header(Visit visit) const {
   std::size_t at = kKeyAt + 4 + u32(kKeyAt);
   const std::uint32_t n = u32(at);
   at += 4;
@@ -19,23 +20,26 @@ std::optional<std::string_view> Message::header(std::string_view name) const {
     at += 4 + k.size();
     const std::string_view v = str(at);
     at += 4 + v.size();
-    if (k == name) return v;
+    if (!visit(k, v)) return false;
   }
-  return std::nullopt;
+  return true;
+}
+
+std::optional<std::string_view> Message::header(std::string_view name) const {
+  std::optional<std::string_view> found;
+  each_header([&](std::string_view k, std::string_view v) {
+    if (k == name) found = v;
+    return !found;
+  });
+  return found;
 }
 
 Headers Message::headers() const {
   Headers out;
-  std::size_t at = kKeyAt + 4 + u32(kKeyAt);
-  const std::uint32_t n = u32(at);
-  at += 4;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::string_view k = str(at);
-    at += 4 + k.size();
-    const std::string_view v = str(at);
-    at += 4 + v.size();
+  each_header([&](std::string_view k, std::string_view v) {
     out.emplace(k, v);
-  }
+    return true;
+  });
   return out;
 }
 

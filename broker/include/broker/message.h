@@ -73,6 +73,10 @@ class Message {
   [[nodiscard]] std::string_view str(std::size_t at) const {
     return {reinterpret_cast<const char*>(bytes() + at + 4), u32(at)};
   }
+  /// Calls visit(name, value) for each header in order while it returns true; false if it
+  /// stopped early. Defined (and used) in message.cpp only.
+  template <class Visit>
+  bool each_header(Visit visit) const;
   /// The position after the headers (where the payload's length is).
   [[nodiscard]] std::size_t payload_at() const;
 
