@@ -28,7 +28,7 @@ int main() {
   // Push: the handler confirms every message; deliveries run inside drain().
   std::vector<std::string> seen;
   b.subscribe("orders", "audit", [&seen](const broker::Delivery& d) {
-    seen.push_back(d.message->payload());
+    seen.emplace_back(d.message->payload());  // a view into the log: copy what you keep
     return true;
   });
   // Pull: a worker polls, then acks each message with its receipt.
