@@ -55,14 +55,14 @@ std::string segment_path(const std::string& dir, Offset base) {
 std::string encode_message(const Message& m) { return std::string(m.record()); }
 
 MessagePtr decode_message(std::string_view body) {
-  if (body.size() < 16 || record::length(body) != body.size()) return nullptr;
+  if (body.empty() || record::length(body) != body.size()) return nullptr;  // 0: malformed
   std::shared_ptr<unsigned char[]> storage(new unsigned char[body.size()]);
   std::memcpy(storage.get(), body.data(), body.size());
   return MessagePtr(storage, &record::at(storage.get()));
 }
 
 bool peek_message(std::string_view body, Offset& offset, std::uint32_t& payload_size) {
-  if (body.size() < 16 || record::length(body) != body.size()) return false;
+  if (body.empty() || record::length(body) != body.size()) return false;
   const Message& m = record::at(reinterpret_cast<const unsigned char*>(body.data()));
   offset = m.offset();
   payload_size = static_cast<std::uint32_t>(m.payload().size());
@@ -266,7 +266,7 @@ void SegmentLog::start_segment(Offset base) {
 }
 
 void SegmentLog::append(const Message& m) {
-  const std::string record = frame(encode_message(m));
+  const std::string record = frame(m.record());  // the record is the body: no re-encoding
   if (segments_.empty() ||
       (active_size_ + record.size() > segment_bytes_ && active_size_ > kHeaderSize)) {
     start_segment(m.offset());
