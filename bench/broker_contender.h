@@ -31,8 +31,8 @@ class BrokerFanOut {
     }
   }
 
-  /// Publishes a copy of payload (the broker takes its payload by value).
-  void publish(std::string_view payload) { broker_.publish(kTopic, std::string(payload)); }
+  /// Publishes payload (the broker copies the view once, into its log).
+  void publish(std::string_view payload) { broker_.publish(kTopic, payload); }
 
   /// The broker, for stats and extra subscriptions.
   broker::Broker& broker() { return broker_; }

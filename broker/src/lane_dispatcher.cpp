@@ -162,7 +162,7 @@ class LaneDispatcher final : public Dispatcher {
     for (;;) {
       if (lane.stopping.load(std::memory_order_acquire) || halted_.load(std::memory_order_acquire))
         return false;  // drop pending work
-      const OfferRun run = offer_run(lane.s, nullptr, kRun, may_go_on, on_progress_);
+      const OfferRun run = offer_batch(lane.s, kRun, may_go_on, on_progress_);
       const OfferResult r = run.next.value_or(run.last);
       if (run.offers > 1) failures_in_a_row = 0;  // a run's offers but its last confirmed
       if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
@@ -200,8 +200,9 @@ class LaneDispatcher final : public Dispatcher {
     }
   }
 
-  // Offers per run (offer_run): enough to make the lock per message the common case, few
-  // enough that the lane checks its back-off and stop flags between runs anyway.
+  // Offers per call (offer_batch): up to this many messages taken at once and their results
+  // applied at once, so a busy lane locks its subscription twice per run, not per message;
+  // few enough that the lane checks its back-off between calls anyway.
   static constexpr int kRun = 64;
   const Millis backoff_;
   // stop() began; read by every lane between offers. Release/acquire, as Lane::stopping.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <exception>
 #include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "broker/errors.h"
 
@@ -189,6 +191,143 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
     wait_quietly(s, saved);
     if (!took) return run;
     on_progress();  // the applied offer; the caller reports the run's last one
+  }
+}
+
+namespace {
+
+/// A lane's run (R15): messages taken in one critical section, offered one at a time.
+struct Run {
+  std::shared_ptr<const Handler> handler;
+  OfferTicket ticket;
+  std::vector<Held> taken;
+  std::vector<RunMark> marks;  // marks[i]: where the run stood before taken[i + 1]
+  RunMark end;                 // after its last take
+  std::uint64_t cuts = 0;      // s.run_cuts() when it was taken
+};
+
+/// Takes the next message as take() does and, while nothing but the cursor can come next,
+/// up to max - 1 more for the same member; returns what ends the run if nothing was taken.
+std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t max, Run& out)
+    REQUIRES(s.mu) {
+  Taken first;
+  if (const std::optional<OfferResult> none = take(s, now, first)) return none;
+  out.handler = std::move(first.handler);
+  out.ticket = first.ticket;
+  out.taken.clear();
+  out.marks.clear();
+  out.taken.push_back(std::move(first.held));
+  const std::string member = out.taken.front().member;
+  while (out.taken.size() < max && s.run_may_extend()) {
+    const RunMark mark = s.run_mark();
+    std::optional<Held> next;
+    try {
+      next = s.take_next(member, Time::max(), now);
+    } catch (const Error&) {
+      break;  // as take(): tried again at the next take
+    }
+    if (!next) break;
+    out.marks.push_back(mark);
+    out.taken.push_back(std::move(*next));
+  }
+  out.end = s.run_mark();
+  out.cuts = s.run_cuts();
+  return std::nullopt;
+}
+
+}  // namespace
+
+OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
+                     const std::function<bool()>& may_go_on,
+                     const std::function<void()>& on_progress) {
+  SubscriptionState& s = *sp;
+  // A group's members take turns message by message (R10): one offer at a time.
+  if (s.config().group) return offer_run(sp, nullptr, max, may_go_on, on_progress);
+  const auto bound = static_cast<std::size_t>(std::max(max, 1));
+  OfferRun result;
+  Run run;
+  {
+    const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
+    sync::MutexLock lock(s.mu);
+    if (const std::optional<OfferResult> none = take_run(s, now, bound, run)) {
+      result.last = *none;
+      return result;
+    }
+  }
+  for (;;) {
+    std::size_t offered = 0;
+    bool confirmed = true;
+    bool cut = false;
+    std::string reason;
+    bool terminal = false;
+    while (offered < run.taken.size()) {
+      // Between offers, no lock: a stop, seek, pause, redrive or unsubscribe ends the run
+      // before its next handler call.
+      if (offered > 0 && (!may_go_on() || s.run_cuts() != run.cuts)) {
+        cut = true;
+        break;
+      }
+      const Held& h = run.taken[offered++];
+      ++result.offers;
+      {
+        FrameScope frame(s);
+        sync::schedule_point();
+        confirmed = call_handler(*run.handler, Delivery{s.topic_name(), h.message, h.attempt},
+                                 reason, terminal);
+        sync::schedule_point();
+      }
+      if (!confirmed) break;
+    }
+    // One clock read per run: a confirmation needs none, a failure is stamped with it.
+    const Time ended_at = s.now();  // the clock is user code: never under a lock
+    const bool more = !cut && result.offers < max && may_go_on();
+
+    std::uint64_t saved = 0;
+    bool took = false;
+    {
+      sync::MutexLock lock(s.mu);
+      switch (s.offers.finish(run.ticket)) {
+        case OfferEnd::kAbandoned:
+          result.last = OfferResult::kFailed;
+          return result;
+        case OfferEnd::kGone:
+          result.last = OfferResult::kGone;
+          return result;
+        case OfferEnd::kSeeked:
+          result.last = OfferResult::kIgnored;  // the seek forgot every message of the run
+          return result;
+        case OfferEnd::kApply:
+          break;
+      }
+      // Every offered message but the last was confirmed; the last is the run's result.
+      // Nothing after a failure is ever confirmed: the rest goes back untouched.
+      for (std::size_t i = 0; i + 1 < offered; ++i) s.confirm(run.taken[i].message->offset());
+      const Offset last = run.taken[offered - 1].message->offset();
+      if (confirmed) {
+        result.last = s.confirm(last) ? OfferResult::kConfirmed : OfferResult::kFailed;
+      } else {
+        s.fail(last, Failure{reason, ended_at, terminal});
+        result.last = OfferResult::kFailed;
+      }
+      if (offered < run.taken.size()) {
+        s.give_back(run.marks[offered - 1], run.end,
+                    std::span<const Held>(run.taken).subspan(offered));
+      }
+      saved = save_quietly(s);
+      // The next run is taken in the same critical section, as offer_run's next message.
+      if (more && result.last == OfferResult::kConfirmed && saved == 0) {
+        const auto left = static_cast<std::size_t>(max - result.offers);
+        if (const std::optional<OfferResult> none =
+                take_run(s, ended_at, std::min(bound, left), run)) {
+          result.next = *none;
+        } else {
+          took = true;
+        }
+      }
+    }
+    wait_quietly(s, saved);
+    if (!took) return result;
+    on_progress();  // the applied run; the caller reports the last one
   }
 }
 

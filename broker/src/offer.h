@@ -57,6 +57,20 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watc
                    const std::function<bool()>& may_go_on,
                    const std::function<void()>& on_progress);
 
+/// Offers up to max messages of a push subscription as a lane does (R15's runs): takes up
+/// to max ready messages from the cursor in one critical section of s.mu (they count as
+/// delivered and held from then on), calls the handler for them one at a time in offset
+/// order, and applies their results in one critical section when the run ends: after its
+/// last message, after a failure (the confirmations before it apply, the failure applies,
+/// and the messages after it were never offered: they go back as if never taken), or when
+/// may_go_on (asked between handler calls and after the last; no lock held) says no or a
+/// seek, pause, redrive or unsubscribe cut it (SubscriptionState::run_cuts). The next run
+/// is taken in the same critical section as the last one's results. A group's members
+/// take turns (R10): for a group it is offer_run. on_progress as offer_run. Never throws.
+OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& s, int max,
+                     const std::function<bool()>& may_go_on,
+                     const std::function<void()>& on_progress);
+
 /// SPEC R24 for threaded dispatchers: after an offer found nothing, how long (real time) to
 /// sleep before looking again because a returned message waits out its back-off: its wait's
 /// end on the injected clock, at most kWaitRecheck (the clock may be a test's, moved by

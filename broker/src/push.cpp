@@ -96,7 +96,10 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
       state_gone = s->config().kind == Kind::kPull || s->members.all().size() <= 1;
       if (state_gone && store_) store_->unsubscribed(topic, s->config().name);  // may throw
       s->members.remove(name);
-      if (state_gone) s->offers.close();  // from here on no offer can start (offer_next checks)
+      if (state_gone) {
+        s->offers.close();  // from here on no offer can start (offer_next checks)
+        s->cut_runs();      // nor does a lane's run go on to its next message
+      }
     }
     if (it != t->by_name.end()) t->by_name.erase(it);
     if (state_gone) t->remove(s);

@@ -172,6 +172,26 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   return it->second;
 }
 
+void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
+                                  std::span<const Held> unoffered) {
+  for (const Held& h : unoffered) {
+    const Offset offset = h.message->offset();
+    release_key(h);
+    in_flight_.erase(offset);
+    if (auto it = attempts_.find(offset); it != attempts_.end() && --it->second <= 0) {
+      attempts_.erase(it);
+    }
+    --counters_.delivered;
+    if (h.attempt > 1) --counters_.redelivered;
+  }
+  counters_.filtered -= after.filtered - before.filtered;
+  // A catch-up since the takes (retention; stats calls one) moved the cursor on from
+  // after.cursor and counted what it passed as skipped: from before.cursor the next
+  // catch-up counts it again, with what the takes had passed.
+  counters_.skipped -= (after.skipped - before.skipped) + (cursor_ - after.cursor);
+  cursor_ = before.cursor;
+}
+
 bool SubscriptionState::confirm(Offset offset) {
   auto it = in_flight_.find(offset);
   if (it == in_flight_.end()) return false;
@@ -349,6 +369,7 @@ void SubscriptionState::seek(Offset offset) {
   index_waiting();
   attempts_.clear();
   offers.void_running();
+  cut_runs();
 }
 
 bool SubscriptionState::has_next(std::optional<Time> now) {
@@ -391,6 +412,7 @@ SubscriptionStats SubscriptionState::stats() {
 bool SubscriptionState::set_paused(bool paused) {
   const bool changed = paused_ != paused;
   paused_ = paused;
+  if (paused) cut_runs();  // R26: no offer starts once pause returned
   return changed;
 }
 
@@ -414,6 +436,7 @@ std::size_t SubscriptionState::redrive() {
   dead_ = std::move(stay);
   counters_.redriven += moved;
   dead_rewritten_ = true;
+  if (moved > 0) cut_runs();  // R6: returned messages come first
   return moved;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,6 +48,14 @@ struct Held {
   /// R31: the line of the message's key while it is held (ordered subscriptions, keyed
   /// messages); the subscription keeps a held key's line where it is.
   KeyLine* line = nullptr;
+};
+
+/// Where a lane's run (R15) stood before one of its takes: undoing the takes from there
+/// (SubscriptionState::give_back) needs the cursor and the counters the takes moved.
+struct RunMark {
+  Offset cursor = 0;
+  std::uint64_t filtered = 0;
+  std::uint64_t skipped = 0;
 };
 
 /// R32: the consumer group member that owns a group's partition subscription, the
@@ -97,6 +106,15 @@ class SubscriptionState {
   Members members GUARDED_BY(mu);
   /// Threaded dispatchers: a wake-up is on its way (publishers skip the locks).
   WakeSignal wake;
+  /// R15 runs: changes whenever something changes which message must be offered next or
+  /// whether one may be (seek, pause, redrive, unsubscribe); a lane's run reads it between
+  /// offers, without mu, and ends when it moved. Written only under mu (cut_runs).
+  [[nodiscard]] std::uint64_t run_cuts() const {
+    // Acquire pairs with cut_runs' release: a run that sees the cut also sees what the
+    // cutting call wrote before it (it takes mu before using any of it anyway).
+    return run_cuts_.load(std::memory_order_acquire);
+  }
+  void cut_runs() REQUIRES(mu) { run_cuts_.fetch_add(1, std::memory_order_acq_rel); }
 
   /// SPEC R3: drops waiting offsets below the oldest kept one and counts them.
   void catch_up() REQUIRES(mu);
@@ -104,6 +122,19 @@ class SubscriptionState {
   /// over at now, R24), counts the offer, and holds it for member until deadline. Returns
   /// none when nothing is ready.
   std::optional<Held> take_next(const std::string& member, Time deadline, Time now) REQUIRES(mu);
+  /// R15 runs: whether take_next would take from the cursor (no returned message waits,
+  /// not paused), the only takes a run extends with, so give_back can undo them.
+  [[nodiscard]] bool run_may_extend() const REQUIRES(mu) { return redelivery_.empty() && !paused_; }
+  /// R15 runs: the cursor and counters a take moves, to undo takes from here.
+  [[nodiscard]] RunMark run_mark() const REQUIRES(mu) {
+    return RunMark{cursor_, counters_.filtered, counters_.skipped};
+  }
+  /// R15 runs: undoes the takes between `before` and `after` (run marks), whose messages,
+  /// `unoffered`, are still held and were never offered: they leave in_flight_, their
+  /// attempts and the delivered counts go back, and the cursor returns to before.cursor,
+  /// as if they had never been taken (also when retention caught the cursor up meanwhile).
+  void give_back(const RunMark& before, const RunMark& after, std::span<const Held> unoffered)
+      REQUIRES(mu);
   /// SPEC R7: confirms a held message. False if it is not held (forgotten or finished).
   bool confirm(Offset offset) REQUIRES(mu);
   /// SPEC R7: fails a held message: dead letter or back to redelivery (R23: a terminal
@@ -183,6 +214,8 @@ class SubscriptionState {
   void index_waiting() REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).
   [[nodiscard]] bool unfiltered() const;
+
+  sync::Atomic<std::uint64_t> run_cuts_{0};
 
   // Constant after construction.
   const SubscriptionConfig config_;

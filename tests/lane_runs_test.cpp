@@ -1,0 +1,183 @@
+// SPEC R15's runs on real threads: a lane takes every ready message (up to its bound) in one
+// critical section and applies their results together. What a run may not change: the
+// handler sees R5's order one message at a time, nothing after a failure is confirmed or
+// counted as offered, and a pause, seek or unsubscribe stops it before its next message.
+// What it does change, and these tests pin: the messages it took count as delivered and
+// held (R13's in_flight) from the take on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.h"
+
+namespace broker {
+namespace {
+
+using testing::WaitUntil;
+
+constexpr Millis kBound{10000};
+constexpr int kReady = 10;
+
+/// One handler call: the offset and attempt it was offered.
+using Call = std::pair<Offset, int>;
+
+/// A lane broker whose subscription "s" on "t" finds kReady messages ready at once when it
+/// is resumed (so one run takes them all), and whose handler is `handle`, recorded.
+class ReadyRun {
+ public:
+  explicit ReadyRun(std::function<bool(Broker&, const Delivery&)> handle)
+      : handle_(std::move(handle)) {
+    b_.create_topic("t");
+    b_.subscribe("t", "s", [this](const Delivery& d) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        calls_.emplace_back(d.message->offset(), d.attempt);
+      }
+      return handle_(b_, d);
+    });
+    b_.pause("t", "s");
+    for (int i = 0; i < kReady; ++i) b_.publish("t", "m" + std::to_string(i));
+  }
+  Broker& broker() { return b_; }
+  std::vector<Call> calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  std::function<bool(Broker&, const Delivery&)> handle_;
+  std::mutex mu_;
+  std::vector<Call> calls_;
+  Broker b_{BrokerOptions::lane().with_retry_backoff(Millis{1})};
+};
+
+// R15: a run takes every ready message at once: from the take on they count as delivered
+// and held (a handler sees the whole run in in_flight), and nothing is confirmed before the
+// run's results are applied together.
+TEST(LaneRuns, ARunHoldsEveryMessageItTookUntilItsResultsAreApplied) {
+  SubscriptionStats seen;
+  ReadyRun r([&seen](Broker& b, const Delivery& d) {
+    if (d.message->offset() == 0) seen = b.stats("t", "s");
+    return true;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  EXPECT_EQ(seen.in_flight, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(seen.delivered, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(seen.confirmed, 0u);
+  EXPECT_EQ(seen.committed, 0u);
+  const SubscriptionStats end = r.broker().stats("t", "s");
+  EXPECT_EQ(end.confirmed, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(end.delivered, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(end.in_flight, 0u);
+}
+
+// R15 with R7: a failure ends the run. The confirmations before it apply, the failed message
+// is re-offered at once, and the messages after it were never offered: they come after the
+// re-offer, at their first attempt, counted once each.
+TEST(LaneRuns, AFailureEndsTheRunAndWhatFollowsItWasNeverOffered) {
+  ReadyRun r(
+      [](Broker&, const Delivery& d) { return !(d.message->offset() == 3 && d.attempt == 1); });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  std::vector<Call> want;
+  for (Offset o = 0; o < kReady; ++o) {
+    want.emplace_back(o, 1);
+    if (o == 3) want.emplace_back(o, 2);
+  }
+  EXPECT_EQ(r.calls(), want);
+  const SubscriptionStats s = r.broker().stats("t", "s");
+  EXPECT_EQ(s.delivered, static_cast<std::uint64_t>(kReady + 1));
+  EXPECT_EQ(s.redelivered, 1u);
+  EXPECT_EQ(s.confirmed, static_cast<std::uint64_t>(kReady));
+}
+
+// R15 with R7 and max_deliveries: a run that fails a message on its last attempt
+// dead-letters it with exactly the attempts the handler saw, and gives back the rest.
+TEST(LaneRuns, ADeadLetterFromARunCarriesTheAttemptsTheHandlerSaw) {
+  ReadyRun r([](Broker&, const Delivery& d) { return d.message->offset() % 3 != 1; });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  const std::vector<DeadLetter> dead = r.broker().dead_letters("t", "s");
+  ASSERT_EQ(dead.size(), 3u);  // offsets 1, 4, 7
+  for (const DeadLetter& d : dead) EXPECT_EQ(d.attempts, kDefaultMaxDeliveries);
+  std::vector<int> calls_of(kReady, 0);
+  for (const auto& [o, a] : r.calls()) {
+    EXPECT_EQ(a, ++calls_of[o]) << "offset " << o << ": attempts counted without a call";
+  }
+  const SubscriptionStats s = r.broker().stats("t", "s");
+  EXPECT_EQ(s.delivered, r.calls().size());
+  EXPECT_EQ(s.delivered - s.redelivered, s.confirmed + s.dead_lettered);
+}
+
+// R15 with R26: a pause from inside a run's handler stops the run before its next message;
+// the messages it had taken go back (not held, not counted), and resume offers them in
+// order at their first attempt.
+TEST(LaneRuns, APauseStopsARunBeforeItsNextMessage) {
+  ReadyRun r([](Broker& b, const Delivery& d) {
+    if (d.message->offset() == 2 && d.attempt == 1) b.pause("t", "s");
+    return true;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(WaitUntil([&] { return r.calls().size() >= 3; }));
+  ASSERT_TRUE(r.broker().wait_idle(kBound));
+  EXPECT_EQ(r.calls().size(), 3u);
+  SubscriptionStats s = r.broker().stats("t", "s");
+  EXPECT_EQ(s.delivered, 3u);
+  EXPECT_EQ(s.confirmed, 3u);
+  EXPECT_EQ(s.in_flight, 0u);
+  EXPECT_EQ(s.cursor, 3u);
+  EXPECT_EQ(s.backlog, static_cast<std::uint64_t>(kReady - 3));
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  std::vector<Call> want;
+  for (Offset o = 0; o < kReady; ++o) want.emplace_back(o, 1);
+  EXPECT_EQ(r.calls(), want);
+  s = r.broker().stats("t", "s");
+  EXPECT_EQ(s.delivered, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(s.confirmed, static_cast<std::uint64_t>(kReady));
+}
+
+// R15 with R12: a seek from inside a run's handler ends the run; the next handler call is
+// the seek's offset.
+TEST(LaneRuns, ASeekDuringARunOffersFromTheNewPositionNext) {
+  ReadyRun r([](Broker& b, const Delivery& d) {
+    if (d.message->offset() == 2 && d.attempt == 1) b.seek("t", "s", 7);
+    return true;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  const std::vector<Call> want = {{0, 1}, {1, 1}, {2, 1}, {7, 1}, {8, 1}, {9, 1}};
+  EXPECT_EQ(r.calls(), want);
+}
+
+// R15 with R25: a redrive from inside a run's handler ends the run: returned messages come
+// first (R6), before the rest of what the run had taken.
+TEST(LaneRuns, ARedriveDuringARunIsOfferedBeforeTheRestOfTheRun) {
+  std::atomic<bool> redriven{false};
+  ReadyRun r([&redriven](Broker& b, const Delivery& d) {
+    if (d.message->offset() == 0) return redriven.load();  // dead until redriven
+    if (d.message->offset() == 5 && !redriven.exchange(true)) b.redrive("t", "s");
+    return true;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  // 0 fails max_deliveries times and dies, 1..5 follow, then the redriven 0 before 6.
+  std::vector<Offset> order;
+  for (const auto& [o, a] : r.calls()) order.push_back(o);
+  std::vector<Offset> want(kDefaultMaxDeliveries, 0);
+  for (Offset o = 1; o <= 5; ++o) want.push_back(o);
+  want.push_back(0);
+  for (Offset o = 6; o < kReady; ++o) want.push_back(o);
+  EXPECT_EQ(order, want);
+  EXPECT_TRUE(r.broker().dead_letters("t", "s").empty());
+}
+
+}  // namespace
+}  // namespace broker
