@@ -64,6 +64,8 @@ def main():
         for size in (64, 1024):
             add(f"fan-out {subs} sub(s), {size} B (msg/s)",
                 "fanout/{c}/subs:%d/bytes:%d" % (subs, size), "items_per_second", "/s")
+    add("backlog drain, 1 sub, 64 B (msg/s, lane)", "backlog/{c}/bytes:64", "items_per_second",
+        "/s")
     for rate in (10_000, 100_000, 1_000_000):
         for q in ("p50", "p99", "p999"):
             add(f"latency {fmt(rate)}/s {q} (us, lane)", "latency/{c}/rate:%d" % rate,

@@ -144,9 +144,6 @@ class LaneDispatcher final : public Dispatcher {
         sync::MutexLock lock(lane.mu);
         waits = lane.recheck.has_value();
       }
-      // Nothing to do: make the log's next segment now, so the publisher does not fault it
-      // in (the lane's idle time, not the publisher's).
-      lane.s->log()->prepare_spare();
       // A returned message waiting out its back-off (R24): no spin, the recheck sleep.
       if (!waits && wake.spin_for_raise()) continue;
       if (wake.try_sleep()) return true;

@@ -9,7 +9,7 @@
 
 namespace broker {
 
-void MessageSegment::Storage::Free::operator()(unsigned char* p) const {
+void MessageSegment::Free::operator()(unsigned char* p) const {
 #if defined(__linux__)
   if (mapped > 0) {
     munmap(p, mapped);
@@ -45,14 +45,6 @@ std::unique_ptr<unsigned char, MessageSegment::Free> MessageSegment::allocate(st
   void* p = std::malloc(bytes);
   if (p == nullptr) throw std::bad_alloc();
   return std::unique_ptr<unsigned char, Free>(static_cast<unsigned char*>(p), Free{});
-}
-
-MessageSegment::Storage MessageSegment::Storage::prepared() {
-  std::unique_ptr<unsigned char, Free> bytes = allocate(kMaxBytes);
-  // One write per 4 KiB page faults every page in (one fault where a huge page serves),
-  // here rather than on the writer's path; zeros keep the bytes what a fresh map holds.
-  for (std::size_t i = 0; i < kMaxBytes; i += 4096) bytes.get()[i] = 0;
-  return Storage(std::move(bytes));
 }
 
 }  // namespace broker

@@ -37,28 +37,8 @@ class MessageSegment {
   /// kIndexEvery - 1 records, and a 64-byte message costs one byte of index.
   static constexpr std::size_t kIndexEvery = 4;
 
-  /// A full-size segment's storage made ahead of need (TopicLog's spare): kMaxBytes,
-  /// every page already written once, so the writer that takes it never waits for the
-  /// kernel to fault in and zero fresh memory. Throws std::bad_alloc.
-  class Storage {
-   public:
-    static Storage prepared();
-
-   private:
-    friend class MessageSegment;
-    struct Free {
-      std::size_t mapped = 0;
-      void operator()(unsigned char* p) const;
-    };
-    explicit Storage(std::unique_ptr<unsigned char, Free> bytes) : bytes_(std::move(bytes)) {}
-    std::unique_ptr<unsigned char, Free> bytes_;
-  };
-
   MessageSegment(Offset base, std::size_t bytes)
       : base_(base), capacity_(bytes), bytes_(allocate(bytes)) {}
-  /// A full-size segment (kMaxBytes) on storage made ahead.
-  MessageSegment(Offset base, Storage storage)
-      : base_(base), capacity_(kMaxBytes), bytes_(std::move(storage.bytes_)) {}
   MessageSegment(const MessageSegment&) = delete;
   MessageSegment& operator=(const MessageSegment&) = delete;
 
@@ -114,7 +94,10 @@ class MessageSegment {
 
  private:
   /// Gives back what allocate took: unmaps `mapped` bytes, or frees a malloc'd block.
-  using Free = Storage::Free;
+  struct Free {
+    std::size_t mapped = 0;
+    void operator()(unsigned char* p) const;
+  };
   /// `bytes` of storage; from kMaxBytes on (on Linux) mapped, aligned to kMaxBytes and
   /// advised as huge pages, so a write to a fresh segment faults once, not once per 4 KiB.
   /// Throws std::bad_alloc.

@@ -180,11 +180,7 @@ struct PoolCore : std::enable_shared_from_this<PoolCore> {
       sync::MutexLock s_lock(e.s->mu);
       e.s->offers.set_backing_off(true);
     }
-    if (end.last == OfferResult::kNothing) {
-      end.recheck = wait_recheck(*e.s);
-      // Nothing to do for it: make its log's next segment now, not on the publisher's path.
-      e.s->log()->prepare_spare();
-    }
+    if (end.last == OfferResult::kNothing) end.recheck = wait_recheck(*e.s);
     return end;
   }
 

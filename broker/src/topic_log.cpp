@@ -53,20 +53,6 @@ void TopicLog::trim() {
   while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
-void TopicLog::prepare_spare() {
-  if (!spare_wanted_.load(std::memory_order_relaxed) ||
-      !spare_wanted_.exchange(false, std::memory_order_relaxed)) {
-    return;
-  }
-  try {
-    MessageSegment::Storage storage = MessageSegment::Storage::prepared();
-    sync::MutexLock lock(mu_);
-    if (!spare_) spare_.emplace(std::move(storage));
-  } catch (const std::bad_alloc&) {
-    // The writer makes the segment itself, as without a spare.
-  }
-}
-
 Offset TopicLog::append(std::string_view payload, const Headers& headers, std::string_view key,
                         Time now) {
   const std::size_t size = record::size_of(payload, headers, key);
@@ -79,16 +65,8 @@ Offset TopicLog::append(std::string_view payload, const Headers& headers, std::s
       // Retention keeps the newest message, so only a log that never held one in memory (new,
       // or all on disk after a restart) has no segment to grow from.
       const MessageSegment* last = segments_.empty() ? nullptr : segments_.back().get();
-      const std::size_t bytes = MessageSegment::bytes_after(last, size);
-      std::shared_ptr<MessageSegment> segment;
-      if (bytes == MessageSegment::kMaxBytes && spare_) {
-        segment = std::make_shared<MessageSegment>(offset, std::move(*spare_));
-        spare_.reset();
-      } else {
-        segment = std::make_shared<MessageSegment>(offset, bytes);
-      }
-      // The one after it will be full-size too: ask an idle consumer to make it.
-      if (bytes == MessageSegment::kMaxBytes) spare_wanted_.store(true, std::memory_order_relaxed);
+      auto segment =
+          std::make_shared<MessageSegment>(offset, MessageSegment::bytes_after(last, size));
       if (!segments_.empty()) segments_.back()->seal(segment);
       segments_.push_back(std::move(segment));
     }

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "broker/message.h"
@@ -62,12 +61,6 @@ class TopicLog {
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
   /// Waits (real time) until end() > seen or timeout; returns whether it grew.
   bool wait_for_growth(Offset seen, Millis timeout) EXCLUDES(mu_);
-  /// Makes the next full-size segment's storage ahead of need, if the log wants one (it
-  /// writes full-size segments and has no spare): the pages are faulted in on the caller's
-  /// thread, not the publisher's. For a consumer with nothing to do; costs one atomic
-  /// exchange when nothing is wanted. Locks mu_ briefly only to hand the storage over.
-  /// Never throws (out of memory: the publisher makes its own segment as before).
-  void prepare_spare() EXCLUDES(mu_);
 
  private:
   void trim() REQUIRES(mu_);
@@ -105,12 +98,6 @@ class TopicLog {
   // them, and must not pull the line mu_ and the deques live on away from the writer.
   alignas(64) sync::Atomic<Offset> oldest_{0};
   sync::Atomic<Offset> end_{0};
-  // The next full-size segment's storage, made by prepare_spare; spare_wanted_ is raised
-  // by the writer when it starts a full-size segment without one (under mu_), and taken by
-  // the one prepare_spare that makes it (an exchange: one preparer at a time). Relaxed is
-  // enough: it only says whether to work; the storage itself passes under mu_.
-  std::optional<MessageSegment::Storage> spare_ GUARDED_BY(mu_);
-  sync::Atomic<bool> spare_wanted_{false};
 };
 
 }  // namespace broker
