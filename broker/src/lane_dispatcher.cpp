@@ -200,10 +200,10 @@ class LaneDispatcher final : public Dispatcher {
     }
   }
 
-  // Offers per call (offer_batch): up to this many messages taken at once and their results
-  // applied at once, so a busy lane locks its subscription twice per run, not per message;
-  // few enough that the lane checks its back-off between calls anyway.
-  static constexpr int kRun = 64;
+  // Offers per call (offer_batch, whose runs grow 1, 2, 4, ... up to kMaxRun messages, each
+  // taken and applied at once): enough for a busy lane to lock its subscription twice per
+  // kMaxRun messages most of the time.
+  static constexpr int kRun = 1024;
   const Millis backoff_;
   // stop() began; read by every lane between offers. Release/acquire, as Lane::stopping.
   sync::Atomic<bool> halted_{false};

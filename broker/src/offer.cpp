@@ -243,13 +243,16 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
   SubscriptionState& s = *sp;
   // A group's members take turns message by message (R10): one offer at a time.
   if (s.config().group) return offer_run(sp, nullptr, max, may_go_on, on_progress);
-  const auto bound = static_cast<std::size_t>(std::max(max, 1));
+  // A call's first run takes one message, each run after a fully confirmed one twice as
+  // many, up to kMaxRun: a run a failure ends gives back what it took after the failed
+  // message, so with frequent failures long runs would take (and give back) mostly in vain.
+  std::size_t size = 1;
   OfferRun result;
   Run run;
   {
     const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
     sync::MutexLock lock(s.mu);
-    if (const std::optional<OfferResult> none = take_run(s, now, bound, run)) {
+    if (const std::optional<OfferResult> none = take_run(s, now, size, run)) {
       result.last = *none;
       return result;
     }
@@ -316,9 +319,10 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       saved = save_quietly(s);
       // The next run is taken in the same critical section, as offer_run's next message.
       if (more && result.last == OfferResult::kConfirmed && saved == 0) {
+        size = std::min(2 * size, kMaxRun);
         const auto left = static_cast<std::size_t>(max - result.offers);
         if (const std::optional<OfferResult> none =
-                take_run(s, ended_at, std::min(bound, left), run)) {
+                take_run(s, ended_at, std::min(size, left), run)) {
           result.next = *none;
         } else {
           took = true;

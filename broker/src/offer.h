@@ -57,10 +57,14 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watc
                    const std::function<bool()>& may_go_on,
                    const std::function<void()>& on_progress);
 
-/// Offers up to max messages of a push subscription as a lane does (R15's runs): takes up
-/// to max ready messages from the cursor in one critical section of s.mu (they count as
-/// delivered and held from then on), calls the handler for them one at a time in offset
-/// order, and applies their results in one critical section when the run ends: after its
+/// The most messages a lane's run takes (R15).
+inline constexpr std::size_t kMaxRun = 64;
+
+/// Offers up to max messages of a push subscription as a lane does (R15's runs): takes a
+/// run of ready messages from the cursor in one critical section of s.mu (they count as
+/// delivered and held from then on; the first run of a call takes one, each after a fully
+/// confirmed run twice as many, up to kMaxRun), calls the handler for them one at a time in
+/// offset order, and applies their results in one critical section when the run ends: after its
 /// last message, after a failure (the confirmations before it apply, the failure applies,
 /// and the messages after it were never offered: they go back as if never taken), or when
 /// may_go_on (asked between handler calls and after the last; no lock held) says no or a
