@@ -91,6 +91,21 @@ struct Taken {
   OfferTicket ticket;
 };
 
+/// What an offer whose result is not applied counts as (none: its result applies).
+std::optional<OfferResult> unapplied(OfferEnd end) {
+  switch (end) {
+    case OfferEnd::kAbandoned:
+      return OfferResult::kFailed;  // failed already, by the handler timeout
+    case OfferEnd::kGone:
+      return OfferResult::kGone;
+    case OfferEnd::kSeeked:
+      return OfferResult::kIgnored;
+    case OfferEnd::kApply:
+      break;
+  }
+  return std::nullopt;
+}
+
 /// Takes the next message for the member whose turn it is and begins its offer; returns
 /// what ends the run instead if nothing was taken.
 std::optional<OfferResult> take(SubscriptionState& s, Time now, Taken& out) REQUIRES(s.mu) {
@@ -155,18 +170,9 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
     bool took = false;
     {
       sync::MutexLock lock(s.mu);
-      switch (s.offers.finish(t.ticket)) {
-        case OfferEnd::kAbandoned:
-          run.last = OfferResult::kFailed;
-          return run;
-        case OfferEnd::kGone:
-          run.last = OfferResult::kGone;
-          return run;
-        case OfferEnd::kSeeked:
-          run.last = OfferResult::kIgnored;
-          return run;
-        case OfferEnd::kApply:
-          break;
+      if (const std::optional<OfferResult> void_end = unapplied(s.offers.finish(t.ticket))) {
+        run.last = *void_end;
+        return run;
       }
       const Offset offset = t.held.message->offset();
       if (confirmed) {
@@ -289,18 +295,10 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
     bool took = false;
     {
       sync::MutexLock lock(s.mu);
-      switch (s.offers.finish(run.ticket)) {
-        case OfferEnd::kAbandoned:
-          result.last = OfferResult::kFailed;
-          return result;
-        case OfferEnd::kGone:
-          result.last = OfferResult::kGone;
-          return result;
-        case OfferEnd::kSeeked:
-          result.last = OfferResult::kIgnored;  // the seek forgot every message of the run
-          return result;
-        case OfferEnd::kApply:
-          break;
+      // A seek forgot every message of the run; an unsubscribe voids all their results.
+      if (const std::optional<OfferResult> void_end = unapplied(s.offers.finish(run.ticket))) {
+        result.last = *void_end;
+        return result;
       }
       // Every offered message but the last was confirmed; the last is the run's result.
       // Nothing after a failure is ever confirmed: the rest goes back untouched.
