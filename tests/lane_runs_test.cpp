@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -19,10 +20,17 @@
 namespace broker {
 namespace {
 
+using testing::TempDir;
 using testing::WaitUntil;
+
+/// Monotonic time in whole milliseconds, as the lane measures its back-off.
+Millis steady_ms() {
+  return std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch());
+}
 
 constexpr Millis kBound{10000};
 constexpr int kReady = 10;
+constexpr Millis kBackoff{1};
 
 /// One handler call: the offset and attempt it was offered.
 using Call = std::pair<Offset, int>;
@@ -32,8 +40,9 @@ using Call = std::pair<Offset, int>;
 /// `handle`, recorded.
 class ReadyRun {
  public:
-  explicit ReadyRun(std::function<bool(Broker&, const Delivery&)> handle)
-      : handle_(std::move(handle)) {
+  explicit ReadyRun(std::function<bool(Broker&, const Delivery&)> handle,
+                    const BrokerOptions& options = lane())
+      : handle_(std::move(handle)), b_(options) {
     b_.create_topic("t");
     b_.subscribe("t", "s", [this](const Delivery& d) {
       {
@@ -45,6 +54,8 @@ class ReadyRun {
     b_.pause("t", "s");
     for (int i = 0; i < kReady; ++i) b_.publish("t", "m" + std::to_string(i));
   }
+  /// The lane options these tests use: a failure's back-off of 1 ms.
+  static BrokerOptions lane() { return BrokerOptions::lane().with_retry_backoff(kBackoff); }
   Broker& broker() { return b_; }
   std::vector<Call> calls() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,7 +66,7 @@ class ReadyRun {
   std::function<bool(Broker&, const Delivery&)> handle_;
   std::mutex mu_;
   std::vector<Call> calls_;
-  Broker b_{BrokerOptions::lane().with_retry_backoff(Millis{1})};
+  Broker b_;
 };
 
 // R15: a run takes ready messages at once (1, then 2, 4, ... after fully confirmed runs):
@@ -97,6 +108,89 @@ TEST(LaneRuns, AFailureEndsTheRunAndWhatFollowsItWasNeverOffered) {
   EXPECT_EQ(s.delivered, static_cast<std::uint64_t>(kReady + 1));
   EXPECT_EQ(s.redelivered, 1u);
   EXPECT_EQ(s.confirmed, static_cast<std::uint64_t>(kReady));
+}
+
+// R15: after the first failure of a row the run goes on with the failed message again and
+// then the rest it took, which stay held through the re-offer (never offered, so at their
+// first attempt, counted once each).
+TEST(LaneRuns, AFirstFailureIsOfferedAgainBeforeTheRestOfItsRunWhichStaysHeld) {
+  SubscriptionStats seen;
+  ReadyRun r([&seen](Broker& b, const Delivery& d) {
+    if (d.message->offset() != 3) return true;  // in the run {3, 4, 5, 6}
+    if (d.attempt == 2) seen = b.stats("t", "s");
+    return d.attempt > 1;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  EXPECT_EQ(seen.in_flight, 4u);  // 3 again, and 4, 5, 6
+  EXPECT_EQ(seen.delivered, 8u);  // 0, 1, 2, 3, 4, 5, 6 and 3 again
+  EXPECT_EQ(seen.redelivered, 1u);
+  EXPECT_EQ(seen.confirmed, 3u);
+  std::vector<Call> want;
+  for (Offset o = 0; o < kReady; ++o) {
+    want.emplace_back(o, 1);
+    if (o == 3) want.emplace_back(o, 2);
+  }
+  EXPECT_EQ(r.calls(), want);
+  const SubscriptionStats end = r.broker().stats("t", "s");
+  EXPECT_EQ(end.delivered, static_cast<std::uint64_t>(kReady + 1));
+  EXPECT_EQ(end.confirmed, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(end.in_flight, 0u);
+}
+
+// R15: a second failure in a row ends the run for good: what it took after the failed
+// message goes back (not held while the lane backs off), and the failed message waits
+// retry_backoff before its third attempt.
+TEST(LaneRuns, ASecondFailureInARowGivesBackTheRestAndBacksOff) {
+  SubscriptionStats seen;
+  Millis second{0};
+  Millis third{0};
+  ReadyRun r([&](Broker& b, const Delivery& d) {
+    if (d.message->offset() != 3) return true;  // in the run {3, 4, 5, 6}
+    if (d.attempt == 2) second = steady_ms();
+    if (d.attempt == 3) {
+      third = steady_ms();
+      seen = b.stats("t", "s");
+    }
+    return d.attempt > 2;
+  });
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  EXPECT_EQ(seen.in_flight, 1u);  // a run after a back-off starts with one message
+  EXPECT_EQ(seen.delivered, 6u);  // 0, 1, 2 and 3 three times
+  EXPECT_EQ(seen.redelivered, 2u);
+  EXPECT_GE(third - second, kBackoff);
+  std::vector<Call> want;
+  for (Offset o = 0; o < kReady; ++o) {
+    want.emplace_back(o, 1);
+    if (o == 3) {
+      want.emplace_back(o, 2);
+      want.emplace_back(o, 3);
+    }
+  }
+  EXPECT_EQ(r.calls(), want);
+  EXPECT_EQ(r.broker().stats("t", "s").delivered, static_cast<std::uint64_t>(kReady + 2));
+}
+
+// R15 with R19/R20: on a durable subscription a first failure gives back the rest of its
+// run (a commit during the re-offer would save attempts of messages never offered).
+TEST(LaneRuns, ADurableRunGivesBackTheRestAtAFirstFailure) {
+  TempDir dir("broker-lane-runs");
+  StorageOptions storage;
+  storage.directory = dir.str() + "/store";
+  SubscriptionStats seen;
+  ReadyRun r(
+      [&seen](Broker& b, const Delivery& d) {
+        if (d.message->offset() != 3) return true;  // in the run {3, 4, 5, 6}
+        if (d.attempt == 2) seen = b.stats("t", "s");
+        return d.attempt > 1;
+      },
+      ReadyRun::lane().with_storage(storage));
+  r.broker().resume("t", "s");
+  ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  EXPECT_EQ(seen.in_flight, 1u);
+  EXPECT_EQ(seen.delivered, 5u);  // 0, 1, 2 and 3 twice
+  EXPECT_EQ(r.broker().stats("t", "s").confirmed, static_cast<std::uint64_t>(kReady));
 }
 
 // R15 with R7 and max_deliveries: a run that fails a message on its last attempt

@@ -164,8 +164,12 @@ class LaneDispatcher final : public Dispatcher {
         return false;  // drop pending work
       const OfferRun run = offer_batch(lane.s, kRun, may_go_on, on_progress_);
       const OfferResult r = run.next.value_or(run.last);
-      if (run.offers > 1) failures_in_a_row = 0;  // a run's offers but its last confirmed
-      if (r == OfferResult::kFailed && ++failures_in_a_row >= 2) {
+      if (r == OfferResult::kFailed) {
+        // A confirmation before the call's closing failures ended the row before them.
+        if (run.offers > run.failed_in_a_row) failures_in_a_row = 0;
+        failures_in_a_row += run.failed_in_a_row;
+      }
+      if (r == OfferResult::kFailed && failures_in_a_row >= 2) {
         failures_in_a_row = 0;
         {
           sync::MutexLock lock(lane.s->mu);

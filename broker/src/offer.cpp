@@ -172,6 +172,7 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
       sync::MutexLock lock(s.mu);
       if (const std::optional<OfferResult> void_end = unapplied(s.offers.finish(t.ticket))) {
         run.last = *void_end;
+        run.failed_in_a_row = run.last == OfferResult::kFailed ? 1 : 0;
         return run;
       }
       const Offset offset = t.held.message->offset();
@@ -181,6 +182,7 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
         s.fail(offset, Failure{reason, ended_at, terminal});
         run.last = OfferResult::kFailed;
       }
+      run.failed_in_a_row = run.last == OfferResult::kFailed ? 1 : 0;
       saved = save_quietly(s);
       // The batch: after a confirmation (never after a failure: R15 re-offers or backs
       // off), the next message is taken in the same critical section. Not while a commit
@@ -241,6 +243,28 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   return std::nullopt;
 }
 
+/// After the first failure of a row in run, whose first `offered` messages were offered:
+/// takes the failed message again as the first of a run that goes on with the rest it
+/// took, if the failed message is what would be offered next anyway (R15). Else false,
+/// with the run unchanged.
+bool retake_failed(SubscriptionState& s, Time now, std::size_t offered, Run& run) REQUIRES(s.mu) {
+  if (!s.offers.open() || s.offers.busy() || s.run_cuts() != run.cuts) return false;
+  const Member* member = s.members.next();
+  if (member == nullptr) return false;
+  Held& failed = run.taken[offered - 1];
+  std::optional<Held> again = s.take_again(failed.message->offset(), member->name, now);
+  if (!again) return false;
+  s.members.took_turn(member->name);
+  run.ticket = s.offers.begin(member->name);
+  run.handler = member->handler;
+  failed = std::move(*again);
+  // marks[i] stands before taken[i + 1]: the rest keeps its marks.
+  const auto done = static_cast<std::ptrdiff_t>(offered - 1);
+  run.taken.erase(run.taken.begin(), run.taken.begin() + done);
+  run.marks.erase(run.marks.begin(), run.marks.begin() + done);
+  return true;
+}
+
 }  // namespace
 
 OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
@@ -250,9 +274,14 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
   // A group's members take turns message by message (R10): one offer at a time.
   if (s.config().group) return offer_run(sp, nullptr, max, may_go_on, on_progress);
   // A call's first run takes one message, each run after a fully confirmed one twice as
-  // many, up to kMaxRun: a run a failure ends gives back what it took after the failed
-  // message, so with frequent failures long runs would take (and give back) mostly in vain.
+  // many, up to kMaxRun, and the run after a failure half as many: a run a failure ends
+  // gives back what it took after the failed message, so with frequent failures long runs
+  // would take (and give back) mostly in vain.
   std::size_t size = 1;
+  // Whether the last applied offer of this call was a confirmation: only then is a failure
+  // the first of its row (R15), re-offered at once within the call. The row before the
+  // call is the lane's to count.
+  bool after_confirmation = false;
   OfferRun result;
   Run run;
   {
@@ -298,6 +327,7 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       // A seek forgot every message of the run; an unsubscribe voids all their results.
       if (const std::optional<OfferResult> void_end = unapplied(s.offers.finish(run.ticket))) {
         result.last = *void_end;
+        result.failed_in_a_row = result.last == OfferResult::kFailed ? 1 : 0;
         return result;
       }
       // Every offered message but the last was confirmed; the last is the run's result.
@@ -310,14 +340,30 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
         s.fail(last, Failure{reason, ended_at, terminal});
         result.last = OfferResult::kFailed;
       }
-      if (offered < run.taken.size()) {
+      // A failure right after a confirmation (in this run or the one before) is the first of
+      // its row: re-offered at once (R15), so the next run, which starts with it, is taken
+      // here as after a confirmation. A second failure in a row ends the call: the lane
+      // backs off.
+      const bool failed = result.last == OfferResult::kFailed;
+      const bool first_failure = failed && (offered > 1 || after_confirmation);
+      result.failed_in_a_row = !failed ? 0 : first_failure ? 1 : result.failed_in_a_row + 1;
+      after_confirmation = !failed;
+      // The failed message first, then what the run took after it: the order a give-back
+      // and a new run would offer them in, without undoing and redoing the takes.
+      const std::size_t rest = run.taken.size() - offered;
+      const bool goes_on = more && first_failure && rest > 0 &&
+                           static_cast<int>(rest) < max - result.offers &&
+                           retake_failed(s, ended_at, offered, run);
+      if (!goes_on && rest > 0) {
         s.give_back(run.marks[offered - 1], run.end,
                     std::span<const Held>(run.taken).subspan(offered));
       }
       saved = save_quietly(s);
-      // The next run is taken in the same critical section, as offer_run's next message.
-      if (more && result.last == OfferResult::kConfirmed && saved == 0) {
-        size = std::min(2 * size, kMaxRun);
+      if (goes_on) {
+        took = true;
+      } else if (more && (!failed || first_failure) && saved == 0) {
+        // The next run is taken in the same critical section, as offer_run's next message.
+        size = failed ? std::max<std::size_t>(size / 2, 1) : std::min(2 * size, kMaxRun);
         const auto left = static_cast<std::size_t>(max - result.offers);
         if (const std::optional<OfferResult> none =
                 take_run(s, ended_at, std::min(size, left), run)) {

@@ -44,6 +44,9 @@ struct OfferRun {
   int offers = 0;
   OfferResult last = OfferResult::kNothing;
   std::optional<OfferResult> next;
+  // The failures in a row that ended the call (0 unless last is kFailed): offers - this
+  // many offers before them, if any, end with a confirmation.
+  int failed_in_a_row = 0;
 };
 
 /// Offers up to max messages of a push subscription one at a time, each exactly as
@@ -66,7 +69,10 @@ inline constexpr std::size_t kMaxRun = 64;
 /// confirmed run twice as many, up to kMaxRun), calls the handler for them one at a time in
 /// offset order, and applies their results in one critical section when the run ends: after its
 /// last message, after a failure (the confirmations before it apply, the failure applies,
-/// and the messages after it were never offered: they go back as if never taken), or when
+/// and the messages after it were never offered: they go back as if never taken; a failure
+/// right after a confirmation of this call is the first of its row and the call goes on,
+/// R15: with the failed message again and the rest, kept, if SubscriptionState::take_again
+/// allows, else with a run half as long; any other failure ends the call), or when
 /// may_go_on (asked between handler calls and after the last; no lock held) says no or a
 /// seek, pause, redrive or unsubscribe cut it (SubscriptionState::run_cuts). The next run
 /// is taken in the same critical section as the last one's results. A group's members

@@ -157,6 +157,11 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
       break;
     }
   }
+  return hold(std::move(message), member, deadline, line);
+}
+
+Held& SubscriptionState::hold(MessagePtr message, const std::string& member, Time deadline,
+                              KeyLine* line) {
   const int attempt = ++attempts_[message->offset()];
   ++counters_.delivered;
   if (attempt > 1) ++counters_.redelivered;
@@ -170,6 +175,19 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
   const auto [it, added] = in_flight_.insert_or_assign(
       offset, Held{std::move(message), member, deadline, attempt, line});
   return it->second;
+}
+
+std::optional<Held> SubscriptionState::take_again(Offset offset, const std::string& member,
+                                                  Time now) {
+  if (paused_ || config_.ordered_by_key || sink_) return std::nullopt;
+  catch_up();  // as take_next: retention may have taken it
+  if (redelivery_.size() != 1) return std::nullopt;
+  const auto [waiting, not_before] = *redelivery_.begin();
+  if (waiting != offset || not_before > now) return std::nullopt;
+  MessagePtr message = log_->read(offset);
+  if (!message) return std::nullopt;  // dropped meanwhile: the next take_next catches up
+  redelivery_.clear();
+  return hold(std::move(message), member, Time::max(), nullptr);
 }
 
 void SubscriptionState::give_back(const RunMark& before, const RunMark& after,

@@ -126,6 +126,12 @@ class SubscriptionState {
   /// R15 runs: whether take_next would take from the cursor (no returned message waits,
   /// not paused), the only takes a run extends with, so give_back can undo them.
   [[nodiscard]] bool run_may_extend() const REQUIRES(mu) { return redelivery_.empty() && !paused_; }
+  /// R15 runs: takes `offset`, which just failed, again for member if it is exactly what
+  /// take_next would take next at now (the only returned message, its wait over, still
+  /// kept; not paused, not ordered by key), so a run may re-offer it before the rest it
+  /// holds. Not for a durable subscription: its commits would save attempts of the rest,
+  /// never offered. None, with nothing changed but a catch-up, otherwise.
+  std::optional<Held> take_again(Offset offset, const std::string& member, Time now) REQUIRES(mu);
   /// R15 runs: the cursor and counters a take moves, to undo takes from here.
   [[nodiscard]] RunMark run_mark() const REQUIRES(mu) {
     return RunMark{cursor_, counters_.filtered, counters_.skipped};
@@ -213,6 +219,9 @@ class SubscriptionState {
   void erase_waiting(Offset offset) REQUIRES(mu);
   /// Rebuilds the index from redelivery_ (after it was replaced or cleared).
   void index_waiting() REQUIRES(mu);
+  /// Holds message for member until deadline: counts the offer and its attempt.
+  Held& hold(MessagePtr message, const std::string& member, Time deadline, KeyLine* line)
+      REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).
   [[nodiscard]] bool unfiltered() const;
 
