@@ -3,12 +3,14 @@
 // handler sees R5's order one message at a time, nothing after a failure is confirmed or
 // counted as offered, and a pause, seek or unsubscribe stops it before its next message.
 // What it does change, and these tests pin: the messages it took count as delivered and
-// held (R13's in_flight) from the take on.
+// held (R13's in_flight) from the take on, also through the re-offer of a first failure
+// (unless the subscription is durable) and never through a back-off.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -146,7 +148,7 @@ TEST(LaneRuns, ASecondFailureInARowGivesBackTheRestAndBacksOff) {
   Millis second{0};
   Millis third{0};
   ReadyRun r([&](Broker& b, const Delivery& d) {
-    if (d.message->offset() != 3) return true;  // in the run {3, 4, 5, 6}
+    if (d.message->offset() != 5) return true;  // in the run {3, 4, 5, 6}
     if (d.attempt == 2) second = steady_ms();
     if (d.attempt == 3) {
       third = steady_ms();
@@ -157,13 +159,14 @@ TEST(LaneRuns, ASecondFailureInARowGivesBackTheRestAndBacksOff) {
   r.broker().resume("t", "s");
   ASSERT_TRUE(r.broker().wait_delivered(kBound));
   EXPECT_EQ(seen.in_flight, 1u);  // a run after a back-off starts with one message
-  EXPECT_EQ(seen.delivered, 6u);  // 0, 1, 2 and 3 three times
+  EXPECT_EQ(seen.delivered, 8u);  // 0 to 4 and 5 three times
   EXPECT_EQ(seen.redelivered, 2u);
+  EXPECT_EQ(seen.cursor, 6u);
   EXPECT_GE(third - second, kBackoff);
   std::vector<Call> want;
   for (Offset o = 0; o < kReady; ++o) {
     want.emplace_back(o, 1);
-    if (o == 3) {
+    if (o == 5) {
       want.emplace_back(o, 2);
       want.emplace_back(o, 3);
     }
@@ -173,24 +176,46 @@ TEST(LaneRuns, ASecondFailureInARowGivesBackTheRestAndBacksOff) {
 }
 
 // R15 with R19/R20: on a durable subscription a first failure gives back the rest of its
-// run (a commit during the re-offer would save attempts of messages never offered).
-TEST(LaneRuns, ADurableRunGivesBackTheRestAtAFirstFailure) {
+// run (the next run, half as long, takes it again): kept through the re-offer, the commit
+// of the confirmations before the failure would save attempts of messages never offered,
+// and a restart (here: a copy of the directory taken during the re-offer, commits written
+// without sync) would offer them as redeliveries.
+TEST(LaneRuns, ADurableRunSavesNoAttemptOfAMessageItNeverOffered) {
   TempDir dir("broker-lane-runs");
   StorageOptions storage;
   storage.directory = dir.str() + "/store";
+  storage.publish_sync = FsyncPolicy::none();
+  storage.commit_sync = FsyncPolicy::none();  // no wait per commit: the runs grow
+  const std::string copy = dir.str() + "/copy";
   SubscriptionStats seen;
-  ReadyRun r(
-      [&seen](Broker& b, const Delivery& d) {
-        if (d.message->offset() != 3) return true;  // in the run {3, 4, 5, 6}
-        if (d.attempt == 2) seen = b.stats("t", "s");
-        return d.attempt > 1;
-      },
-      ReadyRun::lane().with_storage(storage));
-  r.broker().resume("t", "s");
-  ASSERT_TRUE(r.broker().wait_delivered(kBound));
-  EXPECT_EQ(seen.in_flight, 1u);
-  EXPECT_EQ(seen.delivered, 5u);  // 0, 1, 2 and 3 twice
-  EXPECT_EQ(r.broker().stats("t", "s").confirmed, static_cast<std::uint64_t>(kReady));
+  {
+    ReadyRun r(
+        [&](Broker& b, const Delivery& d) {
+          if (d.message->offset() != 5) return true;  // in the run {3, 4, 5, 6}
+          if (d.attempt == 1) return false;
+          seen = b.stats("t", "s");
+          std::filesystem::copy(storage.directory, copy, std::filesystem::copy_options::recursive);
+          return true;
+        },
+        ReadyRun::lane().with_storage(storage));
+    r.broker().resume("t", "s");
+    ASSERT_TRUE(r.broker().wait_delivered(kBound));
+  }
+  EXPECT_EQ(seen.in_flight, 2u);  // the run {5, 6}
+  EXPECT_EQ(seen.committed, 5u);
+  storage.directory = copy;
+  Broker again(BrokerOptions::synchronous().with_storage(storage));
+  std::vector<Call> calls;
+  again.subscribe("t", "s", [&calls](const Delivery& d) {
+    calls.emplace_back(d.message->offset(), d.attempt);
+    return true;
+  });
+  again.resume("t", "s");
+  while (again.drain() > 0) {
+  }
+  std::vector<Call> want = {{5, 2}};  // its first attempt was saved with the commit
+  for (Offset o = 6; o < kReady; ++o) want.emplace_back(o, 1);
+  EXPECT_EQ(calls, want);
 }
 
 // R15 with R7 and max_deliveries: a run that fails a message on its last attempt

@@ -123,7 +123,8 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
 
 /// The timing rules (R15) and shutdown (R16): long runs of messages (a pool task ends after
 /// 32 offers), back-offs long enough to see, publishers spread over virtual time, 1-2 pool
-/// threads, and in a quarter of the cases a shutdown mid-work.
+/// threads, in a quarter of the cases a shutdown mid-work, and in a quarter R24 back-off
+/// lists (a failed message waits while newer ones go on, also inside a lane's run).
 inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
   const std::vector<std::pair<int, Behavior>> weighted = {{6, Behavior::kOk},
                                                           {3, Behavior::kFail},
@@ -143,6 +144,13 @@ inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
                      rc::gen::weightedElement<std::size_t>({{5, 0}, {1, 3}, {1, 20}})),
         rc::gen::set(&PushScript::shutdown,
                      rc::gen::weightedElement<bool>({{3, false}, {1, true}})),
+        rc::gen::set(
+            &PushScript::waits,
+            rc::gen::weightedOneOf<std::vector<std::int64_t>>(
+                {{3, rc::gen::just(std::vector<std::int64_t>{})},
+                 {1, rc::gen::resize(
+                         2, rc::gen::nonEmpty(rc::gen::container<std::vector<std::int64_t>>(
+                                rc::gen::element<std::int64_t>(0, 2, 15, 60))))}})),
         rc::gen::set(
             &PushScript::publishers,
             rc::gen::resize(2, rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 4)))),

@@ -986,15 +986,18 @@ std::vector<int> checked_push(const Recorder& h) {
 // script's length + 1 without a limit), each taking at most the longest stall (a pool caps it
 // at the handler timeout and its grace) and a back-off; every seek (an op or a handler
 // step) may replay all of
-// it. B = messages x subscriptions x D x (stall + back-off + 1) x (1 + seeks) + 1 s.
+// it; an R24 wait adds its longest entry and the dispatcher's recheck (kWaitRecheck) to
+// each offer. B = messages x subscriptions x D x (stall + back-off + wait + 1) x (1 + seeks)
+// + 1 s.
 std::int64_t liveness_bound_ms(const oplang::Program& p) {
-  std::int64_t messages = 0, subs = 0, deliveries = 1, longest = 0, seeks = 0;
+  std::int64_t messages = 0, subs = 0, deliveries = 1, longest = 0, seeks = 0, wait = 0;
   auto scan = [&](const oplang::Op& op) {
     if (std::holds_alternative<oplang::Publish>(op)) ++messages;
     if (std::holds_alternative<oplang::Seek>(op)) ++seeks;
     const auto* o = std::get_if<oplang::Subscribe>(&op);
     if (o == nullptr) return;
     ++subs;
+    for (model::Millis w : o->backoff) wait = std::max<std::int64_t>(wait, w + 10);
     for (const oplang::Step& st : o->script) {
       if (st.effect == oplang::EffectKind::kPublish) ++messages;
       if (st.effect == oplang::EffectKind::kSeek) ++seeks;
@@ -1010,7 +1013,7 @@ std::int64_t liveness_bound_ms(const oplang::Program& p) {
   if (p.broker.dispatcher == Dispatcher::kPool && p.broker.timeout > 0)
     longest = std::min(longest, p.broker.timeout + overrun_grace_ms(p.broker.timeout));
   return messages * std::max<std::int64_t>(1, subs) * deliveries *
-             (longest + p.broker.backoff + 1) * (1 + seeks) +
+             (longest + p.broker.backoff + wait + 1) * (1 + seeks) +
          1000;
 }
 
@@ -1533,6 +1536,13 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     timing.backoff_ms = program.broker.backoff;
     timing.timeout_ms = timing.pool ? program.broker.timeout : 0;
     timing.lanes = rec.push.size();
+    auto add_waits = [&timing](const oplang::Op& op) {
+      if (const auto* o = std::get_if<oplang::Subscribe>(&op); o != nullptr && !o->backoff.empty())
+        timing.waits[o->name].assign(o->backoff.begin(), o->backoff.end());
+    };
+    for (const oplang::Op& op : program.setup) add_waits(op);
+    for (const oplang::Fiber& f : program.fibers)
+      for (const oplang::Op& op : f.ops) add_waits(op);
     timing.shutdown_began = rec.shutdown_began;
     timing.shutdown_returned = rec.shutdown_returned;
     std::string checked;

@@ -140,6 +140,7 @@ oplang::Program PushScript::program() const {
     sub.max_deliveries = kMaxDeliveries;
     sub.start = model::Start{model::Start::Kind::kBeginning, 0};
     sub.script = unroll(handlers[s], messages * kMaxDeliveries);
+    for (std::int64_t w : waits) sub.backoff.push_back(w);
     if (s == 0 && join_after >= 0) sub.group = "g";
     p.setup.push_back(std::move(sub));
   }

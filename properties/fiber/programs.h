@@ -80,6 +80,7 @@ struct PushScript {
   std::size_t retention = 0;  // retention_messages of t (0: none)
   int pause_after = -1;       // -1: none; else a fiber yields this often, then pauses s0,
   int pause_for = 0;          // yields this often, then resumes it (R26; not with join_after)
+  std::vector<std::int64_t> waits{};  // every subscription's R24 back-off list (empty: none)
   [[nodiscard]] oplang::Program program() const;
 };
 

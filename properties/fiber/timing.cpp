@@ -99,6 +99,13 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
     const std::string who = (name != h.sub_names.end() ? name->second : "s" + std::to_string(sub));
     const auto un = h.unsubscribed_at.find(sub);
     const auto end = alive.find(sub);
+    // R24: how long a failure of attempt k waits before its re-offer (0: none).
+    const auto listed = t.waits.find(who);
+    auto wait_after = [&](int attempt) -> std::int64_t {
+      if (listed == t.waits.end() || listed->second.empty() || attempt < 1) return 0;
+      const std::vector<std::int64_t>& list = listed->second;
+      return list[std::min<std::size_t>(static_cast<std::size_t>(attempt), list.size()) - 1];
+    };
     std::vector<Outcome> outcomes;
     for (const HandlerCall* c : calls) outcomes.push_back(outcome_of(*c, t));
     std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
@@ -153,7 +160,21 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
                                       : "dead letter reason '" + reason->second + "'")
                               << ")\n";
       }
+      const std::int64_t wait = wait_after(c.attempt);
+      if (const HandlerCall* again = reoffer_of(&c);
+          wait > 0 && again != nullptr && again->enter_ms < o.lo + wait)
+        f.add("early-retry") << who << " " << describe(c) << " failed at t=" << o.lo
+                             << " and must wait its back-off of " << wait
+                             << " ms (R24), but attempt " << again->attempt
+                             << " started at t=" << again->enter_ms << "\n";
       if (!known) continue;
+      if (wait > 0) {
+        // While it waits the dispatcher may run out of ready messages, which ends the row
+        // (R15): the row is unknown until the next success.
+        known = false;
+        row = 0;
+        continue;
+      }
       const bool second = ++row == 2;
       if (second) row = 0;
       if (second) {
@@ -166,6 +187,10 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
                                << " ms ended (t=" << o.lo + t.backoff_ms << ")\n";
         continue;
       }
+      // With a back-off list what is ready when depends on the waits (a returned message
+      // whose wait ended comes first, R5; with none ready the dispatcher rechecks later):
+      // the at-once rule is not judged there.
+      if (listed != t.waits.end() && !listed->second.empty()) continue;
       const HandlerCall* again = reoffer_of(&c);
       if (again == nullptr || again->enter_ms <= o.hi) continue;
       if (!threads_busy_throughout(all, sub, o.hi, again->enter_ms, t))

@@ -17,6 +17,11 @@
 //     row (the next failure is a first one again), and so does running out of messages (a
 //     failure of a message that may have been published after the row's last failure was
 //     decided makes the row unknown);
+//   - R24: a failure of attempt k on a subscription with a back-off list waits
+//     backoff[min(k, size) - 1] (from when it was decided) before its re-offer starts - else
+//     `early-retry`; on such a subscription the at-once rule is not judged (what is ready
+//     when depends on the waits), nor the back-off rule after a failure that waits (its row
+//     is unknown until the next success: the dispatcher may run out of ready messages);
 //   - a call past handler_timeout counts as failed: it is re-offered (as above) or dead-lettered
 //     with reason `handler timeout` - else `late-start` (the re-offer never started);
 //   - shutdown: after ~Broker began, each dispatcher thread starts at most one handler call
@@ -37,12 +42,13 @@ namespace fiberprop {
 /// What the broker line says about timing, and when shutdown happened.
 struct DispatcherTiming {
   bool pool = false;
-  std::size_t threads = 1;              // pool threads
-  std::int64_t backoff_ms = 0;          // retry_backoff
-  std::int64_t timeout_ms = 0;          // handler_timeout (pool only; 0: none)
-  std::size_t lanes = 0;                // lane: push subscriptions and groups created in the run
-  std::uint64_t shutdown_began = 0;     // tick before ~Broker (0: no shutdown)
-  std::uint64_t shutdown_returned = 0;  // tick after ~Broker returned
+  std::size_t threads = 1;      // pool threads
+  std::int64_t backoff_ms = 0;  // retry_backoff
+  std::int64_t timeout_ms = 0;  // handler_timeout (pool only; 0: none)
+  std::size_t lanes = 0;        // lane: push subscriptions and groups created in the run
+  std::map<std::string, std::vector<std::int64_t>> waits;  // R24 back-off lists, by subscription
+  std::uint64_t shutdown_began = 0;                        // tick before ~Broker (0: no shutdown)
+  std::uint64_t shutdown_returned = 0;                     // tick after ~Broker returned
 };
 
 /// How late after handler_timeout an overrun may be caught (R15: a quarter of the timeout,
