@@ -31,8 +31,8 @@ Runs a concurrent program of the operation language on the real broker (the
 fiber back-end) under one deterministic fiber schedule, prints every call and
 handler call with its logical ticks and result, then the verdict of the
 concurrent checkers (lost, unexpected, duplicated-beyond-redelivery, double-held,
-acked-came-back, nonmonotonic, poll-skip, delivery-after-unsubscribe, counters,
-stuck, late-start, early-start, start-after-shutdown, early-return, deadlock /
+acked-came-back, nonmonotonic, poll-skip, delivery-after-unsubscribe, redrive-order, counters,
+stuck, late-start, early-start, early-retry, start-after-shutdown, early-return, deadlock /
 livelock; SPEC.md "Anomalies"). The program form is in oplang/include/oplang/text.h;
 each further `broker` line starts another program, run side by side on its own
 broker in the same run:

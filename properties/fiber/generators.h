@@ -85,8 +85,8 @@ inline rc::Gen<std::vector<Behavior>> gen_handler(
 /// Push programs: Lane or Pool(2), 1-2 publishers of 1-3 messages, in a quarter of the cases
 /// 6-16 more published by the setup (a backlog: a lane's runs grow to 8 and more, so a pause,
 /// seek or unsubscribe lands inside one), two subscriptions with cyclic behaviours, maybe
-/// fibers that unsubscribe s1, subscribe `late`, join s0's group, seek or pause s0 while
-/// the publishers run. Swarm draws the behaviours a case uses.
+/// fibers that unsubscribe s1, subscribe `late`, join s0's group, seek, pause or redrive s0
+/// while the publishers run. Swarm draws the behaviours a case uses.
 inline rc::Gen<PushScript> gen_push_script(bool swarm) {
   const std::vector<std::pair<int, Behavior>> weighted = {
       {6, Behavior::kOk},    {2, Behavior::kFail},      {1, Behavior::kThrow},
@@ -117,7 +117,10 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
         rc::gen::set(
             &PushScript::pause_after,
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
-        rc::gen::set(&PushScript::pause_for, rc::gen::inRange(0, 12)));
+        rc::gen::set(&PushScript::pause_for, rc::gen::inRange(0, 12)),
+        rc::gen::set(
+            &PushScript::redrive_after,
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 160)}})));
   });
 }
 

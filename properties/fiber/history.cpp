@@ -2,6 +2,7 @@
 #include "history.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -24,12 +25,17 @@ struct Hold {
   std::uint64_t invoke, ret, release;
 };
 
-// Offers (offset, attempt) in hand-out order: no (offset, attempt) twice, no attempt jump.
+// Offers (offset, attempt) in hand-out order: no (offset, attempt) twice, no attempt jump;
+// `restarts(i)`: whether offer i may start its offset's attempts again at 1 (R25: a redrive
+// came since the offset's previous offer).
 void check_attempts(const std::vector<std::pair<Offset, int>>& offers, Failures& f,
-                    const std::string& who) {
+                    const std::string& who,
+                    const std::function<bool(std::size_t, Offset)>& restarts = nullptr) {
   std::map<Offset, int> last;
-  for (auto [o, a] : offers) {
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const auto [o, a] = offers[i];
     int& prev = last[o];
+    if (a == 1 && prev > 0 && restarts && restarts(i, o)) prev = 0;
     if (a <= prev)
       f.add("duplicated-beyond-redelivery")
           << who << "offset " << o << " attempt " << a << " after attempt " << prev << "\n";
@@ -284,7 +290,22 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
     Offset last_new = 0;
     bool any_new = false;
     std::set<Offset> ok;
+    std::map<Offset, std::uint64_t> last_enter;  // each offset's latest offer
+    const auto rd = h.redriven_at.find(sub);
+    // R25: whether a redrive may have taken effect between an offset's previous offer and
+    // `enter` (it returned after the one began and began before the other).
+    auto redriven_since = [&](Offset o, std::uint64_t enter) {
+      auto prev = last_enter.find(o);
+      if (rd == h.redriven_at.end() || prev == last_enter.end()) return false;
+      for (const auto& [invoke, ret] : rd->second)
+        if (ret > prev->second && invoke < enter) return true;
+      return false;
+    };
+    std::vector<bool> restarted;  // per offer: a redrive's first offer of its offset
     for (const HandlerCall* c : calls) {
+      const bool again = c->attempt == 1 && redriven_since(c->offset, c->enter);
+      restarted.push_back(again);
+      last_enter[c->offset] = c->enter;
       offers.push_back({c->offset, c->attempt});
       if (c->returned_true) ok.insert(c->offset);
       if (un != h.unsubscribed_at.end() && c->enter > un->second) {
@@ -292,7 +313,7 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
             << who << "handler entered at tick " << c->enter << " for offset " << c->offset
             << "; unsubscribe returned at " << un->second << "\n";
       }
-      if (c->attempt == 1) {
+      if (c->attempt == 1 && !again) {
         if (any_new && c->offset <= last_new)
           f.add("nonmonotonic") << who << "offset " << c->offset << " first offered after "
                                 << last_new << "\n";
@@ -307,7 +328,35 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
                                << d->offset << " was still in its handler\n";
       }
     }
-    check_attempts(offers, f, who);
+    check_attempts(offers, f, who, [&restarted](std::size_t i, Offset) { return restarted[i]; });
+    // R25 with R5 and R15: a redrive's messages come before new ones. After it returned, at
+    // most one new message (taken before it, its handler not yet entered) may start before
+    // each message it returned is offered again.
+    if (rd != h.redriven_at.end()) {
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (!restarted[i]) continue;
+        const HandlerCall& back = *calls[i];
+        // The latest redrive that returned before it: each one's window holds the next's.
+        std::uint64_t latest = 0;
+        for (const auto& [invoke, ret] : rd->second)
+          if (ret < back.enter) latest = std::max(latest, ret);
+        if (latest != 0) {
+          const std::uint64_t ret = latest;
+          std::size_t early = 0;
+          const HandlerCall* second = nullptr;
+          for (std::size_t j = 0; j < i; ++j) {
+            const HandlerCall& c = *calls[j];
+            if (c.enter > ret && c.attempt == 1 && !restarted[j] && ++early == 2) second = &c;
+          }
+          if (second != nullptr)
+            f.add("redrive-order")
+                << who << "offset " << second->offset << " (new) entered at tick " << second->enter
+                << ", the second new message after a redrive returned at tick " << ret
+                << ", before offset " << back.offset
+                << ", which it returned, was offered again at tick " << back.enter << "\n";
+        }
+      }
+    }
     auto a = alive.find(sub);
     if (a == alive.end()) continue;
     std::vector<Offset> missing;
@@ -318,12 +367,13 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
     const bool adds_up =
         h.retention ? s.delivered <= s.confirmed + s.dead_lettered + s.redelivered + s.skipped
                     : s.delivered == s.confirmed + s.dead_lettered + s.redelivered;
+    // dead_lettered keeps its history; redriven counts the dead letters a redrive took (R25).
     if (s.delivered != calls.size() || s.in_flight != 0 || s.backlog != 0 ||
-        s.dead_lettered != a->second.dead.size() || !adds_up) {
+        s.dead_lettered != a->second.dead.size() + s.redriven || !adds_up) {
       f.add("counters") << who << "delivered=" << s.delivered << " (handler calls " << calls.size()
                         << ") confirmed=" << s.confirmed << " dead=" << s.dead_lettered
-                        << " redelivered=" << s.redelivered << " in_flight=" << s.in_flight
-                        << " backlog=" << s.backlog << "\n";
+                        << " redelivered=" << s.redelivered << " redriven=" << s.redriven
+                        << " in_flight=" << s.in_flight << " backlog=" << s.backlog << "\n";
     }
   }
   return f.str();

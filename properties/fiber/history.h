@@ -53,7 +53,10 @@ struct History {
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;
   std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned
-  std::map<int, std::string> sub_names;          // sub -> its name in reports ("s<sub>" if none)
+  // sub -> (invoke, return) ticks of each accepted redrive (R25): a dead letter it takes is
+  // offered again with its attempts starting again at 1, after newer messages were offered.
+  std::map<int, std::vector<std::pair<std::uint64_t, std::uint64_t>>> redriven_at;
+  std::map<int, std::string> sub_names;     // sub -> its name in reports ("s<sub>" if none)
   std::map<int, std::string> worker_names;  // worker -> its name in reports (the number if none)
 };
 

@@ -194,6 +194,8 @@ struct Recorder {
     Offset offset;
   };
   std::map<Key, std::vector<SeekCall>> seeks;  // the accepted ones
+  // R25: (invoke, return) ticks of the accepted redrives.
+  std::map<Key, std::vector<std::pair<std::uint64_t, std::uint64_t>>> redrives;
   // R26: when a pause returned, and (pause return, resume invoke) windows once resumed.
   std::map<Key, std::uint64_t> paused_since;
   std::map<Key, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pause_windows;
@@ -709,7 +711,8 @@ class Exec {
     call([&] { return text_of(c_.b->wait_delivered(broker::Millis{o.timeout})); });
   }
   void operator()(const oplang::Redrive& o) {
-    call([&] { return std::to_string(c_.b->redrive(o.topic, o.name)); });
+    const Called r = call([&] { return std::to_string(c_.b->redrive(o.topic, o.name)); });
+    if (r.ok) rec().redrives[{o.topic, o.name}].emplace_back(r.invoke, r.ret);
   }
   void operator()(const oplang::RedriveTo& o) {
     call([&] {
@@ -993,7 +996,9 @@ std::int64_t liveness_bound_ms(const oplang::Program& p) {
   std::int64_t messages = 0, subs = 0, deliveries = 1, longest = 0, seeks = 0, wait = 0;
   auto scan = [&](const oplang::Op& op) {
     if (std::holds_alternative<oplang::Publish>(op)) ++messages;
-    if (std::holds_alternative<oplang::Seek>(op)) ++seeks;
+    // A redrive gives each dead letter a whole max_deliveries again: a replay, as a seek.
+    if (std::holds_alternative<oplang::Seek>(op) || std::holds_alternative<oplang::Redrive>(op))
+      ++seeks;
     const auto* o = std::get_if<oplang::Subscribe>(&op);
     if (o == nullptr) return;
     ++subs;
@@ -1309,6 +1314,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       hs.sub_names[i] = key.second;
       if (auto u = h.unsubscribed_at.find(i); u != h.unsubscribed_at.end())
         hs.unsubscribed_at.insert(*u);
+      if (auto r = h.redrives.find(key); r != h.redrives.end()) hs.redriven_at[i] = r->second;
       std::map<int, FinalState> alive;
       if (auto a = h.push_alive.find(i); a != h.push_alive.end()) alive.insert(*a);
       std::optional<Offset> lowest;

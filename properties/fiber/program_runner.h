@@ -24,9 +24,9 @@
 // subscriptions (created once, in the setup, start=begin, no filter, no group, on a checked
 // topic; never seeked or subscribed again; pull ones never unsubscribed) get the history
 // checkers: push - lost, nonmonotonic, duplicated-beyond-redelivery, double-held,
-// delivery-after-unsubscribe, counters, stuck; pull - lost, unexpected, nonmonotonic,
-// poll-skip, duplicated-beyond-redelivery, double-held, acked-came-back, counters. A typed
-// error from a call that names a checked topic or subscription is a failure too
+// delivery-after-unsubscribe, redrive-order, counters, stuck; pull - lost, unexpected,
+// nonmonotonic, poll-skip, duplicated-beyond-redelivery, double-held, acked-came-back, counters. A
+// typed error from a call that names a checked topic or subscription is a failure too
 // (unexpected-error). Other subscriptions only have to complete.
 #pragma once
 

@@ -140,6 +140,13 @@ oplang::Program PushScript::program() const {
     sub.max_deliveries = kMaxDeliveries;
     sub.start = model::Start{model::Start::Kind::kBeginning, 0};
     sub.script = unroll(handlers[s], messages * kMaxDeliveries);
+    if (s == 0 && redrive_after >= 0 && join_after < 0) {
+      // The first message dies at once, so the redrive has a dead letter to return while
+      // the handler's cycle confirms the rest (runs grow) or fails it.
+      const oplang::HandlerScript dies(static_cast<std::size_t>(kMaxDeliveries),
+                                       step_of(Behavior::kFail));
+      sub.script.insert(sub.script.begin(), dies.begin(), dies.end());
+    }
     for (std::int64_t w : waits) sub.backoff.push_back(w);
     if (s == 0 && join_after >= 0) sub.group = "g";
     p.setup.push_back(std::move(sub));
@@ -191,6 +198,14 @@ oplang::Program PushScript::program() const {
     f.ops.push_back(oplang::Pause{kTopic, "s0"});
     if (pause_for > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(pause_for)});
     f.ops.push_back(oplang::Resume{kTopic, "s0"});
+    p.fibers.push_back(std::move(f));
+  }
+  if (redrive_after >= 0 && !handlers.empty() && join_after < 0) {  // (a member's are its group's)
+    // The first message dies after its back-off (two failures in a row), when the dispatcher
+    // goes on with the rest in zero virtual time: the redrive comes then, after some yields.
+    oplang::Fiber f{"redriver", {oplang::Advance{backoff}}};
+    if (redrive_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(redrive_after)});
+    f.ops.push_back(oplang::Redrive{kTopic, "s0"});
     p.fibers.push_back(std::move(f));
   }
   return p;

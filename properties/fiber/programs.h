@@ -63,6 +63,7 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 ///   fiber seeker            (yield N, then seek t s0 0)
 ///   fiber joiner            (s0 is in group g; yield N, then subscribe t j0 ... group=g)
 ///   fiber pauser            (yield N, pause t s0, yield M, resume t s0: R26)
+///   fiber redriver          (advance the back-off, yield N, then redrive t s0: R25)
 struct PushScript {
   bool pool = false;
   bool pool_timeout = false;  // pool: handler timeout 50ms (stall 80 overruns it)
@@ -80,6 +81,8 @@ struct PushScript {
   std::size_t retention = 0;  // retention_messages of t (0: none)
   int pause_after = -1;       // -1: none; else a fiber yields this often, then pauses s0,
   int pause_for = 0;          // yields this often, then resumes it (R26; not with join_after)
+  int redrive_after = -1;     // -1: none; else s0's first message dies after the back-off
+                              // and a fiber waits it out, yields this often, redrives s0 (R25)
   std::vector<std::int64_t> waits{};  // every subscription's R24 back-off list (empty: none)
   [[nodiscard]] oplang::Program program() const;
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "failures.h"
 
@@ -101,6 +102,7 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
     const auto end = alive.find(sub);
     // R24: how long a failure of attempt k waits before its re-offer (0: none).
     const auto listed = t.waits.find(who);
+    const bool lists = listed != t.waits.end() && !listed->second.empty();
     auto wait_after = [&](int attempt) -> std::int64_t {
       if (listed == t.waits.end() || listed->second.empty() || attempt < 1) return 0;
       const std::vector<std::int64_t>& list = listed->second;
@@ -121,8 +123,16 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
         if (d->offset == c->offset && d->attempt == c->attempt + 1) return d;
       return nullptr;
     };
-    int row = 0;        // failures in the current row
-    bool known = true;  // false from an unknown outcome until the next success
+    // A redrive's offer: attempts from 1 again for an offset offered before (R25).
+    auto redriven = [&](const HandlerCall& d) {
+      if (d.attempt != 1) return false;
+      for (const HandlerCall* e : calls)
+        if (e->offset == d.offset && e->enter < d.enter) return true;
+      return false;
+    };
+    std::set<Offset> first_seen;  // offsets whose attempt 1 failed already
+    int row = 0;                  // failures in the current row
+    bool known = true;            // false from an unknown outcome until the next success
     const HandlerCall* last_failed = nullptr;  // the row's latest failure
     for (const Outcome& o : outcomes) {
       const HandlerCall& c = *o.call;
@@ -146,6 +156,9 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
             outcome_of(*last_failed, t).overrun ? last_failed->enter : last_failed->exit;
         if (pub == h.published_at.end() || pub->second.first >= decided) known = false;
       }
+      // A redrive's offer (attempts again from 1, R25) may come after the dispatcher ran out
+      // of messages, which ended the row: unknown.
+      if (c.attempt == 1 && !first_seen.insert(c.offset).second) known = false;
       last_failed = &c;
       // (On a retained topic the message may have been dropped before its re-offer.)
       if (o.overrun && owed && !h.retention && end != alive.end() && !reoffer_of(&c)) {
@@ -167,14 +180,10 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
                              << " and must wait its back-off of " << wait
                              << " ms (R24), but attempt " << again->attempt
                              << " started at t=" << again->enter_ms << "\n";
+      // With a back-off list the dispatcher runs out of ready messages whenever every
+      // returned one waits, which ends a row (R15): rows are not judged there, only waits.
+      if (lists) continue;
       if (!known) continue;
-      if (wait > 0) {
-        // While it waits the dispatcher may run out of ready messages, which ends the row
-        // (R15): the row is unknown until the next success.
-        known = false;
-        row = 0;
-        continue;
-      }
       const bool second = ++row == 2;
       if (second) row = 0;
       if (second) {
@@ -187,12 +196,10 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
                                << " ms ended (t=" << o.lo + t.backoff_ms << ")\n";
         continue;
       }
-      // With a back-off list what is ready when depends on the waits (a returned message
-      // whose wait ended comes first, R5; with none ready the dispatcher rechecks later):
-      // the at-once rule is not judged there.
-      if (listed != t.waits.end() && !listed->second.empty()) continue;
       const HandlerCall* again = reoffer_of(&c);
       if (again == nullptr || again->enter_ms <= o.hi) continue;
+      // A redrive's messages come first (R25, R5): the failed one follows them.
+      if (const HandlerCall* next = next_after(&c); next != nullptr && redriven(*next)) continue;
       if (!threads_busy_throughout(all, sub, o.hi, again->enter_ms, t))
         f.add("late-start") << who << " " << describe(c) << " failed at t=" << o.hi
                             << ", the first failure in a row: it must be re-offered at once, but "

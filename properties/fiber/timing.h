@@ -19,9 +19,9 @@
 //     decided makes the row unknown);
 //   - R24: a failure of attempt k on a subscription with a back-off list waits
 //     backoff[min(k, size) - 1] (from when it was decided) before its re-offer starts - else
-//     `early-retry`; on such a subscription the at-once rule is not judged (what is ready
-//     when depends on the waits), nor the back-off rule after a failure that waits (its row
-//     is unknown until the next success: the dispatcher may run out of ready messages);
+//     `early-retry`; on such a subscription rows are not judged (the at-once and back-off
+//     rules above): the dispatcher runs out of ready messages whenever every returned one
+//     waits, which ends a row, and what is ready when depends on the waits;
 //   - a call past handler_timeout counts as failed: it is re-offered (as above) or dead-lettered
 //     with reason `handler timeout` - else `late-start` (the re-offer never started);
 //   - shutdown: after ~Broker began, each dispatcher thread starts at most one handler call
