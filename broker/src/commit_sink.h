@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ class CommitSink {
   /// the previous commit, or with `dead_rewritten` all of them (R25 took some away).
   /// `force`: a control call (seek) whose record is synced whatever the commit policy.
   virtual std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
-                               const std::map<Offset, int>& attempts,
+                               const std::pmr::map<Offset, int>& attempts,
                                const std::vector<DeadLetter>& dead, bool dead_rewritten,
                                bool force) = 0;
   /// Returns once ticket's record is as durable as the commit policy promises.

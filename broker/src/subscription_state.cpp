@@ -17,7 +17,8 @@ SubscriptionState::SubscriptionState(SubscriptionConfig config, std::shared_ptr<
       saved_position_(cursor) {}
 
 void SubscriptionState::restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) {
-  attempts_ = std::move(attempts);
+  attempts_.clear();
+  attempts_.insert(attempts.begin(), attempts.end());
   dead_ = std::move(dead);
   saved_position_ = cursor_;
   saved_dead_ = dead_.size();

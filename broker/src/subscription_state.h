@@ -183,7 +183,6 @@ class SubscriptionState {
   [[nodiscard]] std::optional<Time> next_wait_end(Time now) const REQUIRES(mu);
   [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
   /// Offers made so far of messages not yet confirmed or dead-lettered.
-  [[nodiscard]] const std::map<Offset, int>& attempts() const REQUIRES(mu) { return attempts_; }
   /// A restarted (or resumed) subscription: the attempts and dead letters it had saved, at
   /// the cursor it was built with; that is also what counts as saved (R19).
   void restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) REQUIRES(mu);
@@ -240,8 +239,9 @@ class SubscriptionState {
   // The held messages' map nodes come from this pool and go back to it: a lane or pool
   // task takes and confirms a message per handler call, and a node from the pool's free
   // list is one pointer move where malloc and free were a tenth of a busy lane's time. It
-  // keeps the most nodes ever held at once (at most kMaxInFlight per pull subscription).
-  // Used only through in_flight_, so only under mu.
+  // keeps the most nodes ever in use at once (held: at most kMaxInFlight per pull
+  // subscription; attempts: held or returned). Used only through in_flight_ and attempts_,
+  // so only under mu.
   std::pmr::unsynchronized_pool_resource held_nodes_;
   std::pmr::map<Offset, Held> in_flight_ GUARDED_BY(mu){&held_nodes_};
   // R31, ordered subscriptions only: a line for each non-empty key with a held or waiting
@@ -266,7 +266,9 @@ class SubscriptionState {
   // passed over.
   std::map<Offset, std::string> waiting_key_ GUARDED_BY(mu);
   std::set<Offset> free_waiting_ GUARDED_BY(mu);
-  std::map<Offset, int> attempts_ GUARDED_BY(mu);
+  // Offers so far per offset (held or returned). Its nodes come from held_nodes_ too: an
+  // entry is made and erased per message, as a held one is.
+  std::pmr::map<Offset, int> attempts_ GUARDED_BY(mu){&held_nodes_};
   // Where the cursor reads in the log: the segment it read last (reads need no lock).
   LogCursor reader_ GUARDED_BY(mu);
   std::vector<DeadLetter> dead_ GUARDED_BY(mu);

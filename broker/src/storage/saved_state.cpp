@@ -41,7 +41,9 @@ Headers get_headers(Decoder& d) {
   return h;
 }
 
-void put_attempts(Encoder& e, const std::map<Offset, int>& attempts) {
+/// Map: a std::map (a saved subscription) or a std::pmr::map (a live one's, R19).
+template <class Map>
+void put_attempts(Encoder& e, const Map& attempts) {
   e.u32(static_cast<std::uint32_t>(attempts.size()));
   for (const auto& [o, n] : attempts) {
     e.u64(o);
@@ -157,7 +159,7 @@ std::string encode_unsubscribed(const std::string& topic, const std::string& nam
 }
 
 std::string encode_commit(const std::string& topic, const std::string& name, Offset position,
-                          const std::map<Offset, int>& attempts,
+                          const std::pmr::map<Offset, int>& attempts,
                           const std::vector<DeadLetter>& dead, bool dead_rewritten) {
   Encoder e;
   e.u8(dead_rewritten ? kCommitRewritingDead : kCommit);

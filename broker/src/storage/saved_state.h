@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,7 +59,7 @@ std::string encode_unsubscribed(const std::string& topic, const std::string& nam
 /// A commit: the position, the attempts at or after it, and the dead letters since the
 /// previous commit of this subscription, or with `dead_rewritten` all of them (R25).
 std::string encode_commit(const std::string& topic, const std::string& name, Offset position,
-                          const std::map<Offset, int>& attempts,
+                          const std::pmr::map<Offset, int>& attempts,
                           const std::vector<DeadLetter>& dead, bool dead_rewritten = false);
 
 /// Applies one record body to state; false if it is malformed or names nothing that exists.

@@ -146,7 +146,8 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
   std::unique_ptr<Store> store(
       new Store(options, std::move(fs), std::move(lock), out.saved, journal_size));
   for (const auto& [topic, s] : moved_back) {
-    store->wait(store->commit(topic, s->name, s->position, s->attempts, {}, false, true));
+    const std::pmr::map<Offset, int> attempts(s->attempts.begin(), s->attempts.end());
+    store->wait(store->commit(topic, s->name, s->position, attempts, {}, false, true));
   }
   return store;
 }
@@ -303,7 +304,7 @@ void Store::unsubscribed(const std::string& topic, const std::string& name) {
 }
 
 std::uint64_t Store::commit(const std::string& topic, const std::string& name, Offset position,
-                            const std::map<Offset, int>& attempts,
+                            const std::pmr::map<Offset, int>& attempts,
                             const std::vector<DeadLetter>& dead, bool dead_rewritten, bool force) {
   sync::MutexLock lock(mu_);
   const std::uint64_t ticket =

@@ -53,8 +53,9 @@ class Store final : public CommitSink {
 
   // CommitSink
   std::uint64_t commit(const std::string& topic, const std::string& name, Offset position,
-                       const std::map<Offset, int>& attempts, const std::vector<DeadLetter>& dead,
-                       bool dead_rewritten, bool force) override EXCLUDES(mu_);
+                       const std::pmr::map<Offset, int>& attempts,
+                       const std::vector<DeadLetter>& dead, bool dead_rewritten,
+                       bool force) override EXCLUDES(mu_);
   void wait(std::uint64_t ticket) override;
 
  private:
