@@ -182,7 +182,6 @@ class SubscriptionState {
   /// `now`.
   [[nodiscard]] std::optional<Time> next_wait_end(Time now) const REQUIRES(mu);
   [[nodiscard]] const std::vector<DeadLetter>& dead_letters() const REQUIRES(mu) { return dead_; }
-  /// Offers made so far of messages not yet confirmed or dead-lettered.
   /// A restarted (or resumed) subscription: the attempts and dead letters it had saved, at
   /// the cursor it was built with; that is also what counts as saved (R19).
   void restore(std::map<Offset, int> attempts, std::vector<DeadLetter> dead) REQUIRES(mu);
