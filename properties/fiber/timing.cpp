@@ -120,7 +120,8 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
     };
     auto reoffer_of = [&](const HandlerCall* c) -> const HandlerCall* {
       for (const HandlerCall* d : calls)
-        if (d->offset == c->offset && d->attempt == c->attempt + 1) return d;
+        // (After it: a redrive starts an offset's attempts again, R25.)
+        if (d->offset == c->offset && d->attempt == c->attempt + 1 && d->enter > c->enter) return d;
       return nullptr;
     };
     // A redrive's offer: attempts from 1 again for an offset offered before (R25).
