@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 #include "failures.h"
 
@@ -104,7 +103,7 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
     const auto listed = t.waits.find(who);
     const bool lists = listed != t.waits.end() && !listed->second.empty();
     auto wait_after = [&](int attempt) -> std::int64_t {
-      if (listed == t.waits.end() || listed->second.empty() || attempt < 1) return 0;
+      if (!lists || attempt < 1) return 0;
       const std::vector<std::int64_t>& list = listed->second;
       return list[std::min<std::size_t>(static_cast<std::size_t>(attempt), list.size()) - 1];
     };
@@ -131,9 +130,8 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
         if (e->offset == d.offset && e->enter < d.enter) return true;
       return false;
     };
-    std::set<Offset> first_seen;  // offsets whose attempt 1 failed already
-    int row = 0;                  // failures in the current row
-    bool known = true;            // false from an unknown outcome until the next success
+    int row = 0;        // failures in the current row
+    bool known = true;  // false from an unknown outcome until the next success
     const HandlerCall* last_failed = nullptr;  // the row's latest failure
     for (const Outcome& o : outcomes) {
       const HandlerCall& c = *o.call;
@@ -159,7 +157,7 @@ std::string check_timing(const History& h, const std::vector<HandlerCall>& all,
       }
       // A redrive's offer (attempts again from 1, R25) may come after the dispatcher ran out
       // of messages, which ended the row: unknown.
-      if (c.attempt == 1 && !first_seen.insert(c.offset).second) known = false;
+      if (redriven(c)) known = false;
       last_failed = &c;
       // (On a retained topic the message may have been dropped before its re-offer.)
       if (o.overrun && owed && !h.retention && end != alive.end() && !reoffer_of(&c)) {
