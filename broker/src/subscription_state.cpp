@@ -163,7 +163,16 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
 
 Held& SubscriptionState::hold(MessagePtr message, const std::string& member, Time deadline,
                               KeyLine* line) {
-  const int attempt = ++attempts_[message->offset()];
+  // A message offered before has an entry; one taken the first time gets one only where
+  // commits save the attempts of held messages (durable, R19): a lane's message that is
+  // confirmed at once costs no map node.
+  const Offset offset = message->offset();
+  int attempt = 1;
+  if (auto it = attempts_.find(offset); it != attempts_.end()) {
+    attempt = ++it->second;
+  } else if (sink_) {
+    attempts_.emplace(offset, 1);
+  }
   ++counters_.delivered;
   if (attempt > 1) ++counters_.redelivered;
   if (line != nullptr) {
@@ -172,7 +181,6 @@ Held& SubscriptionState::hold(MessagePtr message, const std::string& member, Tim
   }
   // Built in place: each copy of a MessagePtr is an atomic on its segment's count, a cache
   // line every worker of the subscription writes.
-  const Offset offset = message->offset();
   const auto [it, added] = in_flight_.insert_or_assign(
       offset, Held{std::move(message), member, deadline, attempt, line});
   return it->second;
@@ -226,8 +234,8 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
   if (it == in_flight_.end()) return false;
   release_key(it->second);
   MessagePtr message = std::move(it->second.message);
+  const int attempts = it->second.attempt;
   in_flight_.erase(it);
-  const int attempts = attempts_[offset];
   if (failure.terminal || (config_.max_deliveries > 0 && attempts >= config_.max_deliveries)) {
     attempts_.erase(offset);
     dead_.push_back(DeadLetter{config_.topic, config_.name, std::move(message), attempts,
@@ -243,6 +251,7 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
                                                  config_.backoff.size()) -
                            1];
   }
+  attempts_[offset] = attempts;  // returned: its offers so far (hold made none for a first)
   add_waiting(offset, failure.at + wait, message->key());
   return false;
 }

@@ -18,6 +18,7 @@
 #include "broker/stats.h"
 #include "commit_sink.h"
 #include "members.h"
+#include "node_pool.h"
 #include "offer_slot.h"
 #include "subscription_config.h"
 #include "sync/sync.h"
@@ -241,7 +242,7 @@ class SubscriptionState {
   // keeps the most nodes ever in use at once (held: at most kMaxInFlight per pull
   // subscription; attempts: held or returned). Used only through in_flight_ and attempts_,
   // so only under mu.
-  std::pmr::unsynchronized_pool_resource held_nodes_;
+  NodePool held_nodes_;
   std::pmr::map<Offset, Held> in_flight_ GUARDED_BY(mu){&held_nodes_};
   // R31, ordered subscriptions only: a line for each non-empty key with a held or waiting
   // message, kept with in_flight_ and redelivery_ so an offer need not walk every held
@@ -265,8 +266,10 @@ class SubscriptionState {
   // passed over.
   std::map<Offset, std::string> waiting_key_ GUARDED_BY(mu);
   std::set<Offset> free_waiting_ GUARDED_BY(mu);
-  // Offers so far per offset (held or returned). Its nodes come from held_nodes_ too: an
-  // entry is made and erased per message, as a held one is.
+  // Offers so far per offset: every returned one's, and a held one's if it was offered
+  // before or the subscription is durable (its commits save them, R19); a held message
+  // without an entry is at attempt 1 (Held::attempt says it either way). Nodes from
+  // held_nodes_ too.
   std::pmr::map<Offset, int> attempts_ GUARDED_BY(mu){&held_nodes_};
   // Where the cursor reads in the log: the segment it read last (reads need no lock).
   LogCursor reader_ GUARDED_BY(mu);
