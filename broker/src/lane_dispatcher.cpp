@@ -25,6 +25,8 @@ struct Lane {
   // nothing else is published through it (stop under mu is what the wait loop reads).
   sync::Atomic<bool> stopping{false};
   bool finished GUARDED_BY(mu) = false;
+  // The lane thread's own: how long it spins before it sleeps.
+  SpinBudget spin;
   sync::Thread thread;
 };
 
@@ -120,6 +122,7 @@ class LaneDispatcher final : public Dispatcher {
           lane.wake.wait_for(lane.mu, *lane.recheck);  // a publish or stop ends it early
         } else {
           while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
+          lane.spin.woken_at(sync::spin_clock_ns());
         }
         if (lane.stop) break;
         lane.pending = false;
@@ -145,7 +148,14 @@ class LaneDispatcher final : public Dispatcher {
         waits = lane.recheck.has_value();
       }
       // A returned message waiting out its back-off (R24): no spin, the recheck sleep.
-      if (!waits && wake.spin_for_raise()) continue;
+      if (!waits) {
+        if (wake.spin_for_raise()) continue;
+        lane.spin.idle_from(sync::spin_clock_ns());
+        if (lane.spin.extra_ns() > 0 && wake.spin_longer(lane.spin.extra_ns())) {
+          lane.spin.woken_at(sync::spin_clock_ns());
+          continue;
+        }
+      }
       if (wake.try_sleep()) return true;
     }
   }

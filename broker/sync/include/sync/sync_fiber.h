@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -187,5 +188,14 @@ inline void spin_pause() {}
 
 /// Virtual monotonic time (see the top of this file).
 inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
+
+/// Virtual time in nanoseconds (it does not move while a fiber spins).
+inline std::int64_t spin_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(fiber_runtime().now()).count();
+}
+/// A spin's extra looks are scheduling points, bounded by count: virtual time stands still
+/// while a fiber spins, so a bound in time alone would never end.
+inline constexpr std::int64_t kMaxSpinNs = 200'000;
+inline constexpr int kMaxSpinYields = 4;
 
 }  // namespace broker::sync

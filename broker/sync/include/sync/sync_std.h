@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -88,5 +89,18 @@ inline std::chrono::milliseconds steady_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now().time_since_epoch());
 }
+
+/// Real monotonic time in nanoseconds, for sizing a consumer's spin to the gaps between
+/// wake-ups (never for the broker's contract).
+inline std::int64_t spin_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+/// The longest a consumer spins after its base looks, and at most this many yields: a
+/// gap between wake-ups up to this long is cheaper spun than slept (a futex wake-up costs
+/// the waker a syscall and the sleeper tens of microseconds on a VM).
+inline constexpr std::int64_t kMaxSpinNs = 200'000;
+inline constexpr int kMaxSpinYields = 1 << 20;
 
 }  // namespace broker::sync
