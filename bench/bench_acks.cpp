@@ -34,6 +34,7 @@ void acks(benchmark::State& state, std::int64_t per_round, Make make_contender) 
     };
   });
   const std::string payload = make_payload(64);
+  prime_memory(log_bytes(per_round * state.max_iterations, payload.size()));
   std::int64_t rounds = 0;
   for (auto _ : state) {
     done.arm(1, per_round);

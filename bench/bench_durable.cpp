@@ -144,6 +144,7 @@ void publish(benchmark::State& state, Store store, int threads, std::int64_t per
     b->create_topic(kTopic);
     const std::int64_t syncs0 = fs ? fs->syncs() : 0;  // create_topic synced the journal
     const std::string payload = make_payload(kPayload);
+    prime_memory(log_bytes(threads * per_thread * state.max_iterations, kPayload));
     std::int64_t published = 0;
     for (auto _ : state) {
       std::latch start(threads + 1);

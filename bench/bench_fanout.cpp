@@ -38,6 +38,7 @@ void fan_out(benchmark::State& state, Make make_contender) {
     };
   });
   const std::string payload = make_payload(bytes);
+  prime_memory(log_bytes(per_round * state.max_iterations, bytes));
   std::int64_t rounds = 0;
   for (auto _ : state) {
     done.arm(subs, per_round);
@@ -73,6 +74,7 @@ void backlog(benchmark::State& state, Make make_contender) {
     };
   });
   const std::string payload = make_payload(bytes);
+  prime_memory(log_bytes(per_round * state.max_iterations, bytes));
   std::int64_t rounds = 0;
   for (auto _ : state) {
     published.store(false, std::memory_order_release);
