@@ -286,6 +286,45 @@ TEST(Retention, DroppedMessagesAreFreedOnceNoHolderKeepsThem) {
   EXPECT_EQ(b.oldest_offset("orders"), 1991u);
 }
 
+// R3 with recycled segments (issue 19): a bounded log reuses the buffers of the full-size
+// segments it freed, so later messages must never overwrite one a holder still keeps, and
+// every kept message reads back as published however many buffers went round.
+TEST(Retention, RecycledSegmentsNeverChangeAMessageSomebodyStillHolds) {
+  Broker b{SyncBroker()};
+  TopicOptions o;
+  o.retention_messages = 2;
+  b.create_topic("big", o);
+  b.subscribe_pull("big", "holder", Pull());
+  // 300 kB records: the log's segments reach their full 2 MiB after a few messages, and
+  // retention then frees one about every seventh message.
+  const auto payload = [](Offset i) {
+    std::string p(300'000, static_cast<char>('a' + i % 26));
+    const std::string stamp = std::to_string(i) + ":";
+    return p.replace(0, stamp.size(), stamp);
+  };
+  std::vector<MessagePtr> held;
+  for (Offset i = 0; i < 400; ++i) {
+    b.publish("big", payload(i));
+    if (i % 50 == 20) {  // the holder takes the oldest kept message and keeps it
+      const auto got = b.poll("big", "holder", "w", 1, Time{});
+      ASSERT_EQ(got.size(), 1u);
+      held.push_back(got[0].message);
+    }
+    // A reader from the oldest kept message sees both kept ones intact.
+    for (Offset k = b.oldest_offset("big"); k <= i; ++k) {
+      b.subscribe_pull("big", "reader", Pull(Millis{30000}, 5, {}, StartPosition::at(k)));
+      const auto got = b.poll("big", "reader", "r", 1, Time{});
+      b.unsubscribe("big", "reader");
+      ASSERT_EQ(got.size(), 1u) << "offset " << k;
+      ASSERT_EQ(got[0].message->payload(), payload(k)) << "offset " << k << " after " << i;
+    }
+  }
+  ASSERT_EQ(held.size(), 8u);
+  for (const MessagePtr& m : held) {
+    EXPECT_EQ(m->payload(), payload(m->offset())) << "held offset " << m->offset();
+  }
+}
+
 // R3 with a subscription that stopped reading: it may keep what it last read, never what
 // others read since (a lagging reader must not keep the whole log alive).
 TEST(Retention, AReaderThatStoppedKeepsNoLaterMessagesAlive) {

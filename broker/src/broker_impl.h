@@ -5,6 +5,8 @@
 // partition subscriptions' at once, ascending by partition (R32: one step for every answer).
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
 // TopicTable's shard locks: after mu_ (ascending), a leaf: lookups by name take one alone.
+// A log's SegmentSpares lock: a leaf, after anything (a segment's last holder may drop it
+// under any lock).
 // Durable brokers (storage/): storage::Store::mu_ (the journal) after the broker's, a
 // topic's or a subscription's mu; SegmentLog::path_mu_ after TopicLog::mu; each Syncer's
 // mu_ after any of those; the file systems' own mutexes last. A sync (fdatasync) runs with

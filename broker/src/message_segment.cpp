@@ -19,7 +19,14 @@ void MessageSegment::Free::operator()(unsigned char* p) const {
   std::free(p);
 }
 
-std::unique_ptr<unsigned char, MessageSegment::Free> MessageSegment::allocate(std::size_t bytes) {
+MessageSegment::Bytes MessageSegment::obtain(std::size_t bytes) {
+  if (spares_ && bytes == kMaxBytes) {
+    if (Bytes spare = spares_->take()) return spare;
+  }
+  return allocate(bytes);
+}
+
+MessageSegment::Bytes MessageSegment::allocate(std::size_t bytes) {
 #if defined(__linux__)
   if (bytes >= kMaxBytes) {
     // Mapped, not malloc'd: glibc's aligned_alloc of a mapped chunk keeps the whole
@@ -39,12 +46,12 @@ std::unique_ptr<unsigned char, MessageSegment::Free> MessageSegment::allocate(st
     // Advice only: where transparent huge pages are off this fails and 4 KiB pages serve.
     (void)madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-    return std::unique_ptr<unsigned char, Free>(p, Free{rounded});
+    return Bytes(p, Free{rounded});
   }
 #endif
   void* p = std::malloc(bytes);
   if (p == nullptr) throw std::bad_alloc();
-  return std::unique_ptr<unsigned char, Free>(static_cast<unsigned char*>(p), Free{});
+  return Bytes(static_cast<unsigned char*>(p), Free{});
 }
 
 }  // namespace broker

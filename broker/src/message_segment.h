@@ -13,6 +13,7 @@
 
 #include "broker/message.h"
 #include "message_record.h"
+#include "segment_spares.h"
 #include "sync/sync.h"
 
 namespace broker {
@@ -37,8 +38,25 @@ class MessageSegment {
   /// kIndexEvery - 1 records, and a 64-byte message costs one byte of index.
   static constexpr std::size_t kIndexEvery = 4;
 
-  MessageSegment(Offset base, std::size_t bytes)
-      : base_(base), capacity_(bytes), bytes_(allocate(bytes)) {}
+  /// Gives back what allocate took: unmaps `mapped` bytes, or frees a malloc'd block.
+  struct Free {
+    // Constructors, not a member initializer: with one, a nested class is not default
+    // constructible (for unique_ptr's traits) until MessageSegment is complete.
+    Free() noexcept : mapped(0) {}
+    explicit Free(std::size_t bytes) noexcept : mapped(bytes) {}
+    std::size_t mapped;
+    void operator()(unsigned char* p) const;
+  };
+  using Bytes = std::unique_ptr<unsigned char, Free>;
+  using Spares = SegmentSpares<Bytes>;
+
+  /// A segment of `bytes` (a spare's buffer if it has kMaxBytes and `spares` has one); when
+  /// it is destroyed (nobody holds a message in it) a kMaxBytes buffer goes to `spares`.
+  MessageSegment(Offset base, std::size_t bytes, std::shared_ptr<Spares> spares = nullptr)
+      : base_(base), capacity_(bytes), spares_(std::move(spares)), bytes_(obtain(bytes)) {}
+  ~MessageSegment() {
+    if (spares_ && capacity_ == kMaxBytes) spares_->give(bytes_);
+  }
   MessageSegment(const MessageSegment&) = delete;
   MessageSegment& operator=(const MessageSegment&) = delete;
 
@@ -93,15 +111,12 @@ class MessageSegment {
   [[nodiscard]] std::shared_ptr<const MessageSegment> next() const { return next_.lock(); }
 
  private:
-  /// Gives back what allocate took: unmaps `mapped` bytes, or frees a malloc'd block.
-  struct Free {
-    std::size_t mapped = 0;
-    void operator()(unsigned char* p) const;
-  };
+  /// A spare buffer for a kMaxBytes segment, else allocate(bytes). Throws std::bad_alloc.
+  Bytes obtain(std::size_t bytes);
   /// `bytes` of storage; from kMaxBytes on (on Linux) mapped, aligned to kMaxBytes and
   /// advised as huge pages, so a write to a fresh segment faults once, not once per 4 KiB.
   /// Throws std::bad_alloc.
-  static std::unique_ptr<unsigned char, Free> allocate(std::size_t bytes);
+  static Bytes allocate(std::size_t bytes);
 
   static std::size_t entries(std::size_t records) {
     return (records + kIndexEvery - 1) / kIndexEvery;
@@ -112,9 +127,10 @@ class MessageSegment {
 
   const Offset base_;
   const std::size_t capacity_;
-  const std::unique_ptr<unsigned char, Free> bytes_;  // records from the front, index from the back
-  std::size_t used_ = 0;                              // writer only: record bytes
-  std::size_t count_ = 0;                             // writer only: records
+  const std::shared_ptr<Spares> spares_;  // before bytes_: obtain reads it
+  Bytes bytes_;            // records from the front, index from the back; to spares_ when destroyed
+  std::size_t used_ = 0;   // writer only: record bytes
+  std::size_t count_ = 0;  // writer only: records
   std::weak_ptr<const MessageSegment> next_;
   sync::Atomic<Offset> limit_{std::numeric_limits<Offset>::max()};
 };

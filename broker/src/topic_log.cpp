@@ -65,8 +65,8 @@ Offset TopicLog::append(std::string_view payload, const Headers& headers, std::s
       // Retention keeps the newest message, so only a log that never held one in memory (new,
       // or all on disk after a restart) has no segment to grow from.
       const MessageSegment* last = segments_.empty() ? nullptr : segments_.back().get();
-      auto segment =
-          std::make_shared<MessageSegment>(offset, MessageSegment::bytes_after(last, size));
+      auto segment = std::make_shared<MessageSegment>(
+          offset, MessageSegment::bytes_after(last, size), spares_);
       if (!segments_.empty()) segments_.back()->seal(segment);
       segments_.push_back(std::move(segment));
     }

@@ -20,7 +20,8 @@ class SegmentLog;
 namespace broker {
 
 /// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
-/// but the wait it offers and, for a durable topic, the segment log's writes). Messages live
+/// but the wait it offers, the spare segments' leaf lock and, for a durable topic, the
+/// segment log's writes). Messages live
 /// in MessageSegments (records of up to kMaxBytes each, one reference count each); readers
 /// get MessagePtr copies that share their segment's count, so dropping old messages never frees
 /// memory a holder still uses, and retention frees a segment once all of its messages are dropped
@@ -80,6 +81,9 @@ class TopicLog {
   const bool wait_durable_ = false;                  // FsyncPolicy::always
   // Offsets below are a restart's: in their files only (durable topics).
   const Offset in_memory_from_ = 0;
+  // Full-size buffers of freed segments, for the next ones (a bounded log recycles them).
+  const std::shared_ptr<MessageSegment::Spares> spares_ =
+      std::make_shared<MessageSegment::Spares>();
   mutable sync::Mutex mu_;
   sync::CondVar grown_;
   // The segments holding [max(base_, in_memory_from_), next_), each starting where the one
