@@ -62,6 +62,22 @@ std::pair<int, int> ParsePayload(const std::string& p) {
   return {std::stoi(p.substr(1, dash - 1)), std::stoi(p.substr(dash + 1))};
 }
 
+/// Starts `publishers` threads released together, each publishing payload(p, i) for i below
+/// per_publisher to topic, and joins them.
+template <typename Payload>
+void PublishTogether(Broker& b, const std::string& topic, int publishers, int per_publisher,
+                     Payload payload) {
+  std::vector<std::thread> threads;
+  std::latch start{publishers};
+  for (int p = 0; p < publishers; ++p) {
+    threads.emplace_back([&, p] {
+      start.arrive_and_wait();
+      for (int i = 0; i < per_publisher; ++i) b.publish(topic, payload(p, i));
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 /// A 300 kB payload that says who wrote it: "p<publisher>-<i>:" and a filler byte that
 /// depends on both, so a reader can tell it is exactly as published (BigIntact).
 constexpr std::size_t kBigFiller = 300'000;
@@ -200,15 +216,7 @@ TEST(Seed004DemoStress, PublishersKeepTheirOwnOrderInTheLog) {
     b.subscribe_pull(
         "orders", "audit",
         Pull(Millis{3'600'000}, kDefaultMaxDeliveries, {}, StartPosition::beginning()));
-    std::vector<std::thread> threads;
-    std::latch start{kPublishers};
-    for (int p = 0; p < kPublishers; ++p) {
-      threads.emplace_back([&, p] {
-        start.arrive_and_wait();
-        for (int i = 0; i < per_publisher; ++i) b.publish("orders", PayloadOf(p, i));
-      });
-    }
-    for (auto& t : threads) t.join();
+    PublishTogether(b, "orders", kPublishers, per_publisher, PayloadOf);
 
     const auto got = b.poll("orders", "audit", "a", total + 10, Time{});
     ASSERT_EQ(got.size(), static_cast<std::size_t>(total));
@@ -268,15 +276,7 @@ TEST_P(ThreadedPushStress, ConcurrentPublishersEverySubscriptionGetsEveryMessage
         return true;
       });
     }
-    std::vector<std::thread> publishers;
-    std::latch start{kPublishers};
-    for (int p = 0; p < kPublishers; ++p) {
-      publishers.emplace_back([&, p] {
-        start.arrive_and_wait();
-        for (int i = 0; i < per_publisher; ++i) b.publish("orders", PayloadOf(p, i));
-      });
-    }
-    for (auto& t : publishers) t.join();
+    PublishTogether(b, "orders", kPublishers, per_publisher, PayloadOf);
 
     ASSERT_TRUE(WaitIdleUntil(b, [&] {
       for (int s = 0; s < subs; ++s) {
@@ -326,15 +326,7 @@ TEST_P(ThreadedPushStress, RetentionNeverChangesAMessageAHandlerIsReading) {
         return true;
       });
     }
-    std::vector<std::thread> publishers;
-    std::latch start{kBigPublishers};
-    for (int p = 0; p < kBigPublishers; ++p) {
-      publishers.emplace_back([&, p] {
-        start.arrive_and_wait();
-        for (int i = 0; i < per_publisher; ++i) b.publish("big", BigPayload(p, i));
-      });
-    }
-    for (auto& t : publishers) t.join();
+    PublishTogether(b, "big", kBigPublishers, per_publisher, BigPayload);
     EXPECT_TRUE(b.wait_idle(Millis{60000}));
     EXPECT_EQ(torn.load(), 0) << "a handler saw a message change under it";
     EXPECT_GT(seen.load(), 0);
