@@ -3,6 +3,8 @@
 #pragma once
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -233,6 +235,72 @@ inline double process_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// The CPUs this process may run on, in order (sched_getaffinity of the calling thread).
+inline std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+/// Binds the calling thread to one CPU; returns whether the kernel accepted it.
+inline bool pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+/// Binds the calling thread to one CPU for its lifetime and restores the thread's previous
+/// CPU set after (the benchmark thread runs every other benchmark too). No-op for cpu < 0.
+class ScopedPin {
+ public:
+  explicit ScopedPin(int cpu) {
+    CPU_ZERO(&saved_);
+    if (cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) == 0) {
+      pinned_ = pin_this_thread(cpu);
+    }
+  }
+  ~ScopedPin() {
+    if (pinned_) (void)pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  ScopedPin(const ScopedPin&) = delete;
+  ScopedPin& operator=(const ScopedPin&) = delete;
+  /// Whether the thread is bound.
+  [[nodiscard]] bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t saved_;
+  bool pinned_ = false;
+};
+
+/// Nanoseconds every CPU of this machine spent stolen by the hypervisor since boot (the
+/// `steal` column of /proc/stat's "cpu" line; 0 where the kernel does not count it). The
+/// difference across a timed loop says how long the host ran something else instead.
+inline std::int64_t steal_ns() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  std::int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+               steal = 0;
+  stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  if (cpu != "cpu") return 0;
+  return steal * (1'000'000'000 / sysconf(_SC_CLK_TCK));
+}
+
+/// Nanoseconds the calling thread has spent runnable but waiting for a CPU (the second field
+/// of /proc/thread-self/schedstat; 0 where the kernel does not keep it): how long other
+/// tasks (kernel threads, the other threads of this process) held its CPU.
+inline std::int64_t runqueue_wait_ns() {
+  std::ifstream stat("/proc/thread-self/schedstat");
+  std::int64_t ran = 0, waited = 0;
+  stat >> ran >> waited;
+  return waited;
 }
 
 /// Waits until t (steady ns): sleeps while far away, then yields, so a paced publisher

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-BASELINES = ["weak", "good", "spsc", "zmq", "signals2", "function_loop"]
+BASELINES = ["weak", "good", "spsc", "zmq", "floor", "signals2", "function_loop"]
 
 
 def load(results_dir):
@@ -114,6 +114,21 @@ def main():
     print("|---|---:|" + "---:|" * len(cols))
     for label, figure, rs in rows:
         print(f"| {label} | {figure} | " + " | ".join(rfmt(rs.get(c)) for c in cols) + " |")
+
+    # bench_latency: every contender's tail beside the machine's floor (a spinning handoff)
+    # and what the machine took from each run (hypervisor steal; the pinned publisher's wait
+    # for its CPU), so a tail set by the machine reads as such.
+    print("\n### Latency tails and the machine (us; median runs)\n")
+    lat_names = ("broker_lane", "zmq", "good", "spsc", "floor")
+    print("| rate | " + " | ".join(f"{c} p99.9" for c in lat_names) +
+          " | lane: publisher waited (ms) | lane: steal (ms) |")
+    print("|---|" + "---:|" * (len(lat_names) + 2))
+    for rate in (10_000, 100_000, 1_000_000):
+        name = lambda c: f"latency/{c}/rate:{rate}"
+        cells = [fmt(val(runs, name(c), "p999_us")) for c in lat_names]
+        waited = fmt(val(runs, name("broker_lane"), "publisher_waited_ms"))
+        steal = fmt(val(runs, name("broker_lane"), "steal_ms"))
+        print(f"| {fmt(rate)}/s | " + " | ".join(cells) + f" | {waited} | {steal} |")
 
     # bench_subscribe: the least disturbed of repeated runs (Google Benchmark: ..._min).
     churn_ops = (("subscribe", "subscribe"), ("unsubscribe", "unsubscribe, the same way"),
