@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/options.h"
@@ -52,8 +53,9 @@ class Topic {
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;
-  /// Subscription or group member name -> its state.
-  std::map<std::string, StatePtr> by_name GUARDED_BY(mu);
+  /// Subscription or group member name -> its state. Hashed: a subscribe or unsubscribe
+  /// among 100k subscriptions finds its name without walking a tree of cold nodes.
+  std::unordered_map<std::string, StatePtr> by_name GUARDED_BY(mu);
   /// Push group name -> its state.
   std::map<std::string, StatePtr> groups GUARDED_BY(mu);
   /// R32: consumer group name -> the group (over this topic's partitions, or the topic).
@@ -89,30 +91,31 @@ class Topic {
     if (auto it = groups.find(name); it != groups.end()) return it->second;
     return nullptr;
   }
-  /// Adds a new state at the end of the creation order. O(log n): the push list is rebuilt
-  /// lazily, by the next publish, so n subscribes cost O(n log n) (not O(n^2)).
+  /// Adds a new state at the end of the creation order. O(1) amortized: the push list is
+  /// rebuilt lazily, by the next publish, so n subscribes cost O(n) (not O(n^2)).
   void add(StatePtr s) REQUIRES(mu) {
-    const std::uint64_t seq = next_seq_++;
-    seq_of_[s.get()] = seq;
+    const SubscriptionState* key = s.get();
     if (s->config().kind == Kind::kPush) push_stale_ = true;
-    states_.emplace(seq, std::move(s));
+    // Sequences only grow, so the new entry goes at the end: the hint makes it O(1).
+    const auto at = states_.emplace_hint(states_.end(), next_seq_++, std::move(s));
+    place_of_[key] = at;
   }
   /// Puts `fresh` where `old` was in the creation order (a resumed subscription).
   void replace(const StatePtr& old, StatePtr fresh) REQUIRES(mu) {
-    auto it = seq_of_.find(old.get());
-    if (it == seq_of_.end()) return;
-    const std::uint64_t seq = it->second;
-    seq_of_.erase(it);
-    seq_of_[fresh.get()] = seq;
+    auto it = place_of_.find(old.get());
+    if (it == place_of_.end()) return;
+    const auto at = it->second;
+    place_of_.erase(it);
+    place_of_[fresh.get()] = at;
     if (fresh->config().kind == Kind::kPush) push_stale_ = true;
-    states_[seq] = std::move(fresh);
+    at->second = std::move(fresh);
   }
-  /// Removes a state that has no names left. O(log n).
+  /// Removes a state that has no names left. O(1) amortized (its place is remembered).
   void remove(const StatePtr& s) REQUIRES(mu) {
-    auto it = seq_of_.find(s.get());
-    if (it == seq_of_.end()) return;
+    auto it = place_of_.find(s.get());
+    if (it == place_of_.end()) return;
     states_.erase(it->second);
-    seq_of_.erase(it);
+    place_of_.erase(it);
     if (s->config().kind == Kind::kPush) push_stale_ = true;
     if (s->config().group) groups.erase(s->config().name);
   }
@@ -130,8 +133,10 @@ class Topic {
     return push_;
   }
 
-  std::map<std::uint64_t, StatePtr> states_ GUARDED_BY(mu);  // by creation sequence
-  std::map<const SubscriptionState*, std::uint64_t> seq_of_ GUARDED_BY(mu);
+  using Places = std::map<std::uint64_t, StatePtr>;
+  Places states_ GUARDED_BY(mu);  // by creation sequence
+  // Each state's entry in states_ (map iterators stay valid until their own erase).
+  std::unordered_map<const SubscriptionState*, Places::iterator> place_of_ GUARDED_BY(mu);
   std::uint64_t next_seq_ GUARDED_BY(mu) = 0;
   std::shared_ptr<const StateList> push_ GUARDED_BY(mu) = std::make_shared<StateList>();
   bool push_stale_ GUARDED_BY(mu) = false;
