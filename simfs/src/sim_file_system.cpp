@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "broker/errors.h"
@@ -159,6 +160,7 @@ struct SimFileSystem::State {
   std::optional<std::uint64_t> crash_point GUARDED_BY(mu);
   bool crashed GUARDED_BY(mu) = false;
   std::map<std::uint64_t, std::string> failures GUARDED_BY(mu);  // point -> error text
+  std::chrono::microseconds sync_latency GUARDED_BY(mu){0};      // set_sync_latency
   std::set<std::string> locked GUARDED_BY(mu);
   // Bumped by crash(), which frees every lock: an older HeldLock must not free its path
   // again, since a new holder may have it by then.
@@ -269,11 +271,23 @@ void SimFileSystem::append(const std::string& path, std::string_view bytes) {
 void SimFileSystem::sync(const std::string& path) {
   State& s = *state_;
   const std::string p = normalize(path);
+  std::chrono::microseconds latency{0};
+  {
+    MutexLock lock(s.mu);
+    if (s.enter("sync", p) != State::Step::kRun) return;
+    if (s.dirs.count(p)) return;  // a directory is durable already, as fdatasync of one is
+    Inode& inode = s.existing_file("sync", p);
+    inode.synced = inode.content.size();
+    latency = s.sync_latency;
+  }
+  // After the lock: other threads' appends meanwhile are not covered by this sync.
+  if (latency.count() > 0) std::this_thread::sleep_for(latency);
+}
+
+void SimFileSystem::set_sync_latency(std::chrono::microseconds latency) {
+  State& s = *state_;
   MutexLock lock(s.mu);
-  if (s.enter("sync", p) != State::Step::kRun) return;
-  if (s.dirs.count(p)) return;  // a directory is durable already, as fdatasync of one is
-  Inode& inode = s.existing_file("sync", p);
-  inode.synced = inode.content.size();
+  s.sync_latency = latency;
 }
 
 void SimFileSystem::sync_dir(const std::string& dir) {

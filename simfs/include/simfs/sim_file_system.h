@@ -3,6 +3,7 @@
 // real disk could hold then (SPEC R18-R21).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -103,6 +104,12 @@ class SimFileSystem final : public FileSystem {
   /// nothing, e.g. error "No space left on device". Several points may be armed; each
   /// fires once. Throws std::invalid_argument if `point` has already been passed.
   void fail_at(std::uint64_t point, std::string error);
+
+  /// Makes each sync of a file return `latency` of real time after it made durable what
+  /// the file held when it began (as a disk's flush takes a while): bytes appended
+  /// meanwhile stay volatile. Not a crash point. Sleeps on the calling thread, so for
+  /// tests on real threads, not the fiber back-end. Default: none.
+  void set_sync_latency(std::chrono::microseconds latency);
 
   /// One line per file, current or durable, in path order, for failure reports:
   /// "<path> size=<n> synced=<n> entry=<e>", where e says what a crash would do to the
