@@ -105,6 +105,9 @@ void round(std::uint64_t seed) {
   }
   SimFileSystem::CrashOptions cut;
   cut.seed = seed;
+  // Every other cut loses every unsynced byte: a write wrongly counted durable is gone for
+  // sure, where a torn tail may keep it by chance.
+  cut.torn_tail = seed % 2 == 0;
   disk->crash(cut);
   Broker b(on(disk));
   b.subscribe_pull("t", "check", pull_from_beginning());
@@ -129,7 +132,7 @@ void round(std::uint64_t seed) {
 TEST(DurableGroupCommit, EveryPublishAndAckThatReturnedBeforeAPowerCutSurvives) {
   std::uint64_t first = std::random_device{}();
   if (const char* s = std::getenv("GROUP_COMMIT_SEED")) first = std::stoull(s);
-  for (std::uint64_t i = 0; i < 30; ++i) {
+  for (std::uint64_t i = 0; i < 60; ++i) {
     SCOPED_TRACE("replay with GROUP_COMMIT_SEED=" + std::to_string(first + i));
     round(first + i);
     if (::testing::Test::HasFatalFailure()) return;
