@@ -1,6 +1,8 @@
 // Scenario 1: fan-out throughput, 1 publisher -> 1, 4 and 64 subscriptions, 64 B and 1 KiB
 // payloads; every delivery confirmed. All contenders in one process run. And one
-// subscriber draining a backlog (the consumer's per-message cost alone).
+// subscriber draining a backlog (the consumer's per-message cost alone). With one
+// subscriber the publisher and the delivering thread are bound to a CPU each (common.h,
+// TwoCpuPlacement), for every contender.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -30,13 +32,19 @@ void fan_out(benchmark::State& state, Make make_contender) {
   const std::int64_t per_round =
       scaled(std::max<std::int64_t>(500, 200'000 / static_cast<std::int64_t>(subs)), 50);
   Completion done(subs);
+  // One subscriber: publisher and consumer on a CPU each, as in bench_latency (with more
+  // subscribers than CPUs the kernel places them).
+  TwoCpuPlacement placement;
+  const bool place = subs == 1;
   auto contender = make_contender(subs, [&](std::size_t i) -> SubHandler {
-    return [&done, i, bytes](std::string_view p) {
+    return [&done, &placement, place, i, bytes](std::string_view p) {
+      if (place) placement.on_delivery();
       if (p.size() != bytes) return false;
       done.confirm(i);
       return true;
     };
   });
+  if (place) placement.bind_publisher();
   const std::string payload = make_payload(bytes);
   prime_memory(log_bytes(per_round * state.max_iterations, bytes));
   std::int64_t rounds = 0;

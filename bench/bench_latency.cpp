@@ -32,21 +32,17 @@ void latency(benchmark::State& state, Make make_contender) {
   const std::int64_t n = scaled(rate, 200);
   Histogram hist;  // written by the one subscriber only
   Completion done(1);
-  const std::vector<int> cpus = allowed_cpus();
-  const bool pin = cpus.size() >= 2;
+  TwoCpuPlacement placement;
   auto contender = make_contender([&](std::size_t) -> SubHandler {
     return [&](std::string_view p) {
-      // Each delivering thread (the pool dispatcher has two) binds on its first call.
-      thread_local bool bound = false;
-      if (pin && !bound) bound = pin_this_thread(cpus[1]) || true;
+      placement.on_delivery();  // each delivering thread (the pool has two), once
       const std::int64_t intended = read_stamp(p);
       if (intended > 0) hist.record(now_ns() - intended);
       done.confirm(0);
       return true;
     };
   });
-  // Bound after the contender started its threads, so they do not inherit the binding.
-  const ScopedPin publisher(pin ? cpus[0] : -1);
+  placement.bind_publisher();
   const std::string warm = make_payload(64, 0);
   done.arm(1, 1000);
   for (int i = 0; i < 1000; ++i) contender->publish(warm);
@@ -83,7 +79,7 @@ void latency(benchmark::State& state, Make make_contender) {
   // A stall of a few ms delays every message due in it, for every contender alike.
   state.counters["steal_ms"] = static_cast<double>(stolen) / 1e6;
   state.counters["publisher_waited_ms"] = static_cast<double>(publisher_waited) / 1e6;
-  state.counters["pinned"] = pin ? 1 : 0;
+  state.counters["pinned"] = placement.active() ? 1 : 0;
 }
 
 template <class C>

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -278,6 +279,36 @@ class ScopedPin {
  private:
   cpu_set_t saved_;
   bool pinned_ = false;
+};
+
+/// Where a run with one subscriber puts its two busy threads: the publisher (the benchmark
+/// thread) on the first CPU this process may use, each delivering thread on the second, for
+/// every contender alike, so the kernel never puts both on one CPU or moves one mid-run.
+/// Nothing is bound where fewer than two CPUs are allowed; a handler called on the
+/// publisher's own thread (a synchronous contender) leaves it where it is.
+class TwoCpuPlacement {
+ public:
+  TwoCpuPlacement() : cpus_(allowed_cpus()), publisher_(std::this_thread::get_id()) {}
+
+  /// Binds the calling (publisher) thread until this object is destroyed. Call it after the
+  /// contender started its threads, so they do not inherit the binding.
+  void bind_publisher() {
+    if (cpus_.size() >= 2) publisher_pin_.emplace(cpus_[0]);
+  }
+  /// From a handler: binds the delivering thread calling it, on its first call.
+  void on_delivery() const {
+    thread_local const TwoCpuPlacement* bound_for = nullptr;
+    if (cpus_.size() < 2 || bound_for == this || std::this_thread::get_id() == publisher_) return;
+    (void)pin_this_thread(cpus_[1]);
+    bound_for = this;
+  }
+  /// Whether threads are bound (two CPUs or more).
+  [[nodiscard]] bool active() const { return cpus_.size() >= 2; }
+
+ private:
+  const std::vector<int> cpus_;
+  const std::thread::id publisher_;
+  std::optional<ScopedPin> publisher_pin_;
 };
 
 /// Nanoseconds every CPU of this machine spent stolen by the hypervisor since boot (the
