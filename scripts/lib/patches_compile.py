@@ -55,6 +55,7 @@ def main():
 
     if os.path.isdir(scratch):
         shutil.rmtree(scratch)
+    os.makedirs(scratch)
     subprocess.run(["rsync", "-a", "--exclude", "/build/", "--exclude", "/.git/",
                     "--exclude", "/fuzz/work/", root + "/", scratch + "/"], check=True)
     patches = sorted(glob.glob(os.path.join(root, "mutants", "patches", "*.patch")))
