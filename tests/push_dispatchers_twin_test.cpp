@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -84,9 +85,33 @@ void Publish(Broker& b, int per_publisher) {
   for (auto& t : publishers) t.join();
 }
 
+/// Publish, each message with header "parity" (even or odd by the publisher's count, so the
+/// offsets of each interleave); returns the offsets published as even.
+std::set<Offset> PublishWithParity(Broker& b, int per_publisher) {
+  std::mutex mu;
+  std::set<Offset> even;
+  std::vector<std::thread> publishers;
+  for (int p = 0; p < kPublishers; ++p) {
+    publishers.emplace_back([&] {
+      for (int i = 0; i < per_publisher; ++i) {
+        const bool is_even = i % 2 == 0;
+        const Offset o = b.publish("t", "m", {{"parity", is_even ? "even" : "odd"}});
+        if (!is_even) continue;
+        std::lock_guard<std::mutex> lock(mu);
+        even.insert(o);
+      }
+    });
+  }
+  for (auto& t : publishers) t.join();
+  return even;
+}
+
 // The at-least-once checks of one subscription after it settled. overlap_ok: the pool's
-// handler timeout lets a second offer start while an overrun one still runs.
-std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_ok, int total) {
+// handler timeout lets a second offer start while an overrun one still runs. `wanted`: the
+// offsets its filter lets through (none given: all of 0..total-1); the others must be
+// counted as filtered (R13) and never offered.
+std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_ok, int total,
+                  const std::optional<std::set<Offset>>& wanted = std::nullopt) {
   std::ostringstream f;
   std::lock_guard<std::mutex> lock(log.mu);
   if (!overlap_ok && log.overlaps.load() != 0)
@@ -100,6 +125,7 @@ std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_
       f << "duplicated-beyond-redelivery: offset " << o << " attempt " << a << " twice\n";
     top[o] = std::max(top[o], a);
     if (a > 1) ++redelivered;
+    if (wanted && !wanted->count(o)) f << "unexpected: offset " << o << " passed the filter\n";
     if (a == 1) {
       if (static_cast<long long>(o) <= last_new)
         f << "nonmonotonic: first offer of " << o << " after " << last_new << "\n";
@@ -111,15 +137,21 @@ std::string Check(Broker& b, const std::string& name, SubLog& log, bool overlap_
       f << "duplicated-beyond-redelivery: offset " << o << " attempts not dense\n";
   std::set<Offset> dead;
   for (const DeadLetter& d : b.dead_letters("t", name)) dead.insert(d.message->offset());
-  for (Offset o = 0; o < static_cast<Offset>(total); ++o)
+  std::uint64_t filtered = 0;
+  for (Offset o = 0; o < static_cast<Offset>(total); ++o) {
+    if (wanted && !wanted->count(o)) {
+      ++filtered;
+      continue;
+    }
     if (!log.confirmed.count(o) && !dead.count(o))
       f << "lost: offset " << o << " neither confirmed nor dead-lettered\n";
+  }
   const SubscriptionStats s = b.stats("t", name);
   if (s.delivered != log.calls.size() || s.redelivered != redelivered ||
       s.dead_lettered != dead.size() || s.in_flight != 0 || s.backlog != 0 ||
-      s.delivered != s.confirmed + s.dead_lettered + s.redelivered)
+      s.filtered != filtered || s.delivered != s.confirmed + s.dead_lettered + s.redelivered)
     f << "counters: " << s << "; handler calls " << log.calls.size() << ", redelivered "
-      << redelivered << ", dead letters " << dead.size() << "\n";
+      << redelivered << ", dead letters " << dead.size() << ", filtered " << filtered << "\n";
   return f.str();
 }
 
@@ -156,13 +188,18 @@ Handler Recording(std::shared_ptr<SubLog> shared, std::function<bool(Offset, int
 
 TEST_P(PushDispatchersTwin, R7FailingAndThrowingHandlersLoseNothingAndKeepOrder) {
   StressLoop(kIterations, [this](std::uint64_t seed) {
+    // The last one takes only even messages (R4): what its filter passes over is counted,
+    // never offered, and the rest keeps the contract as everywhere.
     constexpr int kSubs = 3;
+    constexpr int kFiltered = kSubs - 1;
     const int total = kPublishers * PerPublisher(seed);
     std::vector<std::shared_ptr<SubLog>> logs;
     for (int s = 0; s < kSubs; ++s) logs.push_back(std::make_shared<SubLog>());
     Broker b{Options()};
     b.create_topic("t");
     for (int s = 0; s < kSubs; ++s) {
+      PushOptions options = Push(kMaxDeliveries, StartPosition::beginning());
+      if (s == kFiltered) options.header_filter = {{"parity", "even"}};
       b.subscribe("t", "s" + std::to_string(s),
                   Recording(logs[s],
                             [seed, s](Offset o, int attempt) {
@@ -170,17 +207,22 @@ TEST_P(PushDispatchersTwin, R7FailingAndThrowingHandlersLoseNothingAndKeepOrder)
                               if (roll < 10) throw std::runtime_error("scripted");
                               return roll >= 30;  // 20% fail, 70% confirm
                             }),
-                  Push(kMaxDeliveries, StartPosition::beginning()));
+                  options);
     }
-    Publish(b, total / kPublishers);
+    const std::set<Offset> even = PublishWithParity(b, total / kPublishers);
     ASSERT_TRUE(WaitIdleUntil(b, [&] {
-      for (int s = 0; s < kSubs; ++s)
-        if (!Settled(b, "s" + std::to_string(s), total)) return false;
+      for (int s = 0; s < kSubs; ++s) {
+        const int wanted = s == kFiltered ? static_cast<int>(even.size()) : total;
+        if (!Settled(b, "s" + std::to_string(s), wanted)) return false;
+      }
       return true;
     }));
-    for (int s = 0; s < kSubs; ++s)
-      EXPECT_EQ(Check(b, "s" + std::to_string(s), *logs[s], false, total), "")
+    for (int s = 0; s < kSubs; ++s) {
+      const std::optional<std::set<Offset>> wanted =
+          s == kFiltered ? std::optional(even) : std::nullopt;
+      EXPECT_EQ(Check(b, "s" + std::to_string(s), *logs[s], false, total, wanted), "")
           << "subscription s" << s;
+    }
   });
 }
 

@@ -125,14 +125,17 @@ class MessageSegment {
     return bytes_.get() + capacity_ - sizeof(std::uint32_t) * (k + 1);
   }
 
+  // What readers read: written before any reader has the segment, or (next_, limit_) once.
   const Offset base_;
   const std::size_t capacity_;
   const std::shared_ptr<Spares> spares_;  // before bytes_: obtain reads it
-  Bytes bytes_;            // records from the front, index from the back; to spares_ when destroyed
-  std::size_t used_ = 0;   // writer only: record bytes
-  std::size_t count_ = 0;  // writer only: records
+  Bytes bytes_;  // records from the front, index from the back; to spares_ when destroyed
   std::weak_ptr<const MessageSegment> next_;
   sync::Atomic<Offset> limit_{std::numeric_limits<Offset>::max()};
+  // The writer's, changed at every append: a cache line of their own, so that a reader's
+  // look at limit_ (at every read) does not pull the line back from the writer each time.
+  alignas(64) std::size_t used_ = 0;  // record bytes
+  std::size_t count_ = 0;             // records
 };
 
 /// A reader's place in a log: the segment it read last, so the next read at or after it

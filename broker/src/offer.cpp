@@ -226,7 +226,13 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   out.marks.clear();
   out.taken.push_back(std::move(first.held));
   const std::string member = out.taken.front().member;
-  while (out.taken.size() < max && s.run_may_extend()) {
+  bool extended = false;  // by take_from_cursor, or not at all
+  try {
+    extended = s.take_from_cursor(member, max, out.taken, out.marks);
+  } catch (const Error&) {
+    extended = true;  // as take(): what it took is the run, the rest at the next take
+  }
+  while (!extended && out.taken.size() < max && s.run_may_extend()) {
     const RunMark mark = s.run_mark();
     std::optional<Held> next;
     try {

@@ -41,6 +41,7 @@ Offset SubscriptionState::committed() const {
   Offset c = cursor_;
   if (!redelivery_.empty()) c = std::min(c, redelivery_.begin()->first);
   if (!in_flight_.empty()) c = std::min(c, in_flight_.begin()->first);
+  if (!run_held_.empty()) c = std::min(c, run_held_.front());
   return c;
 }
 
@@ -186,6 +187,69 @@ Held& SubscriptionState::hold(MessagePtr message, const std::string& member, Tim
   return it->second;
 }
 
+bool SubscriptionState::take_from_cursor(const std::string& member, std::size_t max,
+                                         std::vector<Held>& taken, std::vector<RunMark>& marks) {
+  // Where take_next would look at returned messages, key lines or counted attempts first,
+  // or a commit needs the attempts of held messages, a run takes one at a time.
+  if (paused_ || config_.ordered_by_key || sink_ || !redelivery_.empty()) return false;
+  if (!attempts_.empty() && attempts_.rbegin()->first >= cursor_) return false;
+  if (!run_held_.empty() && run_held_.member() != member) return false;
+  // Reserved, so that once a message is held nothing below throws.
+  taken.reserve(max);
+  marks.reserve(max);
+  // The log's bounds are looked at once, then again only when the cursor reaches the end
+  // seen (end first, then oldest: every offset between was kept at the second look), not at
+  // each message: publishers write their cache line at every append.
+  Offset end = log_->end();
+  catch_up();
+  while (taken.size() < max) {
+    const RunMark mark = run_mark();
+    MessagePtr message;
+    for (;;) {  // take_next's walk from the cursor
+      if (cursor_ >= end) {
+        end = log_->end();
+        catch_up();
+        if (cursor_ >= end) return true;  // nothing after the cursor
+      }
+      message = log_->read_seen(reader_, cursor_);
+      if (!message) {  // dropped since the look: look again
+        end = log_->end();
+        catch_up();
+        continue;
+      }
+      if (matches(*message)) break;
+      ++cursor_;
+      ++counters_.filtered;
+    }
+    run_held_.add(message, member);  // std::bad_alloc: not taken
+    ++cursor_;
+    ++counters_.delivered;
+    marks.push_back(mark);
+    taken.push_back(Held{std::move(message), member, Time::max(), 1, nullptr});
+  }
+  return true;
+}
+
+Held* SubscriptionState::find_held(Offset offset) {
+  if (!run_held_.empty() && run_held_.front() == offset) {
+    in_flight_.insert_or_assign(offset,
+                                Held{run_held_.at(0), run_held_.member(), Time::max(), 1, nullptr});
+    run_held_.pop_front();
+  } else if (run_held_.contains(offset)) {
+    spill_run();
+  }
+  auto it = in_flight_.find(offset);
+  return it == in_flight_.end() ? nullptr : &it->second;
+}
+
+void SubscriptionState::spill_run() {
+  for (std::size_t i = 0; i < run_held_.size(); ++i) {
+    in_flight_.insert_or_assign(run_held_.offset(i),
+                                Held{run_held_.at(i), run_held_.member(), Time::max(), 1, nullptr});
+  }
+  run_held_.clear();
+}
+
 std::optional<Held> SubscriptionState::take_again(Offset offset, const std::string& member,
                                                   Time now) {
   if (paused_ || config_.ordered_by_key || sink_) return std::nullopt;
@@ -201,15 +265,20 @@ std::optional<Held> SubscriptionState::take_again(Offset offset, const std::stri
 
 void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
                                   std::span<const Held> unoffered) {
-  for (const Held& h : unoffered) {
-    const Offset offset = h.message->offset();
-    release_key(h);
-    in_flight_.erase(offset);
+  // Newest first: run_held_ gives back from its back.
+  for (auto h = unoffered.rbegin(); h != unoffered.rend(); ++h) {
+    const Offset offset = h->message->offset();
+    release_key(*h);
+    if (!run_held_.empty() && run_held_.back() == offset) {
+      run_held_.pop_back();
+    } else if (find_held(offset) != nullptr) {
+      in_flight_.erase(offset);
+    }
     if (auto it = attempts_.find(offset); it != attempts_.end() && --it->second <= 0) {
       attempts_.erase(it);
     }
     --counters_.delivered;
-    if (h.attempt > 1) --counters_.redelivered;
+    if (h->attempt > 1) --counters_.redelivered;
   }
   counters_.filtered -= after.filtered - before.filtered;
   // A catch-up since the takes (retention; stats calls one) moved the cursor on from
@@ -220,8 +289,14 @@ void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
 }
 
 bool SubscriptionState::confirm(Offset offset) {
+  if (!run_held_.empty() && run_held_.front() == offset) {
+    // A run's message, confirmed in the order taken: no attempts entry, no key line.
+    run_held_.pop_front();
+    ++counters_.confirmed;
+    return true;
+  }
+  if (find_held(offset) == nullptr) return false;
   auto it = in_flight_.find(offset);
-  if (it == in_flight_.end()) return false;
   release_key(it->second);
   in_flight_.erase(it);
   attempts_.erase(offset);
@@ -230,8 +305,8 @@ bool SubscriptionState::confirm(Offset offset) {
 }
 
 bool SubscriptionState::fail(Offset offset, const Failure& failure) {
+  if (find_held(offset) == nullptr) return false;
   auto it = in_flight_.find(offset);
-  if (it == in_flight_.end()) return false;
   release_key(it->second);
   MessagePtr message = std::move(it->second.message);
   const int attempts = it->second.attempt;
@@ -265,11 +340,9 @@ std::optional<Time> SubscriptionState::next_wait_end(Time now) const {
 }
 
 Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
-  auto it = in_flight_.find(offset);
-  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
-    return nullptr;
-  }
-  return &it->second;
+  Held* held = find_held(offset);
+  if (held == nullptr || held->member != member || now >= held->deadline) return nullptr;
+  return held;
 }
 
 Held* SubscriptionState::answerable(const Receipt& r, Time now) {
@@ -282,8 +355,10 @@ Held* SubscriptionState::answerable(const Receipt& r, Time now) {
 
 std::vector<Offset> SubscriptionState::held_offsets() const {
   std::vector<Offset> out;
-  out.reserve(in_flight_.size());
+  out.reserve(held_count());
   for (const auto& [offset, held] : in_flight_) out.push_back(offset);
+  for (std::size_t i = 0; i < run_held_.size(); ++i) out.push_back(run_held_.offset(i));
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -291,6 +366,10 @@ std::vector<Offset> SubscriptionState::late(Time now) const {
   std::vector<Offset> out;
   for (const auto& [offset, held] : in_flight_) {
     if (held.deadline <= now) out.push_back(offset);
+  }
+  if (now == Time::max()) {  // a run's messages have no deadline: late only "at the end of time"
+    for (std::size_t i = 0; i < run_held_.size(); ++i) out.push_back(run_held_.offset(i));
+    std::sort(out.begin(), out.end());
   }
   return out;
 }
@@ -300,6 +379,7 @@ std::optional<Time> SubscriptionState::earliest_deadline() const {
   for (const auto& [offset, held] : in_flight_) {
     if (!earliest || held.deadline < *earliest) earliest = held.deadline;
   }
+  if (!earliest && !run_held_.empty()) earliest = Time::max();
   return earliest;
 }
 
@@ -391,6 +471,7 @@ void SubscriptionState::seek(Offset offset) {
   cursor_ = offset;
   redelivery_.clear();
   in_flight_.clear();
+  run_held_.clear();
   keys_.clear();
   held_.clear();
   free_slots_.clear();
@@ -421,7 +502,7 @@ SubscriptionStats SubscriptionState::stats() {
   SubscriptionStats s = counters_;
   s.cursor = cursor_;
   s.committed = committed();
-  s.in_flight = in_flight_.size();
+  s.in_flight = held_count();
   s.paused = paused_;
   s.backlog = redelivery_.size();
   const Offset end = log_->end();
@@ -457,7 +538,10 @@ std::size_t SubscriptionState::redrive() {
     }
     ++moved;
     // Already waiting or held (after a seek back): it will be offered anyway.
-    if (o >= cursor_ || redelivery_.contains(o) || in_flight_.contains(o)) continue;
+    if (o >= cursor_ || redelivery_.contains(o) || in_flight_.contains(o) ||
+        run_held_.contains(o)) {
+      continue;
+    }
     attempts_.erase(o);
     add_waiting(o, Time::min(), d.message->key());
   }
@@ -486,6 +570,7 @@ std::size_t SubscriptionState::drop_dead_letters(const std::vector<DeadLetter>& 
 }
 
 Lag SubscriptionState::lag(Time now) {
+  spill_run();  // the oldest held message is looked up below
   // A publish may drop a returned message between catch_up and its read (as in take_next):
   // then catch up again.
   for (;;) {

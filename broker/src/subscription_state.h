@@ -17,6 +17,7 @@
 #include "broker/message.h"
 #include "broker/stats.h"
 #include "commit_sink.h"
+#include "held_run.h"
 #include "members.h"
 #include "node_pool.h"
 #include "offer_slot.h"
@@ -127,6 +128,15 @@ class SubscriptionState {
   /// R15 runs: whether take_next would take from the cursor (no returned message waits,
   /// not paused), the only takes a run extends with, so give_back can undo them.
   [[nodiscard]] bool run_may_extend() const REQUIRES(mu) { return redelivery_.empty() && !paused_; }
+  /// R15 runs, their common case: takes up to max - taken.size() more messages from the
+  /// cursor for member as take_next would one at a time (first offers, no deadline; the same
+  /// catch-ups, filter and counts), appending each to `taken` and the run mark before its
+  /// take to `marks`, and holds them without a map node each (HeldRun). Stops early when
+  /// nothing is ready. False, with nothing taken, where a run must extend with take_next
+  /// (ordered by key, durable, a returned message waiting, paused, or a counted attempt at
+  /// or past the cursor). Throws as take_next.
+  bool take_from_cursor(const std::string& member, std::size_t max, std::vector<Held>& taken,
+                        std::vector<RunMark>& marks) REQUIRES(mu);
   /// R15 runs: takes `offset`, which just failed, again for member if it is exactly what
   /// take_next would take next at now (the only returned message, its wait over, still
   /// kept; not paused, not ordered by key), so a run may re-offer it before the rest it
@@ -149,7 +159,9 @@ class SubscriptionState {
   /// failure always dead-letters). Returns true if it was dead-lettered.
   bool fail(Offset offset, const Failure& failure) REQUIRES(mu);
   /// SPEC R22: how many messages are held (every member's).
-  [[nodiscard]] std::size_t held_count() const REQUIRES(mu) { return in_flight_.size(); }
+  [[nodiscard]] std::size_t held_count() const REQUIRES(mu) {
+    return in_flight_.size() + run_held_.size();
+  }
   /// SPEC R11: the held entry if member holds offset and now < deadline.
   Held* held_by(Offset offset, const std::string& member, Time now) REQUIRES(mu);
   /// R32: every held offset, ascending.
@@ -218,6 +230,11 @@ class SubscriptionState {
   void erase_waiting(Offset offset) REQUIRES(mu);
   /// Rebuilds the index from redelivery_ (after it was replaced or cleared).
   void index_waiting() REQUIRES(mu);
+  /// The in_flight_ entry of a held offset, moved there first if run_held_ holds it (its
+  /// front alone when it is the front, else the whole run); null if it is not held.
+  Held* find_held(Offset offset) REQUIRES(mu);
+  /// Moves everything run_held_ holds into in_flight_.
+  void spill_run() REQUIRES(mu);
   /// Holds message for member until deadline: counts the offer and its attempt.
   Held& hold(MessagePtr message, const std::string& member, Time deadline, KeyLine* line)
       REQUIRES(mu);
@@ -244,6 +261,11 @@ class SubscriptionState {
   // so only under mu.
   NodePool held_nodes_;
   std::pmr::map<Offset, Held> in_flight_ GUARDED_BY(mu){&held_nodes_};
+  // Held messages too, apart from in_flight_: those a lane's run took from the cursor
+  // (take_from_cursor), first offers without a deadline, kept in a vector; confirming them
+  // in order costs no lookup. Every query of what is held asks both; anything else than
+  // confirming the front or giving back the back moves them into in_flight_ (find_held).
+  HeldRun run_held_ GUARDED_BY(mu);
   // R31, ordered subscriptions only: a line for each non-empty key with a held or waiting
   // message, kept with in_flight_ and redelivery_ so an offer need not walk every held
   // message: one lookup for a key at the cursor, none for a confirmation (Held::line).

@@ -130,6 +130,12 @@ MessagePtr TopicLog::read_at(LogCursor& cursor, Offset offset) const {
   // A segment that offset (below end) is past was sealed before end passed offset, so its
   // limit is seen here.
   if (offset >= end() || offset < oldest()) return nullptr;
+  return read_seen(cursor, offset);
+}
+
+MessagePtr TopicLog::read_seen(LogCursor& cursor, Offset offset) const {
+  // Lock-free as read_at: offset was below end when the reader looked, so its record is
+  // written and stays unchanged, and the segments from the cursor's on are alive or gone.
   if (cursor.segment && offset >= cursor.segment->base()) {
     while (offset >= cursor.segment->limit()) {
       std::shared_ptr<const MessageSegment> next = cursor.segment->next();

@@ -52,6 +52,12 @@ class TopicLog {
   /// `cursor` holds or in one linked after it (the common case: a subscription's cursor),
   /// else read() under mu_, which moves cursor to offset's segment. Throws as read().
   [[nodiscard]] MessagePtr read_at(LogCursor& cursor, Offset offset) const EXCLUDES(mu_);
+  /// read_at(cursor, offset) for an offset the reader saw kept: at or past oldest() and
+  /// below end() as it read them, in that order (end first), some time before. No look at
+  /// either (publishers write their cache line at every append): a reader going through
+  /// what it saw reads it as of when it looked. Null if it is not kept (only a read under
+  /// mu_ finds that out). Throws as read().
+  [[nodiscard]] MessagePtr read_seen(LogCursor& cursor, Offset offset) const EXCLUDES(mu_);
   /// First kept offset. Lock-free (acquire): a reader that sees it also sees the drop.
   [[nodiscard]] Offset oldest() const { return oldest_.load(std::memory_order_acquire); }
   /// One past the newest readable offset. Lock-free (acquire): every offset below it that
