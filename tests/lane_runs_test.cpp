@@ -7,11 +7,14 @@
 // (unless the subscription is durable) and never through a back-off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -297,6 +300,48 @@ TEST(LaneRuns, ARedriveDuringARunIsOfferedBeforeTheRestOfTheRun) {
   for (Offset o = 6; o < kReady; ++o) want.push_back(o);
   EXPECT_EQ(order, want);
   EXPECT_TRUE(r.broker().dead_letters("t", "s").empty());
+}
+
+// R6, R15 and R24: returned messages whose waits end while runs have grown each start a run
+// of their own, lowest first, before the runs go on from the cursor (a returned message
+// never joins a run, and no run from the cursor passes one that is ready).
+TEST(LaneRuns, ReturnedMessagesReadyTogetherAreOfferedBeforeTheCursorGoesOn) {
+  constexpr int kMessages = 60;
+  auto clock = std::make_shared<ManualClock>();
+  Broker b{ReadyRun::lane().with_clock(clock)};
+  b.create_topic("t");
+  std::mutex mu;
+  std::vector<Call> calls;
+  PushOptions options;
+  options.backoff = {Millis{10}};  // of the manual clock: waits until the handler moves it
+  b.subscribe(
+      "t", "s",
+      [&](const Delivery& d) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          calls.emplace_back(d.message->offset(), d.attempt);
+        }
+        if (d.message->offset() <= 1) return d.attempt > 1;         // returned, waiting
+        if (d.message->offset() == 20) clock->advance(Millis{10});  // both ready, mid-run
+        return true;
+      },
+      options);
+  b.pause("t", "s");
+  for (int i = 0; i < kMessages; ++i) b.publish("t", "m");
+  b.resume("t", "s");
+  ASSERT_TRUE(b.wait_delivered(kBound));
+  std::lock_guard<std::mutex> lock(mu);
+  const auto again0 = std::find(calls.begin(), calls.end(), Call{0, 2});
+  ASSERT_NE(again0, calls.end());
+  ASSERT_NE(std::next(again0), calls.end());
+  EXPECT_EQ(*std::next(again0), (Call{1, 2})) << "another offer came between the two returned";
+  // Every other offer is a first one, in offset order.
+  std::vector<Offset> firsts;
+  for (const auto& [o, a] : calls) {
+    if (a == 1) firsts.push_back(o);
+  }
+  ASSERT_EQ(firsts.size(), static_cast<std::size_t>(kMessages));
+  EXPECT_TRUE(std::is_sorted(firsts.begin(), firsts.end()));
 }
 
 }  // namespace
