@@ -43,7 +43,8 @@ void TopicLog::trim() {
   while (next_ - base_ > 1 &&
          ((options_.retention_messages > 0 && next_ - base_ > options_.retention_messages) ||
           (options_.retention_bytes > 0 && bytes_ > options_.retention_bytes))) {
-    bytes_ -= payload_size(base_);
+    // Only a bound in bytes reads the size (a lookup in the segments) of what it drops.
+    if (options_.retention_bytes > 0) bytes_ -= payload_size(base_);
     ++base_;
   }
   while (disk_sizes_.size() > (base_ < in_memory_from_ ? in_memory_from_ - base_ : 0)) {

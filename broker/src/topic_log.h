@@ -100,6 +100,7 @@ class TopicLog {
   std::deque<std::uint32_t> disk_sizes_ GUARDED_BY(mu_);
   Offset base_ GUARDED_BY(mu_) = 0;
   Offset next_ GUARDED_BY(mu_) = 0;  // the offset the next append gets
+  // Payload bytes kept; up to date only under a bound in bytes, its one reader.
   std::size_t bytes_ GUARDED_BY(mu_) = 0;
   std::size_t waiters_ GUARDED_BY(mu_) = 0;
   Offset visible_ GUARDED_BY(mu_) = 0;  // offsets below are readable (all, unless durable)

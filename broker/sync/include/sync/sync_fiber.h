@@ -189,6 +189,9 @@ inline void spin_pause() {}
 /// Virtual monotonic time (see the top of this file).
 inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
 
+/// The broker's own steady clock (SteadyClock): virtual time, as steady_now.
+inline std::chrono::milliseconds clock_now() { return fiber_runtime().now(); }
+
 /// Virtual time in nanoseconds (it does not move while a fiber spins).
 inline std::int64_t spin_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(fiber_runtime().now()).count();

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sync/cycle_clock.h"
 #include "sync/thread_annotations.h"
 
 namespace broker::sync {
@@ -88,6 +89,13 @@ inline void spin_pause() {
 inline std::chrono::milliseconds steady_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now().time_since_epoch());
+}
+
+/// The broker's own steady clock (SteadyClock, the time messages are stamped with):
+/// steady_now's time, from a time-stamp counter read where CycleClock may interpolate.
+inline std::chrono::milliseconds clock_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds{CycleClock::now_ns()});
 }
 
 /// Real monotonic time in nanoseconds, for sizing a consumer's spin to the gaps between
