@@ -76,6 +76,15 @@ class Topic {
     sync::MutexLock lock(mu);
     return push_list();
   }
+  /// Calls f(state) for each push state in creation order, under mu: a publish notifies
+  /// them without copying the shared list (a reference count up and down at every message).
+  /// f may take only locks that come after a topic's (a dispatcher's) and must not run user
+  /// code. Locks mu.
+  template <class F>
+  void for_each_push_state(F&& f) EXCLUDES(mu) {
+    sync::MutexLock lock(mu);
+    for (const auto& s : *push_list()) f(s);
+  }
   /// Every state in creation order (a copy).
   [[nodiscard]] StateList states() const REQUIRES(mu) {
     StateList out;

@@ -276,8 +276,8 @@ Offset BrokerImpl::append(Topic& t, std::string_view payload, const Headers& hea
                           std::string_view key) {
   const Offset offset = t.log->append(payload, headers, key, clock_->now());
   if (!dispatcher_->synchronous()) {
-    const std::shared_ptr<const StateList> push = t.push_states();
-    for (const auto& s : *push) dispatcher_->notify(s);  // wakes lanes; never runs a handler
+    // Wakes lanes (dispatcher locks come after the topic's); never runs a handler.
+    t.for_each_push_state([this](const StatePtr& s) { dispatcher_->notify(s); });
   }
   return offset;
 }
