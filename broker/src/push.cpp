@@ -114,13 +114,15 @@ void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset 
   std::uint64_t saved = 0;
   {
     sync::MutexLock lock(s->mu);
-    s->catch_up();
     const Offset oldest = s->log()->oldest();
     const Offset end = s->log()->end();
     if (offset < oldest || offset > end) {
+      // R14: nothing changed, not even a catch-up (a commit after it would save the
+      // caught-up position, and a restart would then not count the gap).
       throw OffsetOutOfRange("seek to " + std::to_string(offset) + " outside [" +
                              std::to_string(oldest) + ", " + std::to_string(end) + "]");
     }
+    s->catch_up();  // what retention dropped before the old cursor moves is counted (R3)
     s->seek(offset);
     saved = s->save_position(true);  // a seek is durable when it returns (R19)
   }
