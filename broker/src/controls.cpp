@@ -99,8 +99,8 @@ Offset BrokerImpl::seek_to_time(const std::string& topic, const std::string& nam
   Offset offset = 0;
   {
     sync::MutexLock lock(s->mu);
+    offset = s->log()->offset_for_time(time);  // may throw IoError: then nothing changed (R14)
     s->catch_up();
-    offset = s->log()->offset_for_time(time);
     s->seek(offset);
     saved = s->save_position(true);  // a seek is durable when it returns (R19)
   }
