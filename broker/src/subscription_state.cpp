@@ -212,9 +212,8 @@ bool SubscriptionState::take_from_cursor(const std::string& member, std::size_t 
         if (cursor_ >= end) return true;  // nothing after the cursor
       }
       message = log_->read_seen(reader_, cursor_);
-      if (!message) {  // dropped since the look: look again
-        end = log_->end();
-        catch_up();
+      if (!message) {  // dropped since the look: the next turn looks at the bounds again
+        end = cursor_;
         continue;
       }
       if (matches(*message)) break;
@@ -230,24 +229,31 @@ bool SubscriptionState::take_from_cursor(const std::string& member, std::size_t 
   return true;
 }
 
-Held* SubscriptionState::find_held(Offset offset) {
+Held SubscriptionState::run_entry(std::size_t i) const {
+  return Held{run_held_.at(i), run_held_.member(), Time::max(), 1, nullptr};
+}
+
+SubscriptionState::InFlight::iterator SubscriptionState::find_held(Offset offset) {
   if (!run_held_.empty() && run_held_.front() == offset) {
-    in_flight_.insert_or_assign(offset,
-                                Held{run_held_.at(0), run_held_.member(), Time::max(), 1, nullptr});
+    const auto [it, added] = in_flight_.insert_or_assign(offset, run_entry(0));
     run_held_.pop_front();
-  } else if (run_held_.contains(offset)) {
-    spill_run();
+    return it;
   }
-  auto it = in_flight_.find(offset);
-  return it == in_flight_.end() ? nullptr : &it->second;
+  if (run_held_.contains(offset)) spill_run();
+  return in_flight_.find(offset);
 }
 
 void SubscriptionState::spill_run() {
   for (std::size_t i = 0; i < run_held_.size(); ++i) {
-    in_flight_.insert_or_assign(run_held_.offset(i),
-                                Held{run_held_.at(i), run_held_.member(), Time::max(), 1, nullptr});
+    in_flight_.insert_or_assign(run_held_.offset(i), run_entry(i));
   }
   run_held_.clear();
+}
+
+void SubscriptionState::add_run_offsets(std::vector<Offset>& out) const {
+  if (run_held_.empty()) return;
+  for (std::size_t i = 0; i < run_held_.size(); ++i) out.push_back(run_held_.offset(i));
+  std::sort(out.begin(), out.end());
 }
 
 std::optional<Held> SubscriptionState::take_again(Offset offset, const std::string& member,
@@ -271,8 +277,8 @@ void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
     release_key(*h);
     if (!run_held_.empty() && run_held_.back() == offset) {
       run_held_.pop_back();
-    } else if (find_held(offset) != nullptr) {
-      in_flight_.erase(offset);
+    } else if (auto it = find_held(offset); it != in_flight_.end()) {
+      in_flight_.erase(it);
     }
     if (auto it = attempts_.find(offset); it != attempts_.end() && --it->second <= 0) {
       attempts_.erase(it);
@@ -295,8 +301,8 @@ bool SubscriptionState::confirm(Offset offset) {
     ++counters_.confirmed;
     return true;
   }
-  if (find_held(offset) == nullptr) return false;
-  auto it = in_flight_.find(offset);
+  auto it = find_held(offset);
+  if (it == in_flight_.end()) return false;
   release_key(it->second);
   in_flight_.erase(it);
   attempts_.erase(offset);
@@ -305,8 +311,8 @@ bool SubscriptionState::confirm(Offset offset) {
 }
 
 bool SubscriptionState::fail(Offset offset, const Failure& failure) {
-  if (find_held(offset) == nullptr) return false;
-  auto it = in_flight_.find(offset);
+  auto it = find_held(offset);
+  if (it == in_flight_.end()) return false;
   release_key(it->second);
   MessagePtr message = std::move(it->second.message);
   const int attempts = it->second.attempt;
@@ -340,9 +346,11 @@ std::optional<Time> SubscriptionState::next_wait_end(Time now) const {
 }
 
 Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
-  Held* held = find_held(offset);
-  if (held == nullptr || held->member != member || now >= held->deadline) return nullptr;
-  return held;
+  auto it = find_held(offset);
+  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
+    return nullptr;
+  }
+  return &it->second;
 }
 
 Held* SubscriptionState::answerable(const Receipt& r, Time now) {
@@ -357,8 +365,7 @@ std::vector<Offset> SubscriptionState::held_offsets() const {
   std::vector<Offset> out;
   out.reserve(held_count());
   for (const auto& [offset, held] : in_flight_) out.push_back(offset);
-  for (std::size_t i = 0; i < run_held_.size(); ++i) out.push_back(run_held_.offset(i));
-  std::sort(out.begin(), out.end());
+  add_run_offsets(out);
   return out;
 }
 
@@ -367,10 +374,8 @@ std::vector<Offset> SubscriptionState::late(Time now) const {
   for (const auto& [offset, held] : in_flight_) {
     if (held.deadline <= now) out.push_back(offset);
   }
-  if (now == Time::max()) {  // a run's messages have no deadline: late only "at the end of time"
-    for (std::size_t i = 0; i < run_held_.size(); ++i) out.push_back(run_held_.offset(i));
-    std::sort(out.begin(), out.end());
-  }
+  // A run's messages have no deadline: late only "at the end of time".
+  if (now == Time::max()) add_run_offsets(out);
   return out;
 }
 

@@ -230,11 +230,16 @@ class SubscriptionState {
   void erase_waiting(Offset offset) REQUIRES(mu);
   /// Rebuilds the index from redelivery_ (after it was replaced or cleared).
   void index_waiting() REQUIRES(mu);
+  using InFlight = std::pmr::map<Offset, Held>;
   /// The in_flight_ entry of a held offset, moved there first if run_held_ holds it (its
-  /// front alone when it is the front, else the whole run); null if it is not held.
-  Held* find_held(Offset offset) REQUIRES(mu);
+  /// front alone when it is the front, else the whole run); end() if it is not held.
+  InFlight::iterator find_held(Offset offset) REQUIRES(mu);
   /// Moves everything run_held_ holds into in_flight_.
   void spill_run() REQUIRES(mu);
+  /// run_held_'s i-th message as the in_flight_ entry it stands for.
+  [[nodiscard]] Held run_entry(std::size_t i) const REQUIRES(mu);
+  /// Appends run_held_'s offsets to out and sorts it (out: other held offsets, ascending).
+  void add_run_offsets(std::vector<Offset>& out) const REQUIRES(mu);
   /// Holds message for member until deadline: counts the offer and its attempt.
   Held& hold(MessagePtr message, const std::string& member, Time deadline, KeyLine* line)
       REQUIRES(mu);
@@ -260,7 +265,7 @@ class SubscriptionState {
   // subscription; attempts: held or returned). Used only through in_flight_ and attempts_,
   // so only under mu.
   NodePool held_nodes_;
-  std::pmr::map<Offset, Held> in_flight_ GUARDED_BY(mu){&held_nodes_};
+  InFlight in_flight_ GUARDED_BY(mu){&held_nodes_};
   // Held messages too, apart from in_flight_: those a lane's run took from the cursor
   // (take_from_cursor), first offers without a deadline, kept in a vector; confirming them
   // in order costs no lookup. Every query of what is held asks both; anything else than
