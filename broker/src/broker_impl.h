@@ -178,6 +178,9 @@ class BrokerImpl {
   const std::shared_ptr<Progress> progress_ = std::make_shared<Progress>();
   const std::shared_ptr<Clock> clock_;
   const std::unique_ptr<Dispatcher> dispatcher_;
+  // What a publish does to wake push subscriptions (dispatcher_'s, read at every publish).
+  const bool publish_notifies_ = !dispatcher_->synchronous();
+  const bool notify_only_sleepers_ = dispatcher_->watches_log();
   WaitGraph waits_;
   // Durable brokers only (null otherwise); shared with the subscription states it saves.
   std::shared_ptr<storage::Store> store_;

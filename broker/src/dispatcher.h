@@ -16,6 +16,11 @@ class Dispatcher {
   virtual ~Dispatcher() = default;
   /// Whether drain() delivers (the synchronous dispatcher) or threads do.
   [[nodiscard]] virtual bool synchronous() const = 0;
+  /// Whether its consumers register on their log (TopicLog::add_sleeper) before they may
+  /// sleep and, while awake, look for its end to move as well as for notify: a publish
+  /// then notifies only while one is registered (TopicLog::has_sleepers). False: every
+  /// publish notifies each push subscription of its topic.
+  [[nodiscard]] virtual bool watches_log() const { return false; }
   /// A push subscription (or group) was created.
   virtual void attach(const std::shared_ptr<SubscriptionState>& s) = 0;
   /// A push subscription is gone (already marked dead). Safe from inside its own handler.

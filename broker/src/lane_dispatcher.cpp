@@ -38,6 +38,8 @@ class LaneDispatcher final : public Dispatcher {
   ~LaneDispatcher() override { stop(); }
 
   bool synchronous() const override { return false; }
+  // Lanes look at their log's end while awake and register on it before they sleep.
+  bool watches_log() const override { return true; }
 
   void attach(const std::shared_ptr<SubscriptionState>& s) override {
     auto lane = std::make_shared<Lane>(s);
@@ -115,7 +117,10 @@ class LaneDispatcher final : public Dispatcher {
   }
 
   void run(Lane& lane) {
+    TopicLog& log = *lane.s->log();
+    bool asleep = false;  // registered on log (add_sleeper) by deliver_while_awake
     for (;;) {
+      bool stop = false;
       {
         sync::MutexLock lock(lane.mu);
         if (!lane.pending && !lane.stop && lane.recheck) {
@@ -124,23 +129,33 @@ class LaneDispatcher final : public Dispatcher {
           while (!lane.pending && !lane.stop) lane.wake.wait(lane.mu);
           lane.spin.woken_at(sync::spin_clock_ns());
         }
-        if (lane.stop) break;
+        stop = lane.stop;
         lane.pending = false;
         lane.recheck.reset();
       }
-      if (!deliver_while_awake(lane)) break;
+      if (asleep) {
+        log.remove_sleeper();  // awake: publishers need not notify it until it sleeps again
+        asleep = false;
+      }
+      if (stop || !deliver_while_awake(lane, log)) break;
+      asleep = true;
     }
     sync::MutexLock lock(lane.mu);
     lane.finished = true;
   }
 
-  // Looks for work until the lane may sleep: after nothing was left, a raise during the
-  // spin, or one that try_sleep finds, means look again (no publisher woke the lane: it was
-  // awake). Returns false when the lane must stop.
-  bool deliver_while_awake(Lane& lane) {
+  // Looks for work until the lane may sleep: after nothing was left, a raise or a publish
+  // (the log's end moved) during the spin, or one that registering or try_sleep finds, means
+  // look again (no publisher woke the lane: it was awake). Returns false when the lane must
+  // stop, true when it is registered on log as a sleeper (publishers notify it from now on).
+  bool deliver_while_awake(Lane& lane, TopicLog& log) {
     WakeSignal& wake = lane.s->wake;
     for (;;) {
       wake.look();  // before looking: a raise from here on is seen by this look or the next
+      // Likewise a publish: publishers do not raise while no lane of the log is registered,
+      // so the end this look began at is how the lane finds out about one after it.
+      const Offset seen = log.end();
+      const auto published = [&log, seen] { return log.end() != seen; };
       if (!deliver_until_idle(lane)) return false;
       bool waits;
       {
@@ -149,14 +164,17 @@ class LaneDispatcher final : public Dispatcher {
       }
       // A returned message waiting out its back-off (R24): no spin, the recheck sleep.
       if (!waits) {
-        if (wake.spin_for_raise()) continue;
+        if (wake.spin_for_raise(published)) continue;
         lane.spin.idle_from(sync::spin_clock_ns());
-        if (lane.spin.extra_ns() > 0 && wake.spin_longer(lane.spin.extra_ns())) {
+        if (lane.spin.extra_ns() > 0 && wake.spin_longer(lane.spin.extra_ns(), published)) {
           lane.spin.woken_at(sync::spin_clock_ns());
           continue;
         }
       }
-      if (wake.try_sleep()) return true;
+      // Registered first, then the end once more: a publish after that read sees the
+      // registration and notifies (TopicLog::add_sleeper), one before it moved the end.
+      if (log.add_sleeper() == seen && wake.try_sleep()) return true;
+      log.remove_sleeper();
     }
   }
 

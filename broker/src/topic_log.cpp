@@ -30,7 +30,10 @@ TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> di
 
 void TopicLog::publish_bounds() {
   oldest_.store(base_, std::memory_order_release);
-  end_.store(std::max(visible_, base_), std::memory_order_release);
+  // seq_cst (not only release): the publisher reads has_sleepers() next, and a consumer
+  // registers before it reads end() a last time; with both seq_cst, a sleeper either sees
+  // this end or is seen (the store-load order release/acquire does not give).
+  end_.store(std::max(visible_, base_), std::memory_order_seq_cst);
 }
 
 std::size_t TopicLog::payload_size(Offset offset) const {

@@ -63,6 +63,21 @@ class TopicLog {
   /// One past the newest readable offset. Lock-free (acquire): every offset below it that
   /// is still kept is readable, its record written (the writer's release).
   [[nodiscard]] Offset end() const { return end_.load(std::memory_order_acquire); }
+  /// A consumer that may sleep until the log grows registers first, and returns end() as
+  /// read after registering: seq_cst, as the writer's store of the end and its
+  /// has_sleepers(), so of a publish and a registration at least one sees the other (a
+  /// consumer that finds the end it saw unchanged may sleep: a later publish wakes it).
+  /// Unregisters once awake. Lock-free; one read-modify-write (a publish pays only a load).
+  [[nodiscard]] Offset add_sleeper() {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    return end_.load(std::memory_order_seq_cst);
+  }
+  /// Undoes one add_sleeper. Lock-free. Relaxed: the registration only ever grows the set
+  /// of publishes that wake (a late unregistration costs a publisher a needless wake-up).
+  void remove_sleeper() { sleepers_.fetch_sub(1, std::memory_order_relaxed); }
+  /// Whether a consumer may sleep (registered): then a publish must wake its readers. Read
+  /// after the publish's append returned (the end it stored, seq_cst, comes before). Lock-free.
+  [[nodiscard]] bool has_sleepers() const { return sleepers_.load(std::memory_order_seq_cst) > 0; }
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
@@ -109,6 +124,9 @@ class TopicLog {
   // them, and must not pull the line mu_ and the deques live on away from the writer.
   alignas(64) sync::Atomic<Offset> oldest_{0};
   sync::Atomic<Offset> end_{0};
+  // Consumers registered by add_sleeper. On end_'s line: publishers read it after every
+  // append, consumers write it only around a sleep.
+  sync::Atomic<std::int64_t> sleepers_{0};
 };
 
 }  // namespace broker

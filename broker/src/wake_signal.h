@@ -38,10 +38,12 @@ class WakeSignal {
   /// publisher that keeps up pays no wake-up, the consumer no sleep (a futex each). Bounded,
   /// so an idle consumer costs a core for at most this long after its last message. On the
   /// fiber back-end each look is a scheduling point: a short spin explores the same races.
-  /// Returns true if a raise came.
-  bool spin_for_raise() const {
+  /// `other()` says whether work came by another way (a log's end moved) and is asked at
+  /// each look too. Returns true if a raise or other work came.
+  template <class Other>
+  bool spin_for_raise(const Other& other) const {
     for (int i = 0; i < sync::kSpinLooks; ++i) {
-      if (pending()) return true;
+      if (pending() || other()) return true;
       sync::spin_pause();
     }
     return false;
@@ -49,14 +51,16 @@ class WakeSignal {
   /// After spin_for_raise found nothing: looks for a raise for up to `extra_ns` more (at
   /// most sync::kMaxSpinNs; SpinBudget sizes it) with a yield between looks, so the spinning
   /// consumer gives its core to any thread that is ready (the publisher it waits for, where
-  /// threads outnumber cores). Returns true if a raise came.
-  bool spin_longer(std::int64_t extra_ns) const {
+  /// threads outnumber cores). Looks for other() as spin_for_raise. Returns true if a
+  /// raise or other work came.
+  template <class Other>
+  bool spin_longer(std::int64_t extra_ns, const Other& other) const {
     const std::int64_t until = sync::spin_clock_ns() + std::min(extra_ns, sync::kMaxSpinNs);
     for (int i = 0; i < sync::kMaxSpinYields && sync::spin_clock_ns() < until; ++i) {
-      if (pending()) return true;
+      if (pending() || other()) return true;
       sync::yield_now();
     }
-    return pending();
+    return pending() || other();
   }
 
  private:
