@@ -30,10 +30,7 @@ TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> di
 
 void TopicLog::publish_bounds() {
   oldest_.store(base_, std::memory_order_release);
-  // seq_cst (not only release): the publisher reads has_sleepers() next, and a consumer
-  // registers before it reads end() a last time; with both seq_cst, a sleeper either sees
-  // this end or is seen (the store-load order release/acquire does not give).
-  end_.store(std::max(visible_, base_), std::memory_order_seq_cst);
+  end_.store(std::max(visible_, base_), std::memory_order_release);
 }
 
 std::size_t TopicLog::payload_size(Offset offset) const {
@@ -57,8 +54,8 @@ void TopicLog::trim() {
   while (!segments_.empty() && segments_.front()->limit() <= base_) segments_.pop_front();
 }
 
-Offset TopicLog::append(std::string_view payload, const Headers& headers, std::string_view key,
-                        Time now) {
+TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& headers,
+                                    std::string_view key, Time now) {
   const std::size_t size = record::size_of(payload, headers, key);
   Offset offset = 0;
   std::uint64_t ticket = 0;
@@ -98,7 +95,8 @@ Offset TopicLog::append(std::string_view payload, const Headers& headers, std::s
       visible_ = next_;
       publish_bounds();
       if (waiters_ > 0) grown_.notify_all();
-      return offset;
+      // Under mu_, as readable: a sleeper registered before is seen, one after sees the end.
+      return {offset, sleepers_.load(std::memory_order_relaxed) > 0};
     }
     publish_bounds();  // trim may have dropped some
   }
@@ -107,7 +105,7 @@ Offset TopicLog::append(std::string_view payload, const Headers& headers, std::s
   visible_ = std::max(visible_, offset + 1);
   publish_bounds();
   if (waiters_ > 0) grown_.notify_all();
-  return offset;
+  return {offset, sleepers_.load(std::memory_order_relaxed) > 0};
 }
 
 MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const {

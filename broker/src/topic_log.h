@@ -1,6 +1,7 @@
 // A topic's append-only log with absolute offsets and bounded retention.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -38,11 +39,17 @@ class TopicLog {
   TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> disk, FsyncPolicy policy,
            const std::vector<std::uint32_t>& on_disk, Offset end);
 
-  /// Appends and returns the new message's offset; drops the oldest beyond the bound. A
+  /// What an append did: the new message's offset, and whether a consumer was registered
+  /// as a sleeper (add_sleeper) when the message became readable (the caller must wake it).
+  struct Appended {
+    Offset offset = 0;
+    bool sleepers = false;
+  };
+  /// Appends the new message; drops the oldest beyond the bound. A
   /// durable topic writes its record first (and under `always` returns once it is synced).
   /// Throws IoError (nothing appended if the write failed; if the sync failed the message
   /// may still become readable with a later sync), or std::bad_alloc (nothing appended).
-  Offset append(std::string_view payload, const Headers& headers, std::string_view key, Time now)
+  Appended append(std::string_view payload, const Headers& headers, std::string_view key, Time now)
       EXCLUDES(mu_);
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
   /// message a restart found is read from its segment, under mu_ (so retention cannot
@@ -63,21 +70,20 @@ class TopicLog {
   /// One past the newest readable offset. Lock-free (acquire): every offset below it that
   /// is still kept is readable, its record written (the writer's release).
   [[nodiscard]] Offset end() const { return end_.load(std::memory_order_acquire); }
-  /// A consumer that may sleep until the log grows registers first, and returns end() as
-  /// read after registering: seq_cst, as the writer's store of the end and its
-  /// has_sleepers(), so of a publish and a registration at least one sees the other (a
-  /// consumer that finds the end it saw unchanged may sleep: a later publish wakes it).
-  /// Unregisters once awake. Lock-free; one read-modify-write (a publish pays only a load).
-  [[nodiscard]] Offset add_sleeper() {
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    return end_.load(std::memory_order_seq_cst);
+  /// A consumer that may sleep until the log grows registers first, and gets the end as of
+  /// its registration: a consumer that finds the end it saw unchanged may sleep, since every
+  /// later publish finds it registered (append's `sleepers`). Locks mu_ (both sides decide
+  /// under it, so one of the two always sees the other). Unregister once awake.
+  [[nodiscard]] Offset add_sleeper() EXCLUDES(mu_) {
+    sync::MutexLock lock(mu_);
+    // Relaxed: ordered by mu_ against appends; remove_sleeper runs without it.
+    sleepers_.fetch_add(1, std::memory_order_relaxed);
+    return std::max(visible_, base_);
   }
-  /// Undoes one add_sleeper. Lock-free. Relaxed: the registration only ever grows the set
-  /// of publishes that wake (a late unregistration costs a publisher a needless wake-up).
+  /// Undoes one add_sleeper. Lock-free. Relaxed: a consumer unregisters only once awake, and
+  /// registers again (under mu_) before it sleeps again, so a publish that no longer sees it
+  /// is seen by that registration's look at the end.
   void remove_sleeper() { sleepers_.fetch_sub(1, std::memory_order_relaxed); }
-  /// Whether a consumer may sleep (registered): then a publish must wake its readers. Read
-  /// after the publish's append returned (the end it stored, seq_cst, comes before). Lock-free.
-  [[nodiscard]] bool has_sleepers() const { return sleepers_.load(std::memory_order_seq_cst) > 0; }
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
@@ -124,8 +130,8 @@ class TopicLog {
   // them, and must not pull the line mu_ and the deques live on away from the writer.
   alignas(64) sync::Atomic<Offset> oldest_{0};
   sync::Atomic<Offset> end_{0};
-  // Consumers registered by add_sleeper. On end_'s line: publishers read it after every
-  // append, consumers write it only around a sleep.
+  // Consumers registered by add_sleeper (incremented under mu_, decremented without). On
+  // end_'s line: publishers read it at every append, consumers write it only around a sleep.
   sync::Atomic<std::int64_t> sleepers_{0};
 };
 

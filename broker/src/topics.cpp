@@ -274,14 +274,14 @@ std::uint32_t BrokerImpl::partitions(const std::string& topic) const {
 
 Offset BrokerImpl::append(Topic& t, std::string_view payload, const Headers& headers,
                           std::string_view key) {
-  const Offset offset = t.log->append(payload, headers, key, clock_->now());
+  const TopicLog::Appended appended = t.log->append(payload, headers, key, clock_->now());
   // Wakes lanes (dispatcher locks come after the topic's); never runs a handler. Lanes watch
   // the log's end while awake: then only one that may sleep needs a notify (and the
   // publisher touches neither the topic's lock nor a lane's wake-up flag).
-  if (publish_notifies_ && (!notify_only_sleepers_ || t.log->has_sleepers())) {
+  if (publish_notifies_ && (!notify_only_sleepers_ || appended.sleepers)) {
     t.for_each_push_state([this](const StatePtr& s) { dispatcher_->notify(s); });
   }
-  return offset;
+  return appended.offset;
 }
 
 Offset BrokerImpl::end_offset(const std::string& topic) const {
