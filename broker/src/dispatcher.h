@@ -18,7 +18,7 @@ class Dispatcher {
   [[nodiscard]] virtual bool synchronous() const = 0;
   /// Whether its consumers register on their log (TopicLog::add_sleeper) before they may
   /// sleep and, while awake, look for its end to move as well as for notify: a publish
-  /// then notifies only while one is registered (TopicLog::has_sleepers). False: every
+  /// then notifies only while one is registered (TopicLog::Appended::sleepers). False: every
   /// publish notifies each push subscription of its topic.
   [[nodiscard]] virtual bool watches_log() const { return false; }
   /// A push subscription (or group) was created.

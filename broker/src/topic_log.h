@@ -45,10 +45,10 @@ class TopicLog {
     Offset offset = 0;
     bool sleepers = false;
   };
-  /// Appends the new message; drops the oldest beyond the bound. A
-  /// durable topic writes its record first (and under `always` returns once it is synced).
-  /// Throws IoError (nothing appended if the write failed; if the sync failed the message
-  /// may still become readable with a later sync), or std::bad_alloc (nothing appended).
+  /// Appends the new message; drops the oldest beyond the bound. A durable topic writes its
+  /// record first (and under `always` returns once it is synced). Throws IoError (nothing appended
+  /// if the write failed; if the sync failed the message may still become readable with a later
+  /// sync), or std::bad_alloc (nothing appended).
   Appended append(std::string_view payload, const Headers& headers, std::string_view key, Time now)
       EXCLUDES(mu_);
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
