@@ -12,14 +12,14 @@
 namespace bench {
 
 /// A Broker with one topic "t" and `subscribers` push subscriptions "s0", "s1", ... built
-/// with the given options (lane() or pool() below). Thread-safe publish (the broker is).
+/// with the given options (lane() or pool() below); it publishes through a broker::Publisher,
+/// as a program that publishes many messages to one topic would. One publishing thread.
 class BrokerFanOut {
  public:
   /// Subscribes `subscribers` handlers made by make.
   BrokerFanOut(std::size_t subscribers, const HandlerFactory& make, broker::BrokerOptions options,
                broker::TopicOptions topic = {}, int max_deliveries = broker::kDefaultMaxDeliveries)
-      : broker_(std::move(options)) {
-    broker_.create_topic(kTopic, topic);
+      : broker_(std::move(options)), publisher_(with_topic(broker_, topic)) {
     for (std::size_t i = 0; i < subscribers; ++i) {
       broker::PushOptions options;
       options.max_deliveries = max_deliveries;
@@ -32,7 +32,7 @@ class BrokerFanOut {
   }
 
   /// Publishes payload (the broker copies the view once, into its log).
-  void publish(std::string_view payload) { broker_.publish(kTopic, payload); }
+  void publish(std::string_view payload) { publisher_.publish(payload); }
 
   /// The broker, for stats and extra subscriptions.
   broker::Broker& broker() { return broker_; }
@@ -40,7 +40,13 @@ class BrokerFanOut {
   static constexpr const char* kTopic = "t";
 
  private:
+  static broker::Publisher with_topic(broker::Broker& b, const broker::TopicOptions& topic) {
+    b.create_topic(kTopic, topic);
+    return b.publisher(kTopic);
+  }
+
   broker::Broker broker_;
+  broker::Publisher publisher_;  // after broker_: destroyed before it
 };
 
 /// A broker on the lane dispatcher (a thread per subscription) and a SteadyClock.

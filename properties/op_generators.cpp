@@ -223,6 +223,10 @@ oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   if (*g::inRange(0, 2) == 0) {
     op.key = !h.last_key.empty() && *g::inRange(0, 2) == 0 ? h.last_key : pick(kKeys);
   }
+  // Half through the runner's Publisher for the topic, which outlives deletes and
+  // re-creations of it (R2: the same outcome as by name). The mixes list publish twice, so
+  // publish_via is as common as any other kind.
+  op.via_publisher = *g::inRange(0, 2) == 0;
   return op;
 }
 

@@ -152,6 +152,14 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   }
   if (const auto* o = std::get_if<oplang::DeleteTopic>(&op); o && !outcome.error) {
     partitioned.erase(o->name);
+    if (with_publisher.contains(o->name)) deleted_under_publisher.insert(o->name);
+  }
+  // R2: a Publisher made before its topic was deleted (the topic may exist again since).
+  if (const auto* o = std::get_if<oplang::Publish>(&op); o && o->via_publisher) {
+    if (deleted_under_publisher.contains(o->topic)) {
+      states.insert("publish via a Publisher after a delete");
+    }
+    if (!outcome.error) with_publisher.insert(o->topic);
   }
   if (outcome.error == model::ErrorCode::kWrongKind) {
     std::visit(

@@ -24,7 +24,8 @@ namespace props {
 /// seek by time; R31: a message held back by its key, then handed out; R29: a keyed publish routed,
 /// a delivery from a partition, a partition out of range, the partitioned topic named where a
 /// partition is meant; R32: a push group rebalanced, a call to a push group's member and one
-/// of a message it got back), judged from the model's outcomes.
+/// of a message it got back; R2: a publish through a Publisher after its topic was deleted),
+/// judged from the model's outcomes.
 struct Reached {
   std::set<std::string> states;
   int publishes_in_a_row = 0;  // the current run of publish steps
@@ -45,6 +46,9 @@ struct Reached {
   std::set<std::pair<std::string, std::string>> push_members;
   /// Subscriptions paused and not resumed since (R26).
   std::set<std::pair<std::string, std::string>> paused;
+  /// R2: topics the runner has a Publisher for (a publish through one succeeded), and
+  /// those of them deleted since that Publisher was made (it must find out).
+  std::set<std::string> with_publisher, deleted_under_publisher;
 
   /// Records what op and its outcome show.
   void observe(const oplang::Op& op, const oplang::Outcome& outcome);

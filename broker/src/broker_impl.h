@@ -49,6 +49,13 @@ class BrokerImpl {
                  std::string_view key);
   Placement send(const std::string& topic, std::string_view payload, const Headers& headers,
                  std::string_view key);
+  /// The topic called name, partitioned or not (one TopicTable shard's lock, not mu_).
+  /// Throws UnknownTopic.
+  std::shared_ptr<Topic> find_any_topic(const std::string& name) const;
+  /// send through a Publisher: `found` is the topic it found last (null at first); looked up
+  /// by name again if null or deleted. Throws UnknownTopic (found is then null).
+  Placement send(std::shared_ptr<Topic>& found, const std::string& name, std::string_view payload,
+                 const Headers& headers, std::string_view key);
   Offset publish_to(const std::string& topic, std::uint32_t partition, std::string_view payload,
                     const Headers& headers, std::string_view key);
   std::uint32_t partitions(const std::string& topic) const;
@@ -110,9 +117,9 @@ class BrokerImpl {
   /// The topic called name, which holds a log (not a partitioned topic's router). Throws
   /// UnknownTopic, WrongKind (a partitioned topic: name one of its partitions, R29).
   std::shared_ptr<Topic> find_topic(const std::string& name) const;
-  /// The topic called name, partitioned or not (one TopicTable shard's lock, not mu_).
-  /// Throws UnknownTopic.
-  std::shared_ptr<Topic> find_any_topic(const std::string& name) const;
+  /// send to a topic found already.
+  Placement send_to(Topic& topic, std::string_view payload, const Headers& headers,
+                    std::string_view key);
   /// Appends to the topic that holds a log, then wakes its push subscriptions.
   Offset append(Topic& t, std::string_view payload, const Headers& headers, std::string_view key);
   /// R32: the consumer group called group on topic. Throws UnknownTopic,

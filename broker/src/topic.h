@@ -53,6 +53,11 @@ class Topic {
 
   sync::Mutex mu;
   bool deleted GUARDED_BY(mu) = false;
+  /// Set once delete_topic took it out of the table (before that call returns), for
+  /// Publishers that keep it: the next publish through one looks the name up again.
+  /// Release/acquire: nothing else is published through it; a publish that reads false
+  /// appends as a publish by name that found the topic just before the delete would.
+  sync::Atomic<bool> dropped{false};
   /// Subscription or group member name -> its state. Hashed: a subscribe or unsubscribe
   /// among 100k subscriptions finds its name without walking a tree of cold nodes.
   std::unordered_map<std::string, StatePtr> by_name GUARDED_BY(mu);

@@ -201,6 +201,7 @@ void BrokerImpl::delete_topic(const std::string& name) {
   for (const auto& t : gone) {
     sync::MutexLock topic_lock(t->mu);
     t->deleted = true;
+    t->dropped.store(true, std::memory_order_release);
     names.push_back(t->name);
     std::erase(order_, t);
   }
@@ -242,16 +243,27 @@ Offset BrokerImpl::publish(const std::string& topic, std::string_view payload,
 
 Placement BrokerImpl::send(const std::string& topic, std::string_view payload,
                            const Headers& headers, std::string_view key) {
-  std::shared_ptr<Topic> t = find_any_topic(topic);
-  if (t->partitions.empty()) {
-    return {0, append(*t, payload, headers, key)};
+  return send_to(*find_any_topic(topic), payload, headers, key);
+}
+
+Placement BrokerImpl::send(std::shared_ptr<Topic>& found, const std::string& name,
+                           std::string_view payload, const Headers& headers, std::string_view key) {
+  if (!found || found->dropped.load(std::memory_order_acquire)) {
+    found.reset();  // a deleted topic's messages go now, not at the handle's end
+    found = find_any_topic(name);
   }
-  const auto n = static_cast<std::uint32_t>(t->partitions.size());
-  const std::uint32_t p =
-      key.empty()
-          ? static_cast<std::uint32_t>(t->round_robin.fetch_add(1, std::memory_order_relaxed) % n)
-          : partition_for_key(t->options.partitioner, key, n);
-  return {p, append(*t->partitions[p], payload, headers, key)};
+  return send_to(*found, payload, headers, key);
+}
+
+Placement BrokerImpl::send_to(Topic& topic, std::string_view payload, const Headers& headers,
+                              std::string_view key) {
+  if (topic.partitions.empty()) return {0, append(topic, payload, headers, key)};
+  const auto n = static_cast<std::uint32_t>(topic.partitions.size());
+  const std::uint32_t p = key.empty()
+                              ? static_cast<std::uint32_t>(
+                                    topic.round_robin.fetch_add(1, std::memory_order_relaxed) % n)
+                              : partition_for_key(topic.options.partitioner, key, n);
+  return {p, append(*topic.partitions[p], payload, headers, key)};
 }
 
 Offset BrokerImpl::publish_to(const std::string& topic, std::uint32_t partition,

@@ -177,6 +177,12 @@ struct BrokerRunner::Apply {
   BrokerRunner& r;
   broker::Broker& b;
   broker::Time now() const { return r.clock_->now(); }
+  // The runner's Publisher for topic, made now if it has none (throws UnknownTopic).
+  broker::Publisher& publisher(const std::string& topic) const {
+    auto it = r.publishers_.find(topic);
+    if (it == r.publishers_.end()) it = r.publishers_.emplace(topic, b.publisher(topic)).first;
+    return it->second;
+  }
 
   oplang::Value operator()(const oplang::CreateTopic& o) const {
     broker::TopicOptions options{o.retention_messages, o.retention_bytes};
@@ -192,7 +198,9 @@ struct BrokerRunner::Apply {
     return oplang::Done{};
   }
   oplang::Value operator()(const oplang::Publish& o) const {
-    const broker::Placement p = b.send(o.topic, o.payload, o.headers, o.key);
+    const broker::Placement p = o.via_publisher
+                                    ? publisher(o.topic).send(o.payload, o.headers, o.key)
+                                    : b.send(o.topic, o.payload, o.headers, o.key);
     if (b.partitions(o.topic) == 1) return oplang::OffsetResult{p.offset};
     return oplang::OffsetResult{p.offset, p.partition};
   }
@@ -408,7 +416,8 @@ void BrokerRunner::reopen(const oplang::Op& op) {
   if (crash != nullptr && !disk_) {
     throw std::logic_error("crash needs the simulated disk: kill the process on a real one");
   }
-  broker_.reset();  // its handlers die with it
+  publishers_.clear();  // before their broker
+  broker_.reset();      // its handlers die with it
   if (crash != nullptr) {
     broker::sim::SimFileSystem::CrashOptions cut;
     cut.seed = crash->seed;

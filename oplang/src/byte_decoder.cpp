@@ -66,7 +66,8 @@ constexpr std::uint8_t kGroupStats = 240;            // topic, group (R32)
 constexpr std::uint8_t kMembership = 241;            // topic, group, member (R32)
 constexpr std::uint8_t kWithGeneration = 243;        // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
                                                      // nack; a generation 0..255; then its fields
-// (220, 228, 229 and 242 are no escapes: committed inputs read them as kind bytes.)
+constexpr std::uint8_t kViaPublisher = 249;          // 234's fields, through a Publisher (R2)
+// (220, 228, 229, 242 and 244-248 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
 class Reader {
@@ -206,6 +207,13 @@ oplang::Op read_op(Reader& r) {
       Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
       op.headers = r.from(kHeaders);
       op.key = r.from(kKeys);
+      return op;
+    }
+    case kViaPublisher: {
+      Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
+      op.headers = r.from(kHeaders);
+      op.key = r.from(kKeys);
+      op.via_publisher = true;
       return op;
     }
     case kPartitionsKind:
@@ -478,6 +486,11 @@ struct OpWriter {
   }
   void operator()(const oplang::DeleteTopic& op) { w.byte(1), w.name(op.name, kTopics); }
   void operator()(const oplang::Publish& op) {
+    if (op.via_publisher) {
+      w.byte(kViaPublisher), w.name(op.topic, kTopics), w.payload(op.payload);
+      w.index_of(op.headers, kHeaders), w.index_of(op.key, kKeys);
+      return;
+    }
     const bool pooled = op.key.empty() || op.key == "k";
     w.byte(pooled ? 2 : kKeyedPublish), w.name(op.topic, kTopics), w.payload(op.payload);
     w.index_of(op.headers, kHeaders);

@@ -620,6 +620,11 @@ class LineParser {
     if (name == "create_topic") return create_topic();
     if (name == "delete_topic") return DeleteTopic{value("a topic name")};
     if (name == "publish") return publish();
+    if (name == "publish_via") {
+      Publish o = std::get<Publish>(publish());
+      o.via_publisher = true;
+      return o;
+    }
     if (name == "subscribe") return subscribe();
     if (name == "subscribe_pull") return subscribe_pull();
     if (name == "unsubscribe") {

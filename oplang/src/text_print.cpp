@@ -128,8 +128,8 @@ struct Printer {
     return "delete_topic " + format_value(o.name);
   }
   std::string operator()(const Publish& o) const {
-    return "publish " + format_value(o.topic) + " " + format_value(o.payload) +
-           headers_and_key(o.headers, o.key);
+    return (o.via_publisher ? "publish_via " : "publish ") + format_value(o.topic) + " " +
+           format_value(o.payload) + headers_and_key(o.headers, o.key);
   }
   std::string operator()(const PublishTo& o) const {
     return "publish_to " + format_value(o.topic) + " " + std::to_string(o.partition) + " " +

@@ -31,6 +31,7 @@ bool escaped(const oplang::Op& op) {
   if (const auto* n = std::get_if<oplang::Nack>(&op)) return n->delay.has_value() || n->generation;
   if (const auto* a = std::get_if<oplang::Ack>(&op)) return a->generation != 0;
   if (const auto* e = std::get_if<oplang::Extend>(&op)) return e->generation != 0;
+  if (const auto* p = std::get_if<oplang::Publish>(&op)) return p->via_publisher;
   return std::holds_alternative<oplang::PollWait>(op) ||
          std::holds_alternative<oplang::WaitIdle>(op) ||
          std::holds_alternative<oplang::WaitDelivered>(op) ||
@@ -109,7 +110,9 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheObservations) {
       "subscriptions t1\n"
       "topics\n"
       "end_offset t0\n"
-      "oldest_offset t1\n");
+      "oldest_offset t1\n"
+      "publish_via t0 m0\n"
+      "publish_via t1 m1 key:order-1\n");
   const std::vector<std::uint8_t> bytes = encode_ops(script);
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
@@ -144,7 +147,7 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     // 243 alone reads an ack with generation 0: a plain ack.
     const bool escape = (kind >= 200 && kind <= 213 && kind != 208) ||
                         (kind >= 216 && kind <= 230 && kind != 220 && kind != 228 && kind != 229) ||
-                        (kind >= 237 && kind <= 241);
+                        (kind >= 237 && kind <= 241) || kind == 249;
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -517,10 +517,15 @@ void drop_from_plan(Plan& plan, const oplang::Op& op) {
   }
 }
 
+// A fiber's (or the setup's) Publishers by topic name, for publish ops via_publisher: a
+// Publisher is for one thread at a time.
+using Publishers = std::map<std::string, broker::Publisher>;
+
 // Runs one op as `who`, recording a line per broker call (and the pull calls' PullRecords).
 class Exec {
  public:
-  Exec(Ctx& c, std::string who, bool in_setup) : c_(c), who_(std::move(who)), setup_(in_setup) {}
+  Exec(Ctx& c, std::string who, bool in_setup, Publishers& publishers)
+      : c_(c), who_(std::move(who)), setup_(in_setup), publishers_(publishers) {}
 
   void run(const oplang::Op& op) {
     op_ = &op;
@@ -543,7 +548,9 @@ class Exec {
   // R29: a message sent to a partitioned topic is judged on the partition it went to.
   void operator()(const oplang::Publish& o) {
     call([&] {
-      const broker::Placement p = c_.b->send(o.topic, o.payload, o.headers, o.key);
+      const broker::Placement p = o.via_publisher
+                                      ? publisher(o.topic).send(o.payload, o.headers, o.key)
+                                      : c_.b->send(o.topic, o.payload, o.headers, o.key);
       const bool partitioned = c_.b->partitions(o.topic) > 1;
       const std::string name = partitioned ? broker::partition_name(o.topic, p.partition) : o.topic;
       rec().note_published(name, p.offset, invoke_);
@@ -830,6 +837,12 @@ class Exec {
   };
 
   Recorder& rec() { return *c_.rec; }
+  // This fiber's Publisher for topic, made now if it has none (throws UnknownTopic).
+  broker::Publisher& publisher(const std::string& topic) {
+    auto it = publishers_.find(topic);
+    if (it == publishers_.end()) it = publishers_.emplace(topic, c_.b->publisher(topic)).first;
+    return it->second;
+  }
 
   // Runs one broker call between two ticks and records its line; a broker::Error is the
   // call's answer (a failure when it names something checked), anything else a failure.
@@ -954,6 +967,7 @@ class Exec {
   Ctx& c_;
   std::string who_;
   bool setup_;
+  Publishers& publishers_;
   const oplang::Op* op_ = nullptr;
   std::uint64_t invoke_ = 0;  // the running call's invoke tick
 };
@@ -1148,11 +1162,15 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
 void body(const oplang::Program& p, Ctx& ctx) {
   auto b = std::make_unique<broker::Broker>(options_of(p.broker));
   ctx.b = b.get();
-  for (const oplang::Op& op : p.setup) Exec(ctx, "setup", true).run(op);
+  {
+    Publishers publishers;  // gone before the broker
+    for (const oplang::Op& op : p.setup) Exec(ctx, "setup", true, publishers).run(op);
+  }
   std::vector<broker::sync::Thread> threads;
   for (const oplang::Fiber& f : p.fibers) {
     threads.emplace_back([&ctx, &f] {
-      for (const oplang::Op& op : f.ops) Exec(ctx, f.name, false).run(op);
+      Publishers publishers;
+      for (const oplang::Op& op : f.ops) Exec(ctx, f.name, false, publishers).run(op);
     });
   }
   for (auto& t : threads) t.join();

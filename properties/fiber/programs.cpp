@@ -14,7 +14,9 @@ oplang::Fiber publisher(std::size_t index, int messages, int gap_ms = 0) {
   oplang::Fiber f{"pub" + std::to_string(index), {}};
   for (int i = 0; i < messages; ++i) {
     if (gap_ms > 0) f.ops.push_back(oplang::Advance{gap_ms});
-    f.ops.push_back(oplang::Publish{kTopic, "m", {}, {}});
+    oplang::Publish publish{kTopic, "m", {}, {}};
+    publish.via_publisher = index % 2 == 1;  // every other fiber through a broker::Publisher
+    f.ops.push_back(publish);
   }
   return f;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,7 +85,10 @@ class BrokerRunner {
   std::optional<DurableSetup> setup_;
   std::shared_ptr<broker::sim::SimFileSystem> disk_;
   std::vector<model::HandlerCall> calls_;
-  std::unique_ptr<broker::Broker> broker_;  // last: destroyed first, with its handlers
+  std::unique_ptr<broker::Broker> broker_;  // destroyed after the publishers, with its handlers
+  // Publish ops via_publisher go through these, one per topic name, made at the first and
+  // kept (a topic deleted and created again under the name is the Publisher's to find).
+  std::map<std::string, broker::Publisher> publishers_;  // destroyed before broker_
 };
 
 /// Whether a script restarts or crashes its broker (then it needs a durable runner).

@@ -27,8 +27,9 @@
 //   and ordered 0/1), 238 leave_group, 241 membership (topic, group, member), 239
 //   poll_group (topic, group, member, max 0..3), 240 group_stats (topic, group), 243 an
 //   answer with a group generation (0 ack, 1 nack, 2 term, 3 extend, 4 delayed nack; the
-//   generation 0..255; then its fields) (R32)
-//   (208, 220, 228, 229 and 242 are not escapes: a
+//   generation 0..255; then its fields) (R32), 249 a publish through a broker::Publisher
+//   (234's fields; R2)
+//   (208, 220, 228, 229, 242 and 244-248 are not escapes: a
 //   committed input reads it as a kind byte). A script with restart or crash
 //   runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),

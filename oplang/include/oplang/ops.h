@@ -42,12 +42,15 @@ struct DeleteTopic {
   bool operator==(const DeleteTopic&) const = default;
 };
 /// publish(topic, payload, headers, key); on a partitioned topic send(), whose partition
-/// the outcome shows (R29)
+/// the outcome shows (R29). With `via_publisher`, through a broker::Publisher for topic
+/// (Broker::publisher, made at the first such publish and kept across deletes of the topic):
+/// the same outcome as by name.
 struct Publish {
   std::string topic;
   std::string payload;
   Headers headers;
   std::string key;
+  bool via_publisher = false;
   bool operator==(const Publish&) const = default;
 };
 /// publish_to(topic, partition, payload, headers, key) (R29)

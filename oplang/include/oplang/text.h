@@ -3,6 +3,7 @@
 //   create_topic orders [messages=N] [bytes=B] [partitions=N] [partitioner=murmur2|java]
 //   delete_topic orders
 //   publish orders "order-1" [NAME=VALUE ...] [key:VALUE]
+//   publish_via orders "order-1" [NAME=VALUE ...] [key:VALUE]   # through a broker::Publisher
 //   publish_to orders PARTITION "order-1" [NAME=VALUE ...] [key:VALUE]    # R29
 //   partitions orders
 //   subscribe TOPIC NAME [filter=[NAME=VALUE,...]] [max=N] [start=end|begin|N] [group=G]
