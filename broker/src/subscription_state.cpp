@@ -107,7 +107,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
     if (ordered) {
       for (Offset o : free_waiting_) {
         if (redelivery_.at(o) > now) continue;
-        message = log_->read(o);
+        message = read_returned(o);
         if (!message) {
           dropped = true;  // retention took it meanwhile: catch up again
           break;
@@ -119,7 +119,7 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
     } else {
       for (auto it = redelivery_.begin(); it != redelivery_.end(); ++it) {
         if (it->second > now) continue;
-        message = log_->read(it->first);
+        message = read_returned(it->first);
         if (!message) {
           dropped = true;
           break;
@@ -256,6 +256,16 @@ void SubscriptionState::add_run_offsets(std::vector<Offset>& out) const {
   std::sort(out.begin(), out.end());
 }
 
+MessagePtr SubscriptionState::read_returned(Offset offset) {
+  // Within [base, limit) of the cursor's segment read_at neither locks nor moves the cursor
+  // (a returned offset is below it); below that segment, the locked read.
+  const MessageSegment* at = reader_.segment.get();
+  if (at != nullptr && offset >= at->base() && offset < at->limit()) {
+    return log_->read_at(reader_, offset);
+  }
+  return log_->read(offset);
+}
+
 std::optional<Held> SubscriptionState::take_again(Offset offset, const std::string& member,
                                                   Time now) {
   if (paused_ || config_.ordered_by_key || sink_) return std::nullopt;
@@ -263,7 +273,7 @@ std::optional<Held> SubscriptionState::take_again(Offset offset, const std::stri
   if (redelivery_.size() != 1) return std::nullopt;
   const auto [waiting, not_before] = *redelivery_.begin();
   if (waiting != offset || not_before > now) return std::nullopt;
-  MessagePtr message = log_->read(offset);
+  MessagePtr message = read_returned(offset);
   if (!message) return std::nullopt;  // dropped meanwhile: the next take_next catches up
   redelivery_.clear();
   return hold(std::move(message), member, Time::max(), nullptr);

@@ -121,6 +121,11 @@ class SubscriptionState {
 
   /// SPEC R3: drops waiting offsets below the oldest kept one and counts them.
   void catch_up() REQUIRES(mu);
+  /// A returned message at offset (below the cursor), or null if retention dropped it: read
+  /// without the log's lock when it is in the segment the cursor reads (the common case: a
+  /// failure is retried soon), where publishers would otherwise meet the reader at every
+  /// redelivery. Throws as TopicLog::read.
+  MessagePtr read_returned(Offset offset) REQUIRES(mu);
   /// SPEC R5/R6: takes the next message (of the returned ones, only those whose wait is
   /// over at now, R24), counts the offer, and holds it for member until deadline. Returns
   /// none when nothing is ready.

@@ -45,9 +45,10 @@ class Topic;
 /// up at every call (a lookup takes a lock and a reference count, which under load cost a
 /// publish about a third of its time). It keeps the topic it found until that topic is
 /// deleted; then its next call looks the name up again (UnknownTopic while there is none, the
-/// new topic once one is created under the name). Not thread-safe: one per publishing thread
-/// (copies are independent). Must be destroyed before its Broker. Until its next call after a
-/// delete it keeps the deleted topic's messages in memory.
+/// new topic once one is created under the name). Locks what a publish locks, the table's
+/// shard only to look the name up. Not thread-safe: one per publishing thread (copies are
+/// independent). Must be destroyed before its Broker. Until its next call after a delete it
+/// keeps the deleted topic's messages in memory.
 class Publisher {
  public:
   /// As Broker::publish(topic(), ...). Throws UnknownTopic, std::length_error.
