@@ -16,7 +16,7 @@ TopicLog::TopicLog(TopicOptions options, std::shared_ptr<storage::SegmentLog> di
       disk_(std::move(disk)),
       wait_durable_(policy.kind == FsyncPolicy::Kind::kAlways),
       in_memory_from_(end) {
-  sync::MutexLock lock(mu_);
+  sync::SpinLockHold lock(mu_);
   base_ = end - on_disk.size();
   next_ = end;
   for (const std::uint32_t size : on_disk) {
@@ -59,8 +59,10 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
   const std::size_t size = record::size_of(payload, headers, key);
   Offset offset = 0;
   std::uint64_t ticket = 0;
+  Appended appended;
+  bool waiting = false;  // a wait_for_growth was counted when the message became readable
   {
-    sync::MutexLock lock(mu_);
+    sync::SpinLockHold lock(mu_);
     offset = next_;
     if (segments_.empty() || !segments_.back()->fits(size)) {
       // Retention keeps the newest message, so only a log that never held one in memory (new,
@@ -94,18 +96,27 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
     if (!wait_durable_) {
       visible_ = next_;
       publish_bounds();
-      if (waiters_ > 0) grown_.notify_all();
       // Under mu_, as readable: a sleeper registered before is seen, one after sees the end.
-      return {offset, sleepers_.load(std::memory_order_relaxed) > 0};
+      appended = {offset, sleepers_.load(std::memory_order_relaxed) > 0};
+      waiting = waiters_ > 0;
+    } else {
+      publish_bounds();  // trim may have dropped some
     }
-    publish_bounds();  // trim may have dropped some
   }
-  disk_->syncer().wait(ticket);  // group commit: concurrent publishers share one sync
-  sync::MutexLock lock(mu_);
-  visible_ = std::max(visible_, offset + 1);
-  publish_bounds();
-  if (waiters_ > 0) grown_.notify_all();
-  return {offset, sleepers_.load(std::memory_order_relaxed) > 0};
+  if (wait_durable_) {
+    disk_->syncer().wait(ticket);  // group commit: concurrent publishers share one sync
+    sync::SpinLockHold lock(mu_);
+    visible_ = std::max(visible_, offset + 1);
+    publish_bounds();
+    appended = {offset, sleepers_.load(std::memory_order_relaxed) > 0};
+    waiting = waiters_ > 0;
+  }
+  if (waiting) {
+    // A waiter counted under mu_ holds wait_mu_ until it waits: this notify finds it waiting.
+    sync::MutexLock lock(wait_mu_);
+    grown_.notify_all();
+  }
+  return appended;
 }
 
 MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const {
@@ -119,7 +130,7 @@ MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>
 }
 
 MessagePtr TopicLog::read(Offset offset) const {
-  sync::MutexLock lock(mu_);
+  sync::SpinLockHold lock(mu_);
   if (offset < base_ || offset >= visible_) return nullptr;
   if (offset < in_memory_from_) return disk_->read(offset);
   return locate(offset, nullptr);
@@ -148,17 +159,23 @@ MessagePtr TopicLog::read_seen(LogCursor& cursor, Offset offset) const {
       return MessagePtr(cursor.segment, &cursor.segment->at(offset));
     }
   }
-  sync::MutexLock lock(mu_);
+  sync::SpinLockHold lock(mu_);
   if (offset < base_ || offset >= visible_) return nullptr;
   if (offset < in_memory_from_) return disk_->read(offset);
   return locate(offset, &cursor.segment);
 }
 
 bool TopicLog::wait_for_growth(Offset seen, Millis timeout) {
-  sync::MutexLock lock(mu_);
-  if (std::max(visible_, base_) > seen) return true;
-  ++waiters_;
-  grown_.wait_for(mu_, timeout);
+  // wait_mu_ from the look to the wait: an append that counts this waiter (under mu_) takes
+  // wait_mu_ to notify, so it cannot notify between the look and the wait.
+  sync::MutexLock wait_lock(wait_mu_);
+  {
+    sync::SpinLockHold lock(mu_);
+    if (std::max(visible_, base_) > seen) return true;
+    ++waiters_;
+  }
+  grown_.wait_for(wait_mu_, timeout);
+  sync::SpinLockHold lock(mu_);
   --waiters_;
   return std::max(visible_, base_) > seen;
 }

@@ -20,7 +20,7 @@ class SegmentLog;
 
 namespace broker {
 
-/// The messages of one topic. Thread-safe; its mutex is a leaf (nothing is locked under it
+/// The messages of one topic. Thread-safe; its lock is a leaf (nothing is locked under it
 /// but the wait it offers, the spare segments' leaf lock and, for a durable topic, the
 /// segment log's writes). Messages live
 /// in MessageSegments (records of up to kMaxBytes each, one reference count each); readers
@@ -75,7 +75,7 @@ class TopicLog {
   /// later publish finds it registered (append's `sleepers`). Locks mu_ (both sides decide
   /// under it, so one of the two always sees the other). Unregister once awake.
   [[nodiscard]] Offset add_sleeper() EXCLUDES(mu_) {
-    sync::MutexLock lock(mu_);
+    sync::SpinLockHold lock(mu_);
     // Relaxed: ordered by mu_ against appends; remove_sleeper runs without it.
     sleepers_.fetch_add(1, std::memory_order_relaxed);
     return std::max(visible_, base_);
@@ -87,7 +87,8 @@ class TopicLog {
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
-  /// Waits (real time) until end() > seen or timeout; returns whether it grew.
+  /// Waits (real time) until end() > seen or timeout; returns whether it grew. Locks wait_mu_,
+  /// then mu_ briefly.
   bool wait_for_growth(Offset seen, Millis timeout) EXCLUDES(mu_);
 
  private:
@@ -111,7 +112,13 @@ class TopicLog {
   // Full-size buffers of freed segments, for the next ones (a bounded log recycles them).
   const std::shared_ptr<MessageSegment::Spares> spares_ =
       std::make_shared<MessageSegment::Spares>();
-  mutable sync::Mutex mu_;
+  // A spin lock: its release is a plain store, so an append does not wait for its stores to
+  // reach the consumers' cores (sync::SpinLock). Held for a few stores only, except a
+  // durable log's write and a read of a restart's record from its file.
+  mutable sync::SpinLock mu_;
+  // wait_for_growth's sleep: a waiter holds it from its look at the end to its wait, an
+  // append that counted it takes it to notify (after mu_, never under it).
+  sync::Mutex wait_mu_;
   sync::CondVar grown_;
   // The segments holding [max(base_, in_memory_from_), next_), each starting where the one
   // before ends; a segment leaves once all of it is below base_.

@@ -33,6 +33,18 @@ class SCOPED_CAPABILITY MutexLock {
   Mutex& mu_;
 };
 
+/// Holds a SpinLock for one scope.
+class SCOPED_CAPABILITY SpinLockHold {
+ public:
+  explicit SpinLockHold(SpinLock& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~SpinLockHold() RELEASE() { mu_.unlock(); }
+  SpinLockHold(const SpinLockHold&) = delete;
+  SpinLockHold& operator=(const SpinLockHold&) = delete;
+
+ private:
+  SpinLock& mu_;
+};
+
 /// Releases a held Mutex for one scope (to call user code), and takes it back.
 class SCOPED_CAPABILITY MutexUnlock {
  public:

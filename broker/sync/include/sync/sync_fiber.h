@@ -106,6 +106,10 @@ class CAPABILITY("mutex") Mutex {
   std::deque<int> waiters_;
 };
 
+/// SpinLock on fibers: a Mutex (lock and unlock are scheduling points; a fiber that finds
+/// it held parks instead of spinning, which would never let the holder run).
+using SpinLock = Mutex;
+
 /// A condition variable used with a held Mutex. wait and notify are scheduling points.
 class CondVar {
  public:

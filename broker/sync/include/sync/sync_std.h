@@ -1,6 +1,7 @@
 // std back-end of the sync layer: std::mutex, std::condition_variable, std::thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -22,6 +23,45 @@ class CAPABILITY("mutex") Mutex {
 
  private:
   std::mutex mu_;
+};
+
+/// A lock for short sections that never block (a log's append: a few stores), whose release
+/// does not wait. unlock() is a plain release store: a mutex's release is a read-modify-write,
+/// which on x86 first drains the store buffer, so the publisher waited there for every store
+/// of its section to reach the cache lines a consumer on another core reads (the end offset,
+/// the record). lock() spins, then yields; it never sleeps in the kernel, so a holder that
+/// blocks (a durable log's write) makes the others yield meanwhile. Never throws.
+class CAPABILITY("mutex") SpinLock {
+ public:
+  void lock() ACQUIRE() {
+    // Test, then test-and-set: waiters read the line shared instead of taking it in turn.
+    for (int looks = 0;; ++looks) {
+      // Acquire: the section sees everything the last holder wrote before its release.
+      if (!locked_.load(std::memory_order_relaxed) &&
+          !locked_.exchange(true, std::memory_order_acquire)) {
+        return;
+      }
+      if (looks < kSpinLockLooks) {
+        pause();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+  // Release: the next holder sees the section's writes.
+  void unlock() RELEASE() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  // About a microsecond of looks before yielding: the sections it guards take less.
+  static constexpr int kSpinLockLooks = 64;
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  std::atomic<bool> locked_{false};
 };
 
 /// A condition variable used with a held Mutex.
