@@ -120,7 +120,7 @@ std::shared_ptr<ConsumerGroup> BrokerImpl::find_group(const std::string& topic,
                                                       const std::string& group) const {
   std::shared_ptr<Topic> t = find_any_topic(topic);
   sync::MutexLock lock(t->mu);
-  if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+  if (t->is_deleted()) throw UnknownTopic("no topic '" + topic + "'");
   auto it = t->consumer_groups.find(group);
   if (it == t->consumer_groups.end()) {
     throw UnknownSubscription("no consumer group '" + group + "' on '" + topic + "'");
@@ -236,7 +236,7 @@ Membership BrokerImpl::join_group(const std::string& topic, const std::string& g
   Membership out;
   {
     sync::MutexLock lock(t->mu);
-    if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+    if (t->is_deleted()) throw UnknownTopic("no topic '" + topic + "'");
     if (auto it = t->consumer_groups.find(group); it != t->consumer_groups.end()) {
       g = it->second;
       if (g->push != push) {

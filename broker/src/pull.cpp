@@ -24,7 +24,7 @@ void BrokerImpl::subscribe_pull(const std::string& topic, const std::string& nam
   validate(name, options);
   std::shared_ptr<Topic> t = find_topic(topic);
   sync::MutexLock lock(t->mu);
-  if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+  if (t->is_deleted()) throw UnknownTopic("no topic '" + topic + "'");
   auto it = t->by_name.find(name);
   if (it != t->by_name.end()) {
     const SubscriptionConfig& c = it->second->config();

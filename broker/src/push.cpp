@@ -17,7 +17,7 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
   bool created = false;
   {
     sync::MutexLock lock(t->mu);
-    if (t->deleted) throw UnknownTopic("no topic '" + topic + "'");
+    if (t->is_deleted()) throw UnknownTopic("no topic '" + topic + "'");
     if (auto it = t->by_name.find(name); it != t->by_name.end()) {
       const StatePtr& old = it->second;
       sync::MutexLock state_lock(old->mu);

@@ -52,12 +52,17 @@ class Topic {
   sync::Atomic<std::uint64_t> round_robin{0};
 
   sync::Mutex mu;
-  bool deleted GUARDED_BY(mu) = false;
-  /// Set once delete_topic took it out of the table (before that call returns), for
-  /// Publishers that keep it: the next publish through one looks the name up again.
-  /// Release/acquire: nothing else is published through it; a publish that reads false
-  /// appends as a publish by name that found the topic just before the delete would.
+  /// Set once delete_topic took it out of the table (before that call returns), under mu.
+  /// Publishers that keep the topic read it without mu: the next publish through one looks
+  /// the name up again. Release/acquire: nothing else is published through it; a publish
+  /// that reads false appends as a publish by name that found the topic just before the
+  /// delete would.
   sync::Atomic<bool> dropped{false};
+  /// Whether delete_topic dropped it: a subscribe or group call that found the topic before
+  /// the delete must refuse it. Under mu, which the delete held to set it (so relaxed).
+  [[nodiscard]] bool is_deleted() const REQUIRES(mu) {
+    return dropped.load(std::memory_order_relaxed);
+  }
   /// Subscription or group member name -> its state. Hashed: a subscribe or unsubscribe
   /// among 100k subscriptions finds its name without walking a tree of cold nodes.
   std::unordered_map<std::string, StatePtr> by_name GUARDED_BY(mu);

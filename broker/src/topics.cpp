@@ -200,7 +200,6 @@ void BrokerImpl::delete_topic(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& t : gone) {
     sync::MutexLock topic_lock(t->mu);
-    t->deleted = true;
     t->dropped.store(true, std::memory_order_release);
     names.push_back(t->name);
     std::erase(order_, t);
