@@ -21,29 +21,23 @@
 
 namespace broker::sync {
 
+/// Holds a lock (a Mutex or a SpinLock) for one scope.
+template <class Lock>
+class SCOPED_CAPABILITY ScopedHold {
+ public:
+  explicit ScopedHold(Lock& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~ScopedHold() RELEASE() { mu_.unlock(); }
+  ScopedHold(const ScopedHold&) = delete;
+  ScopedHold& operator=(const ScopedHold&) = delete;
+
+ private:
+  Lock& mu_;
+};
+
 /// Holds a Mutex for one scope.
-class SCOPED_CAPABILITY MutexLock {
- public:
-  explicit MutexLock(Mutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~MutexLock() RELEASE() { mu_.unlock(); }
-  MutexLock(const MutexLock&) = delete;
-  MutexLock& operator=(const MutexLock&) = delete;
-
- private:
-  Mutex& mu_;
-};
-
-/// Holds a SpinLock for one scope.
-class SCOPED_CAPABILITY SpinLockHold {
- public:
-  explicit SpinLockHold(SpinLock& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~SpinLockHold() RELEASE() { mu_.unlock(); }
-  SpinLockHold(const SpinLockHold&) = delete;
-  SpinLockHold& operator=(const SpinLockHold&) = delete;
-
- private:
-  SpinLock& mu_;
-};
+using MutexLock = ScopedHold<Mutex>;
+/// Holds a SpinLock for one scope (on fibers, where SpinLock is Mutex, the same type).
+using SpinLockHold = ScopedHold<SpinLock>;
 
 /// Releases a held Mutex for one scope (to call user code), and takes it back.
 class SCOPED_CAPABILITY MutexUnlock {
