@@ -5,7 +5,8 @@
 // partition subscriptions' at once, ascending by partition (R32: one step for every answer).
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
 // TopicLog::mu is a spin lock (sync::SpinLock: held for a few stores, released with a plain
-// store); TopicLog::wait_mu_ (a poll's wait for growth) -> TopicLog::mu, held by nothing else.
+// store). TopicLog::wait_mu_ (a long poll's sleep) -> TopicLog::mu; a poll takes wait_mu_
+// holding no other lock, an append takes it after releasing TopicLog::mu.
 // TopicTable's shard locks: after mu_ (ascending), a leaf: lookups by name take one alone.
 // A log's SegmentSpares lock: a leaf, after anything (a segment's last holder may drop it
 // under any lock).

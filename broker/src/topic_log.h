@@ -21,8 +21,8 @@ class SegmentLog;
 namespace broker {
 
 /// The messages of one topic. Thread-safe; its lock is a leaf (nothing is locked under it
-/// but the wait it offers, the spare segments' leaf lock and, for a durable topic, the
-/// segment log's writes). Messages live
+/// but the spare segments' leaf lock and, for a durable topic, the segment log's writes;
+/// wait_for_growth sleeps on a mutex of its own). Messages live
 /// in MessageSegments (records of up to kMaxBytes each, one reference count each); readers
 /// get MessagePtr copies that share their segment's count, so dropping old messages never frees
 /// memory a holder still uses, and retention frees a segment once all of its messages are dropped
