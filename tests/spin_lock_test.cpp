@@ -4,6 +4,7 @@
 // release that does not publish the section's writes shows as a data race on `plain`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>

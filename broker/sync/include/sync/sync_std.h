@@ -25,6 +25,16 @@ class CAPABILITY("mutex") Mutex {
   std::mutex mu_;
 };
 
+/// One CPU spin-wait hint (x86 pause, Arm yield): a spinning thread leaves the core's
+/// resources to its sibling and does not flood the memory system with looks.
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 /// A lock for short sections that never block (a log's append: a few stores), whose release
 /// does not wait. unlock() is a plain release store: a mutex's release is a read-modify-write,
 /// which on x86 first drains the store buffer, so the publisher waited there for every store
@@ -42,7 +52,7 @@ class CAPABILITY("mutex") SpinLock {
         return;
       }
       if (looks < kSpinLockLooks) {
-        pause();
+        cpu_pause();
       } else {
         std::this_thread::yield();
       }
@@ -54,13 +64,6 @@ class CAPABILITY("mutex") SpinLock {
  private:
   // About a microsecond of looks before yielding: the sections it guards take less.
   static constexpr int kSpinLockLooks = 64;
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
   std::atomic<bool> locked_{false};
 };
 
@@ -124,13 +127,7 @@ inline constexpr int kSpinLooks = 100;
 /// time caught up after each failure and then ran at about half the speed; a look every
 /// ten pauses costs a woken consumer about half a microsecond more).
 inline void spin_pause() {
-  for (int i = 0; i < 10; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
+  for (int i = 0; i < 10; ++i) cpu_pause();
 }
 
 /// Real monotonic time, for timeouts and backoff (never for the broker's contract).
