@@ -6,7 +6,8 @@
 //   -> dispatcher locks -> WaitGraph::mu_ / Progress::mu / ExpiryTimer::mu_
 // TopicLog::mu is a spin lock (sync::SpinLock: held for a few stores, released with a plain
 // store). TopicLog::wait_mu_ (a long poll's sleep) -> TopicLog::mu; a poll takes wait_mu_
-// holding no other lock, an append takes it after releasing TopicLog::mu.
+// holding no other lock, an append takes it after releasing TopicLog::mu, a hand-back that
+// wakes long polls (TopicLog::wake_waiters) after releasing its SubscriptionState::mu.
 // TopicTable's shard locks: after mu_ (ascending), a leaf: lookups by name take one alone.
 // A log's SegmentSpares lock: a leaf, after anything (a segment's last holder may drop it
 // under any lock).

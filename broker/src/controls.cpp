@@ -7,11 +7,14 @@ std::size_t BrokerImpl::redrive(const std::string& topic, const std::string& nam
   StatePtr s = find_state(topic, name);
   std::size_t moved = 0;
   std::uint64_t saved = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     moved = s->redrive();
     saved = s->save_position(true);  // like a seek: durable when it returns
+    wake = moved > 0 && s->waiting_polls > 0;
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
   if (moved > 0 && s->config().kind == Kind::kPush) dispatcher_->notify(s);
   return moved;
@@ -71,10 +74,13 @@ std::size_t BrokerImpl::purge_dead_letters(const std::string& topic, const std::
 bool BrokerImpl::set_paused(const std::string& topic, const std::string& name, bool paused) {
   StatePtr s = find_state(topic, name);
   bool changed = false;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     changed = s->set_paused(paused);
+    wake = changed && !paused && s->waiting_polls > 0;
   }
+  if (wake) s->log()->wake_waiters();
   // A lane that found nothing while paused sleeps until woken.
   if (changed && !paused && s->config().kind == Kind::kPush) dispatcher_->notify(s);
   return changed;
@@ -97,13 +103,16 @@ Offset BrokerImpl::seek_to_time(const std::string& topic, const std::string& nam
   StatePtr s = find_state(topic, name);
   std::uint64_t saved = 0;
   Offset offset = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     offset = s->log()->offset_for_time(time);  // may throw IoError: then nothing changed (R14)
     s->catch_up();
     s->seek(offset);
     saved = s->save_position(true);  // a seek is durable when it returns (R19)
+    wake = s->waiting_polls > 0;
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
   if (s->config().kind == Kind::kPush) dispatcher_->notify(s);
   return offset;

@@ -17,6 +17,28 @@ void check_poll_arguments(const std::string& member, std::size_t max_messages) {
   require(!member.empty(), "member must not be empty");
 }
 
+/// Counts a poll_wait on s for its whole call (SubscriptionState::waiting_polls). Locks s.mu.
+class CountedWait {
+ public:
+  explicit CountedWait(StatePtr s) : s_(std::move(s)) {
+    sync::MutexLock lock(s_->mu);
+    ++s_->waiting_polls;
+  }
+  ~CountedWait() {
+    sync::MutexLock lock(s_->mu);
+    --s_->waiting_polls;
+  }
+  CountedWait(const CountedWait&) = delete;
+  CountedWait& operator=(const CountedWait&) = delete;
+
+ private:
+  const StatePtr s_;
+};
+
+/// Whether a confirmation (ack, term) may make a message ready: it frees a place under
+/// max_in_flight (R22) or its key (R31). Otherwise what was ready stays as it was.
+bool frees_a_place(const SubscriptionConfig& c) { return c.max_in_flight > 0 || c.ordered_by_key; }
+
 }  // namespace
 
 void BrokerImpl::subscribe_pull(const std::string& topic, const std::string& name,
@@ -91,26 +113,37 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
                                             Millis timeout) {
   check_poll_arguments(member, max_messages);
   const Millis deadline = sync::steady_now() + timeout;
-  const std::shared_ptr<TopicLog> log = pull_state(topic, sub)->log();  // poll re-checks
+  StatePtr s = pull_state(topic, sub);  // poll re-checks
+  const std::shared_ptr<TopicLog> log = s->log();
+  std::vector<Received> got = poll(topic, sub, member, max_messages, clock_->now());
+  if (!got.empty() || sync::steady_now() >= deadline) return got;
+  // Nothing ready: counted from here (see waiting_polls), so every look below comes after
+  // the count, and a change after a look wakes the wait that follows it.
+  const CountedWait counted(std::move(s));
   for (;;) {
+    const std::uint64_t wakes = log->wakes();  // before the poll: a wake after it counts
     const Offset seen = log->end();
-    std::vector<Received> got = poll(topic, sub, member, max_messages, clock_->now());
+    got = poll(topic, sub, member, max_messages, clock_->now());
     const Millis now = sync::steady_now();
     if (!got.empty() || now >= deadline) return got;
-    // Returned messages do not grow the log, so wake up now and then to look for them.
-    log->wait_for_growth(seen, std::min(deadline - now, Millis{10}));
+    // Appends and hand-backs wake this wait. A retry held back by a back-off or a nack's
+    // delay becomes ready by time alone, with nobody to wake it: look again every 10 ms.
+    log->wait_for_growth(seen, wakes, std::min(deadline - now, Millis{10}));
   }
 }
 
 bool BrokerImpl::ack(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
   std::uint64_t saved = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     if (s->answerable(r, now) == nullptr) return false;
     s->confirm(r.offset);
     saved = s->save_position();
+    wake = s->waiting_polls > 0 && frees_a_place(s->config());
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);  // under commit_sync always: the ack returns once its commit is durable
   return true;
 }
@@ -122,12 +155,15 @@ bool BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
   }
   StatePtr s = pull_state(r.topic, r.subscription);
   std::uint64_t saved = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     if (s->answerable(r, now) == nullptr) return false;
     s->fail(r.offset, Failure{"nacked", now, false, delay});
     saved = s->save_position();  // a dead letter moves the position
+    wake = s->waiting_polls > 0;
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
   return true;
 }
@@ -135,12 +171,15 @@ bool BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
 bool BrokerImpl::term(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
   std::uint64_t saved = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     if (s->answerable(r, now) == nullptr) return false;
     s->fail(r.offset, Failure{"terminated", now, /*terminal=*/true});
     saved = s->save_position();  // the dead letter moves the position
+    wake = s->waiting_polls > 0 && frees_a_place(s->config());
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
   return true;
 }
@@ -164,6 +203,7 @@ std::vector<Expired> BrokerImpl::expire(Time now) {
   for (const auto& t : topic_snapshot()) {
     for (const auto& s : t->snapshot(Kind::kPull)) {
       std::uint64_t saved = 0;
+      bool wake = false;
       {
         sync::MutexLock lock(s->mu);
         if (!s->offers.open()) continue;
@@ -171,9 +211,11 @@ std::vector<Expired> BrokerImpl::expire(Time now) {
         for (Offset o : s->late(now)) {
           const bool dead = s->fail(o, Failure{"ack deadline expired", now});
           out.push_back(Expired{t->name, s->config().name, o, dead});
+          wake = s->waiting_polls > 0;
         }
         saved = s->save_position();
       }
+      if (wake) s->log()->wake_waiters();
       s->wait_saved(saved);
     }
   }

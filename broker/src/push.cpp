@@ -112,6 +112,7 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
 void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset offset) {
   StatePtr s = find_state(topic, name);
   std::uint64_t saved = 0;
+  bool wake = false;
   {
     sync::MutexLock lock(s->mu);
     const Offset oldest = s->log()->oldest();
@@ -125,7 +126,9 @@ void BrokerImpl::seek(const std::string& topic, const std::string& name, Offset 
     s->catch_up();  // what retention dropped before the old cursor moves is counted (R3)
     s->seek(offset);
     saved = s->save_position(true);  // a seek is durable when it returns (R19)
+    wake = s->waiting_polls > 0;
   }
+  if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
   if (s->config().kind == Kind::kPush) dispatcher_->notify(s);
 }

@@ -165,19 +165,30 @@ MessagePtr TopicLog::read_seen(LogCursor& cursor, Offset offset) const {
   return locate(offset, &cursor.segment);
 }
 
-bool TopicLog::wait_for_growth(Offset seen, Millis timeout) {
-  // wait_mu_ from the look to the wait: an append that counts this waiter (under mu_) takes
-  // wait_mu_ to notify, so it cannot notify between the look and the wait.
+std::uint64_t TopicLog::wakes() const {
+  sync::MutexLock lock(wait_mu_);
+  return wakes_;
+}
+
+void TopicLog::wait_for_growth(Offset seen, std::uint64_t wakes, Millis timeout) {
+  // wait_mu_ from the look to the wait: an append that counts this waiter (under mu_), and
+  // a wake_waiters, take wait_mu_ to notify, so neither can notify between look and wait.
   sync::MutexLock wait_lock(wait_mu_);
+  if (wakes_ != wakes) return;
   {
     sync::SpinLockHold lock(mu_);
-    if (std::max(visible_, base_) > seen) return true;
+    if (std::max(visible_, base_) > seen) return;
     ++waiters_;
   }
   grown_.wait_for(wait_mu_, timeout);
   sync::SpinLockHold lock(mu_);
   --waiters_;
-  return std::max(visible_, base_) > seen;
+}
+
+void TopicLog::wake_waiters() {
+  sync::MutexLock lock(wait_mu_);
+  ++wakes_;
+  grown_.notify_all();
 }
 
 Offset TopicLog::offset_for_time(Time time) const {

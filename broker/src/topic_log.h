@@ -87,9 +87,16 @@ class TopicLog {
   /// SPEC R28: the lowest kept offset published at or after time (end() if none). Reads
   /// each kept message in the worst case; throws as read does.
   [[nodiscard]] Offset offset_for_time(Time time) const EXCLUDES(mu_);
-  /// Waits (real time) until end() > seen or timeout; returns whether it grew. Locks wait_mu_,
-  /// then mu_ briefly.
-  bool wait_for_growth(Offset seen, Millis timeout) EXCLUDES(mu_);
+  /// How many wake_waiters calls came so far; read it before the look that a
+  /// wait_for_growth follows. Locks wait_mu_.
+  [[nodiscard]] std::uint64_t wakes() const EXCLUDES(wait_mu_);
+  /// Waits (real time) until end() > seen, a wake_waiters call after wakes() returned
+  /// `wakes`, or timeout (or a spurious wake: callers look again). Locks wait_mu_, then mu_
+  /// briefly.
+  void wait_for_growth(Offset seen, std::uint64_t wakes, Millis timeout) EXCLUDES(mu_, wait_mu_);
+  /// Wakes every wait_for_growth: a poll may find a message that did not come by an append
+  /// (a hand-back, a freed place). Locks wait_mu_; a futex wake only if one sleeps.
+  void wake_waiters() EXCLUDES(wait_mu_);
 
  private:
   void trim() REQUIRES(mu_);
@@ -118,8 +125,9 @@ class TopicLog {
   mutable sync::SpinLock mu_;
   // wait_for_growth's sleep: a waiter holds it from its look at the end to its wait, an
   // append that counted it takes it to notify (after mu_, never under it).
-  sync::Mutex wait_mu_;
+  mutable sync::Mutex wait_mu_;
   sync::CondVar grown_;
+  std::uint64_t wakes_ GUARDED_BY(wait_mu_) = 0;  // wake_waiters calls so far
   // The segments holding [max(base_, in_memory_from_), next_), each starting where the one
   // before ends; a segment leaves once all of it is below base_.
   std::deque<std::shared_ptr<MessageSegment>> segments_ GUARDED_BY(mu_);

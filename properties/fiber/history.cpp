@@ -63,6 +63,94 @@ void report_missing(const History& h, const std::vector<Offset>& missing, const 
                 << " as skipped\n";
 }
 
+// R11: a poll_wait returns as soon as its poll would hand something out, so in virtual time
+// no later than a moment a message became ready while it waited. Such moments: a publish
+// (without a bound: under one the new message may wait for a place); where hand-backs are
+// ready at once (History::ready_at_once), an accepted nack or an expiry of an offset, and,
+// under a bound, an accepted ack or term while an offset published before it had not been
+// handed out yet (the freed place is that offset's or a lower one's). The message stays ready
+// until a poll takes something: if its next hand-out is the poll_wait's own or a later one,
+// and no other poll that handed something out overlaps the time from that moment's call to
+// the poll_wait's return, the poll_wait slept through a wake-up.
+void check_wakeups(const History& h, Failures& f) {
+  struct Ready {
+    Offset offset;
+    std::uint64_t since;  // the offset's next hand-out returned after this tick
+    std::uint64_t from;   // the moment's call was invoked then (a publish: returned)
+    std::uint64_t tick;   // and returned then
+    std::int64_t ms;
+    std::string what;
+  };
+  std::map<Offset, std::set<std::uint64_t>> handed_at;  // the return ticks of its hand-outs
+  for (const PullCall& c : h.pull)
+    if (c.kind == PullCall::Kind::kPoll)
+      for (auto [o, a] : c.got) handed_at[o].insert(c.ret);
+  // The return tick of the offset's first hand-out after tick `since`, or kNever.
+  auto next_handout = [&](Offset o, std::uint64_t since) {
+    auto it = handed_at.find(o);
+    if (it == handed_at.end()) return kNever;
+    auto t = it->second.upper_bound(since);
+    return t == it->second.end() ? kNever : *t;
+  };
+  std::vector<Ready> ready;
+  if (h.ready_at_once && h.max_in_flight == 0 && !h.retention) {
+    for (Offset o : h.published) {
+      auto at = h.published_at.find(o);
+      if (at != h.published_at.end())
+        ready.push_back({o, 0, at->second.first, at->second.first, at->second.second,
+                         "offset " + std::to_string(o) + " was published"});
+    }
+  }
+  for (const PullCall& c : h.pull) {
+    if (!h.ready_at_once) break;
+    const std::string by = " by worker " + name_of(h.worker_names, c.worker, "");
+    if (c.kind == PullCall::Kind::kNack && c.accepted) {
+      ready.push_back({c.offset, c.invoke, c.invoke, c.ret, c.ret_ms,
+                       "offset " + std::to_string(c.offset) + " was nacked" + by});
+    } else if (c.kind == PullCall::Kind::kExpire) {
+      for (Offset o : c.expired)
+        ready.push_back(
+            {o, c.invoke, c.invoke, c.ret, c.ret_ms, "offset " + std::to_string(o) + " expired"});
+    } else if ((c.kind == PullCall::Kind::kAck || c.kind == PullCall::Kind::kTerm) && c.accepted &&
+               h.max_in_flight > 0 && !h.retention) {
+      for (Offset o : h.published) {
+        auto at = h.published_at.find(o);
+        if (at == h.published_at.end() || at->second.first >= c.invoke ||
+            next_handout(o, 0) <= c.ret)
+          continue;
+        ready.push_back({o, 0, c.invoke, c.ret, c.ret_ms,
+                         "offset " + std::to_string(c.offset) + " was " +
+                             (c.kind == PullCall::Kind::kAck ? "acked" : "terminated") + by +
+                             ", freeing a place under max_in_flight for offset " +
+                             std::to_string(o)});
+        break;
+      }
+    }
+  }
+  for (const PullCall& c : h.pull) {
+    if (c.kind != PullCall::Kind::kPoll || !c.wait) continue;
+    for (const Ready& r : ready) {
+      if (r.tick <= c.invoke || r.tick >= c.ret || r.ms >= c.ret_ms) continue;
+      const std::uint64_t next = next_handout(r.offset, r.since);
+      if (next == kNever || next < c.ret) continue;  // dead-lettered, dropped, or taken
+      const bool taken_meanwhile =
+          std::any_of(h.pull.begin(), h.pull.end(), [&](const PullCall& p) {
+            return &p != &c && p.kind == PullCall::Kind::kPoll && !p.got.empty() &&
+                   p.ret > r.from && p.invoke < c.ret;
+          });
+      if (taken_meanwhile) continue;
+      f.add("stuck") << "poll_wait by worker " << name_of(h.worker_names, c.worker, "")
+                     << " (ticks " << c.invoke << ".." << c.ret << ", t=" << c.invoke_ms << ".."
+                     << c.ret_ms << " ms) returned " << c.got.size()
+                     << " message(s) at t=" << c.ret_ms << " though " << r.what << " at tick "
+                     << r.tick << ", t=" << r.ms
+                     << " ms, and no other poll took anything in between: it slept through a "
+                        "wake-up\n";
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::string check_after_seek(const History& h, bool push, std::uint64_t after, Offset from,
@@ -261,6 +349,7 @@ std::string check_pull(const History& h, const FinalState& end) {
       }
     }
   }
+  check_wakeups(h, f);
   if (!end.stats_known) return f.str();
   const broker::SubscriptionStats& s = end.stats;
   const bool adds_up =

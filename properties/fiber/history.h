@@ -50,6 +50,10 @@ struct History {
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
   bool retention = false;         // the topic drops old messages: gaps are counted, not lost (R3)
   std::size_t max_in_flight = 0;  // the subscription's bound (R22), 0: none
+  // A hand-back (nack, expiry) is ready at once and an ack frees its place at once: no
+  // back-off, no nack delay, no order by key. Only then are poll_wait's wake-ups judged
+  // against hand-backs and acks.
+  bool ready_at_once = true;
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;
   std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned

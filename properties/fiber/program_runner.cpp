@@ -54,6 +54,9 @@ struct Plan {
   std::set<Key> seeked;               // checked ones a fiber seeks: judged from the last seek on
   std::map<Key, std::size_t> bounds;  // checked pull subscriptions' max_in_flight (R22)
   std::set<Key> paused;               // checked push subscriptions a fiber pauses (R26)
+  // Pull subscriptions whose hand-backs may wait (a back-off list, a nack with a delay) or
+  // whose readiness hangs on other messages' keys (R31): no "ready at once" judgement.
+  std::set<Key> held_back;
   // Checked push groups, (topic, group) -> member names: members may join from a fiber while
   // publishers run; the group as a whole is judged like one subscription from the beginning.
   std::map<Key, std::vector<std::string>> groups;
@@ -69,7 +72,7 @@ Plan make_plan(const oplang::Program& p) {
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked, paused;
   std::map<Key, std::vector<std::string>> group_members;
   std::map<Key, std::size_t> bounds;
-  std::set<Key> bad_groups;
+  std::set<Key> bad_groups, held_back;
   // Where a subscription starts: from the beginning (setup or fiber), or at the end when a
   // fiber subscribes while publishers run; explicit offsets are not judged.
   auto start_ok = [&](const Key& key, const model::Start& start, bool in_setup) {
@@ -116,6 +119,9 @@ Plan make_plan(const oplang::Program& p) {
       created[key] += 1;
       pull_subs.insert(key);
       if (o->max_in_flight > 0) bounds[key] = o->max_in_flight;
+      if (!o->backoff.empty() || o->ordered_by_key) held_back.insert(key);
+    } else if (const auto* o = std::get_if<oplang::Nack>(&op)) {
+      if (o->delay) held_back.insert({o->topic, o->sub});
     } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
       seeked.insert({o->topic, o->name});
     } else if (const auto* o = std::get_if<oplang::Pause>(&op)) {
@@ -128,6 +134,7 @@ Plan make_plan(const oplang::Program& p) {
   for (const oplang::Fiber& f : p.fibers)
     for (const oplang::Op& op : f.ops) scan(op, false);
   Plan plan;
+  plan.held_back = held_back;
   for (const auto& [name, count] : topics_created) {
     if (count != 1 || deleted.count(name)) continue;
     plan.topics.insert(name);
@@ -669,11 +676,13 @@ class Exec {
   }
   void operator()(const oplang::Expire&) {
     std::vector<broker::Expired> expired;
+    PullCall pc(PullCall::Kind::kExpire, -1, 0);
     const Called r = call([&] {
       expired = c_.b->expire(now());
+      pc.ret_ms = broker::sync::steady_now().count();
       return text_of(expired);
     });
-    if (r.ok) keep({}, PullCall(PullCall::Kind::kExpire, -1, 0), r, std::move(expired));
+    if (r.ok) keep({}, std::move(pc), r, std::move(expired));
   }
   void operator()(const oplang::Advance& o) {
     call([&] {
@@ -957,6 +966,7 @@ class Exec {
                           : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, now())
                           : delay ? c_.b->nack(receipt, now(), broker::Millis{*delay})
                                   : c_.b->nack(receipt, now());
+            pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
           resolved(off));
@@ -1398,6 +1408,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       History hp;
       hp.retention = retained;
       if (auto b = h.plan.bounds.find(sub); b != h.plan.bounds.end()) hp.max_in_flight = b->second;
+      hp.ready_at_once = !h.plan.held_back.count(sub);
       hp.clock = h.clock;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
         for (const auto& [o, when] : at->second) hp.published_at[o] = {when.ret, when.ms};

@@ -170,8 +170,10 @@ class Broker {
   /// (a push subscription, or a consumer group's partition subscription: poll_group, R32).
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
-  /// Like poll at the clock's time, but waits up to timeout (real time) for a message.
-  /// Same arguments in the same order, same errors in the same order.
+  /// Like poll at the clock's time, but waits up to timeout (real time) for a message; returns
+  /// as soon as one is ready (published, handed back, or let out by an ack that frees a place
+  /// or a key; a retry held back by a back-off is looked for every 10 ms). Same arguments in
+  /// the same order, same errors in the same order.
   std::vector<Received> poll_wait(const std::string& topic, const std::string& subscription,
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
