@@ -1,9 +1,12 @@
 // Issue 15: pull workers on a partitioned topic (SPEC R29), one worker thread per partition,
 // against one partition and one worker; and order per key (R31) against no order, with two
 // or four workers sharing one subscription of 1,000 keys. Every message is acked; the clock stops
-// when the last ack returns (manual time, publishing excluded).
+// when the last ack returns (manual time, publishing excluded). And how soon a waiting
+// poll_wait gets a message made ready by a hand-back or a freed place, against one made ready
+// by a publish (R11).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -102,6 +105,50 @@ void ordered(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// R11: a worker waits in poll_wait while another makes a message ready, 300 us into the wait
+// (so the waiter sleeps): by a publish (0), by nacking the one message it holds (1), or by
+// acking it under max_in_flight = 1 while the next one waits for the place (2). Per round, the
+// time from just before that call to the poll_wait's return; the median of 200 rounds.
+void wake(benchmark::State& state) {
+  const int how = static_cast<int>(state.range(0));
+  const int rounds = static_cast<int>(scaled(200, 20));
+  const std::string payload = make_payload(64);
+  std::vector<double> us;
+  for (auto _ : state) {
+    broker::Broker b;
+    b.create_topic("t");
+    broker::PullOptions o = from_beginning(false);
+    if (how == 2) o.max_in_flight = 1;
+    b.subscribe_pull("t", "s", o);
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<broker::Received> held;
+      if (how != 0) {
+        b.publish("t", payload);
+        if (how == 2) b.publish("t", payload);
+        held = b.poll("t", "s", "holder", 1, broker::Time{});
+      }
+      std::atomic<std::int64_t> made_ready{0};
+      std::int64_t woke = 0;
+      std::thread waiter([&] {
+        const std::vector<broker::Received> got =
+            b.poll_wait("t", "s", "waiter", 1, broker::Millis{2000});
+        woke = now_ns();
+        for (const broker::Received& r : got) b.ack(r.receipt, broker::Time{});
+      });
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+      made_ready.store(now_ns());
+      if (how == 0) b.publish("t", payload);
+      if (how == 1) b.nack(held.at(0).receipt, broker::Time{});
+      if (how == 2) b.ack(held.at(0).receipt, broker::Time{});
+      waiter.join();
+      us.push_back(static_cast<double>(woke - made_ready.load()) / 1e3);
+    }
+  }
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["max_us"] = us.back();
+}
+
 void register_all() {
   benchmark::RegisterBenchmark("partitions/broker_pull", partitioned)
       ->Arg(1)
@@ -119,6 +166,13 @@ void register_all() {
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
       ->Iterations(10);  // runs of 40-100 ms: ten, so one descheduled worker moves less
+  benchmark::RegisterBenchmark("wake/broker_poll_wait", wake)
+      ->Arg(0)
+      ->Arg(1)
+      ->Arg(2)
+      ->ArgName("ready_by")
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
 }
 
 }  // namespace

@@ -169,6 +169,11 @@ def main():
     print(f"\nfdatasync per publish (publish_sync always): 1 thread {fmt(spp[0])}, "
           f"8 threads {fmt(spp[1])}")
 
+    wake = lambda how: val(runs, f"wake/broker_poll_wait/ready_by:{how}", "p50_us")
+    print(f"\npoll_wait woken, median of 200 rounds (us, from the call that made a message "
+          f"ready to the poll_wait's return): by a publish {fmt(wake(0))}, by a nack "
+          f"{fmt(wake(1))}, by an ack freeing max_in_flight's place {fmt(wake(2))}")
+
     goals = []
 
     def goal(text, measured, target, ok):
@@ -214,6 +219,11 @@ def main():
                               "items_per_second")
         goal(f"{w} workers, 1,000 keys: ordered by key / unordered", ratio(order(1), order(0)),
              ">= 0.8", lambda r: r >= 0.8)
+
+    goal("poll_wait woken by a nack / by a publish (p50)", ratio(wake(1), wake(0)), "<= 3",
+         lambda r: r <= 3)
+    goal("poll_wait woken by an ack under max_in_flight / by a publish (p50)",
+         ratio(wake(2), wake(0)), "<= 3", lambda r: r <= 3)
 
     for op, op_label in churn_ops[:2]:
         for c, c_label in churn_kinds[:2]:
