@@ -206,9 +206,10 @@ def main():
     mem = lambda c: val(runs, f"memory/{c}/subs:4/msgs:1000000", "bytes_per_msg")
     goal("memory, 4 lagging subs: broker / good", ratio(mem("broker"), mem("good")), "<= 0.25",
          lambda r: r <= 0.25)
-    ack = lambda p: val(runs, f"acks/broker_lane/fail_pct:{p}", "items_per_second")
-    goal("1% failing handlers: throughput / none failing", ratio(ack(1), ack(0)), ">= 0.95",
-         lambda r: r >= 0.95)
+    # Paired rounds (bench_acks' acks_paired): the separate rows above ran seconds apart, and
+    # the machine's phase moved them by more than the goal's 5%.
+    goal("1% failing handlers: throughput / none failing (paired rounds)",
+         val(runs, "acks_paired/broker_lane", "ratio"), ">= 0.95", lambda r: r >= 0.95)
     part = lambda p: val(runs, f"partitions/broker_pull/partitions:{p}", "items_per_second")
     goal("pull, 2 partitions x 1 worker / 1 partition", ratio(part(2), part(1)), ">= 1.7",
          lambda r: r >= 1.7)
