@@ -107,10 +107,11 @@ class SubscriptionState {
   Held* answerable(const Receipt& r, Time now) REQUIRES(mu);
   /// Push: the handler members and whose turn it is.
   Members members GUARDED_BY(mu);
-  /// Pull: poll_wait calls waiting on this subscription, each counted from before its first
-  /// poll to its return. A call that may make a message ready without growing the log (a
-  /// hand-back, a freed place) reads it under mu and, if not 0, wakes the log's waiters
-  /// after releasing mu: a poll that ran before the change was counted before it ran.
+  /// Pull: poll_wait calls waiting on this subscription, each counted once its first poll
+  /// found nothing, until it returns. A call that may make a message ready without growing
+  /// the log (a hand-back, a freed place) reads it under mu and, if not 0, wakes the log's
+  /// waiters after releasing mu: every look of a counted wait after its first came after
+  /// its count, so a change that such a look missed sees the count.
   std::size_t waiting_polls GUARDED_BY(mu) = 0;
   /// Threaded dispatchers: a wake-up is on its way (publishers skip the locks).
   WakeSignal wake;

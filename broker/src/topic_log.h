@@ -123,8 +123,8 @@ class TopicLog {
   // reach the consumers' cores (sync::SpinLock). Held for a few stores only, except a
   // durable log's write and a read of a restart's record from its file.
   mutable sync::SpinLock mu_;
-  // wait_for_growth's sleep: a waiter holds it from its look at the end to its wait, an
-  // append that counted it takes it to notify (after mu_, never under it).
+  // wait_for_growth's sleep: a waiter holds it from its look at the end to its wait; an
+  // append that counted it (after mu_, never under it) and wake_waiters take it to notify.
   mutable sync::Mutex wait_mu_;
   sync::CondVar grown_;
   std::uint64_t wakes_ GUARDED_BY(wait_mu_) = 0;  // wake_waiters calls so far
