@@ -5,11 +5,13 @@
 // TwoCpuPlacement), for every contender.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "baselines/good.h"
@@ -100,6 +102,72 @@ void backlog(benchmark::State& state, Make make_contender) {
   state.SetItemsProcessed(rounds * per_round);
 }
 
+/// A throughput goal as a paired comparison: the broker and one contender, both built once
+/// and alive side by side (the idle one's threads sleep), run `subs` subscriptions of 64-byte
+/// messages in turns of one round each, alternating, every turn timed on its own;
+/// counters: each side's median rate and the median of the pairs' ratios (broker / other).
+/// Neighbouring turns share the machine's phase; the separate rows above run minutes apart,
+/// and a phase moved them by 2-3x between tables (BENCHMARKS.md).
+template <class MakeBroker, class MakeOther>
+void fan_out_paired(benchmark::State& state, MakeBroker make_broker, MakeOther make_other) {
+  const auto subs = static_cast<std::size_t>(state.range(0));
+  // A turn of 200,000 deliveries, as fan_out's rounds, or of 1,000 messages to 64 (the good
+  // design's 64 threads take about half a second for those on 2 cores).
+  const std::int64_t per_round =
+      scaled(std::max<std::int64_t>(1000, 200'000 / static_cast<std::int64_t>(subs)), 50);
+  const int pairs = 15;
+  const std::string payload = make_payload(64);
+  TwoCpuPlacement placement;
+  const bool place = subs == 1;
+  struct Side {
+    Completion done;
+    std::vector<double> rates;
+    std::function<void(std::string_view)> publish;
+  };
+  Side side[2] = {{Completion(subs), {}, {}}, {Completion(subs), {}, {}}};
+  auto handlers = [&](Side& s) {
+    return [&s, &placement, place](std::size_t i) -> SubHandler {
+      return [&s, &placement, place, i](std::string_view p) {
+        if (place) placement.on_delivery();
+        if (p.size() != 64) return false;
+        s.done.confirm(i);
+        return true;
+      };
+    };
+  };
+  auto broker = make_broker(subs, handlers(side[0]));
+  auto other = make_other(subs, handlers(side[1]));
+  side[0].publish = [&](std::string_view p) { broker->publish(p); };
+  side[1].publish = [&](std::string_view p) { other->publish(p); };
+  if (place) placement.bind_publisher();
+  prime_memory(log_bytes(per_round * pairs, payload.size()));
+  std::vector<double> ratio;
+  bool ok = true;
+  for (auto _ : state) {
+    for (int pair = 0; pair < pairs && ok; ++pair) {
+      for (int turn = 0; turn < 2 && ok; ++turn) {
+        // Odd pairs run the contender first, so neither side always follows the other.
+        Side& s = side[pair % 2 == 0 ? turn : 1 - turn];
+        const std::int64_t t0 = now_ns();
+        s.done.arm(subs, per_round);
+        for (std::int64_t m = 0; m < per_round; ++m) s.publish(payload);
+        ok = s.done.wait();
+        s.rates.push_back(static_cast<double>(per_round) * 1e9 /
+                          static_cast<double>(now_ns() - t0));
+      }
+      if (ok) ratio.push_back(side[0].rates.back() / side[1].rates.back());
+    }
+  }
+  if (!ok) state.SkipWithError("deliveries missing after 60 s");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  state.counters["broker_per_s"] = median(side[0].rates);
+  state.counters["other_per_s"] = median(side[1].rates);
+  state.counters["ratio"] = median(ratio);
+}
+
 template <class C>
 std::unique_ptr<C> plain(std::size_t subs, const HandlerFactory& make) {
   return std::make_unique<C>(subs, make);
@@ -143,6 +211,24 @@ void register_all() {
        }},
       {"good", [](benchmark::State& s) { backlog(s, plain<GoodFanOut>); }},
   };
+  // The throughput goals from paired turns (fan_out_paired): the broker as above against
+  // the contender each goal names.
+  auto broker_for = [](std::size_t subs, const HandlerFactory& make) {
+    return std::make_unique<BrokerFanOut>(subs, make, subs <= 4 ? lane() : pool(2));
+  };
+  const std::vector<std::pair<std::string, Factory>> against = {
+      {"good", [=](benchmark::State& s) { fan_out_paired(s, broker_for, plain<GoodFanOut>); }},
+      {"zmq", [=](benchmark::State& s) { fan_out_paired(s, broker_for, plain<ZmqFanOut>); }},
+  };
+  for (const auto& [name, run] : against) {
+    benchmark::RegisterBenchmark(("fanout_paired/" + name).c_str(), run)
+        ->ArgNames({"subs"})
+        ->Args({1})
+        ->Args({name == "good" ? 64 : 4})
+        ->Iterations(1)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   for (const auto& c : drains) {
     benchmark::RegisterBenchmark(("backlog/" + c.name).c_str(), c.run)
         ->ArgNames({"bytes"})

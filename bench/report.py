@@ -169,6 +169,22 @@ def main():
     print(f"\nfdatasync per publish (publish_sync always): 1 thread {fmt(spp[0])}, "
           f"8 threads {fmt(spp[1])}")
 
+    turns = []
+    for c, s in (("zmq", 1), ("good", 1), ("zmq", 4), ("good", 64)):
+        b = val(runs, f"fanout_paired/{c}/subs:{s}", "broker_per_s")
+        o = val(runs, f"fanout_paired/{c}/subs:{s}", "other_per_s")
+        turns.append(f"{s} sub(s) against {c}: broker {fmt(b, '/s')}, {c} {fmt(o, '/s')}")
+    tails = []
+    for rate in (10_000, 100_000, 1_000_000):
+        lp = lambda k: val(runs, f"latency_paired/zmq/rate:{rate}", k)
+        tails.append(f"{fmt(rate)}/s: lane p50 {fmt(lp('broker_p50_us'))}, p99.9 "
+                     f"{fmt(lp('broker_p999_us'))}; ZeroMQ p50 {fmt(lp('other_p50_us'))}, p99.9 "
+                     f"{fmt(lp('other_p999_us'))}")
+    print("\nLatency in paired turns (latency_paired: 20 half-second turns each, alternating; "
+          "us; the p99.9 goals): " + "; ".join(tails))
+    print("\nPaired turns (fanout_paired: 15 pairs, medians; the throughput goals): "
+          + "; ".join(turns))
+
     wake = lambda how: val(runs, f"wake/broker_poll_wait/ready_by:{how}", "p50_us")
     print(f"\npoll_wait woken, median of 200 rounds (us, from the call that made a message "
           f"ready to the poll_wait's return): by a publish {fmt(wake(0))}, by a nack "
@@ -180,21 +196,24 @@ def main():
         state = "n/a" if measured is None else ("PASS" if ok(measured) else "SHORT")
         goals.append((text, "n/a" if measured is None else f"{measured:.3g}", target, state))
 
-    tp = lambda c, s: val(runs, f"fanout/{c}/subs:{s}/bytes:64", "items_per_second")
-    goal("1 sub: broker / ZeroMQ inproc", ratio(tp("broker", 1), tp("zmq", 1)), ">= 3",
+    # Paired turns (bench_fanout's fanout_paired): the separate rows of the throughput table
+    # ran minutes apart, and the machine's phase moved a contender by 2-3x between tables.
+    paired = lambda c, s: val(runs, f"fanout_paired/{c}/subs:{s}", "ratio")
+    goal("1 sub: broker / ZeroMQ inproc (paired turns)", paired("zmq", 1), ">= 3",
          lambda r: r >= 3)
-    goal("1 sub: broker / good", ratio(tp("broker", 1), tp("good", 1)), ">= 2",
+    goal("1 sub: broker / good (paired turns)", paired("good", 1), ">= 2", lambda r: r >= 2)
+    goal("4 subs: broker / ZeroMQ inproc (paired turns)", paired("zmq", 4), ">= 2",
          lambda r: r >= 2)
-    goal("4 subs: broker / ZeroMQ inproc", ratio(tp("broker", 4), tp("zmq", 4)), ">= 2",
-         lambda r: r >= 2)
-    goal("64 subs (pool): broker / good", ratio(tp("broker", 64), tp("good", 64)), ">= 10",
+    goal("64 subs (pool): broker / good (paired turns)", paired("good", 64), ">= 10",
          lambda r: r >= 10)
     for rate in (10_000, 100_000, 1_000_000):
         lat = lambda c, q: val(runs, f"latency/{c}/rate:{rate}", f"{q}_us")
         goal(f"latency {fmt(rate)}/s: p50 lane / p50 good", ratio(lat("broker_lane", "p50"),
              lat("good", "p50")), "<= 0.5", lambda r: r <= 0.5)
-        goal(f"latency {fmt(rate)}/s: p99.9 lane / p99.9 ZeroMQ",
-             ratio(lat("broker_lane", "p999"), lat("zmq", "p999")), "<= 1", lambda r: r <= 1)
+        # Paired turns (bench_latency's latency_paired): one run of a second per contender
+        # met a stall of the machine's or not, and that draw decided the ratio.
+        goal(f"latency {fmt(rate)}/s: p99.9 lane / p99.9 ZeroMQ (paired turns)",
+             val(runs, f"latency_paired/zmq/rate:{rate}", "ratio"), "<= 1", lambda r: r <= 1)
     iso = lambda s, k: val(runs, f"isolation/broker_lane/stall:{s}", k)
     goal("isolation: fast throughput stalled / not", ratio(iso(1, "items_per_second"),
          iso(0, "items_per_second")), ">= 0.9", lambda r: r >= 0.9)
