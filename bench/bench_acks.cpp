@@ -2,7 +2,6 @@
 // handler calls failing (each failed message is offered again until confirmed).
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -92,10 +91,6 @@ void acks_paired(benchmark::State& state, std::int64_t per_round, Make make_cont
     }
   }
   if (!ok) state.SkipWithError("confirmations missing after 60 s");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   state.counters["none_failing_per_s"] = median(rate[0]);
   state.counters["one_pct_failing_per_s"] = median(rate[1]);
   state.counters["ratio"] = median(ratio);

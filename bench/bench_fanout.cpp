@@ -159,10 +159,6 @@ void fan_out_paired(benchmark::State& state, MakeBroker make_broker, MakeOther m
     }
   }
   if (!ok) state.SkipWithError("deliveries missing after 60 s");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   state.counters["broker_per_s"] = median(side[0].rates);
   state.counters["other_per_s"] = median(side[1].rates);
   state.counters["ratio"] = median(ratio);

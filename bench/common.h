@@ -14,6 +14,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,14 @@ inline std::int64_t read_stamp(std::string_view payload) {
   std::int64_t stamp = 0;
   std::memcpy(&stamp, payload.data(), sizeof stamp);
   return stamp;
+}
+
+/// The median of v (the upper one of an even count), 0 if v is empty: what the paired
+/// comparisons report of their turns.
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
 /// Counts confirmed deliveries per subscriber and wakes the benchmark thread when every
