@@ -154,14 +154,21 @@ MessagePtr TopicLog::read_seen(LogCursor& cursor, Offset offset) const {
       std::shared_ptr<const MessageSegment> next = cursor.segment->next();
       if (!next) break;  // freed by retention: look it up below
       cursor.segment = std::move(next);
+      cursor.last = nullptr;
     }
     if (offset < cursor.segment->limit()) {
-      return MessagePtr(cursor.segment, &cursor.segment->at(offset));
+      // The offset after the cursor's last message (last is reset whenever the segment
+      // changes, so it is this segment's): step there.
+      const bool next = cursor.last != nullptr && offset == cursor.last_offset + 1;
+      cursor.last = next ? &MessageSegment::after(*cursor.last) : &cursor.segment->at(offset);
+      cursor.last_offset = offset;
+      return MessagePtr(cursor.segment, cursor.last);
     }
   }
   sync::SpinLockHold lock(mu_);
   if (offset < base_ || offset >= visible_) return nullptr;
   if (offset < in_memory_from_) return disk_->read(offset);
+  cursor.last = nullptr;
   return locate(offset, &cursor.segment);
 }
 
