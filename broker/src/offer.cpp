@@ -212,6 +212,7 @@ struct Run {
   std::vector<RunMark> marks;  // marks[i]: where the run stood before taken[i + 1]
   RunMark end;                 // after its last take
   std::uint64_t cuts = 0;      // s.run_cuts() when it was taken
+  bool at_end = false;         // it stopped short because nothing more was ready
 };
 
 /// Takes the next message as take() does and, while nothing but the cursor can come next,
@@ -227,8 +228,10 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   out.taken.push_back(std::move(first.held));
   const std::string member = out.taken.front().member;
   bool extended = false;  // by take_from_cursor, or not at all
+  out.at_end = false;
   try {
     extended = s.take_from_cursor(member, max, out.taken, out.marks);
+    out.at_end = extended && out.taken.size() < max;
   } catch (const Error&) {
     extended = true;  // as take(): what it took is the run, the rest at the next take
   }
@@ -240,7 +243,10 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
     } catch (const Error&) {
       break;  // as take(): tried again at the next take
     }
-    if (!next) break;
+    if (!next) {
+      out.at_end = true;
+      break;
+    }
     out.marks.push_back(mark);
     out.taken.push_back(std::move(*next));
   }
@@ -284,7 +290,6 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
   // gives back what it took after the failed message, so with frequent failures long runs
   // would take (and give back) mostly in vain.
   std::size_t size = 1;
-  std::size_t asked = 1;  // what the current run's take asked for
   // Whether the last applied offer of this call was a confirmation: only then is a failure
   // the first of its row (R15), re-offered at once within the call. The row before the
   // call is the lane's to count.
@@ -332,14 +337,15 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
     // One clock read per run: a confirmation needs none, a failure is stamped with it.
     const Time ended_at = s.now();  // the clock is user code: never under a lock
     const bool more = !cut && result.offers < max && may_go_on();
-    if (more && confirmed && run.taken.size() < asked) {
-      // The run found the end of what was published before it had taken what it asked for:
-      // the lane has caught up with its publishers. Its next take waits a moment first (no
-      // lock held), so it finds a run of messages where it would find one, and pulls the
-      // lines the publisher writes at every append (the log's end, the record being
-      // written) to its core once per run instead of once per message (issue 19: 1.2x-1.5x
-      // the publish rate with a lane on another CPU). A message published meanwhile waits
-      // at most this long; a lane that finds nothing at all does not wait here.
+    if (more && confirmed && run.at_end) {
+      // The run stopped short because nothing more was ready: the lane has caught up with
+      // its publishers. Its next take waits a moment first (no lock held), so it finds a run
+      // of messages where it would find one, and pulls the lines the publisher writes at
+      // every append (the log's end, the record being written) to its core once per run
+      // instead of once per message (issue 19: 1.2x-1.5x the publish rate with a lane on
+      // another CPU). A message published meanwhile waits at most this long; a lane that
+      // finds nothing at all does not wait here, nor one whose runs are short for another
+      // reason (a returned message to offer first, a pause).
       for (int i = 0; i < kCaughtUpPauses; ++i) sync::spin_pause();
     }
 
@@ -384,13 +390,13 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       saved = save_quietly(s);
       if (goes_on) {
         took = true;
-        asked = run.taken.size();  // the rest of a run: not short for having found the end
+        run.at_end = false;  // the rest of a run, not one that found the end
       } else if (more && (!failed || first_failure) && saved == 0) {
         // The next run is taken in the same critical section, as offer_run's next message.
         size = failed ? std::max<std::size_t>(size / 2, 1) : std::min(2 * size, kMaxRun);
         const auto left = static_cast<std::size_t>(max - result.offers);
-        asked = std::min(size, left);
-        if (const std::optional<OfferResult> none = take_run(s, ended_at, asked, run)) {
+        if (const std::optional<OfferResult> none =
+                take_run(s, ended_at, std::min(size, left), run)) {
           result.next = *none;
         } else {
           took = true;
