@@ -84,12 +84,14 @@ void latency(benchmark::State& state, Make make_contender) {
 }
 
 /// The p99.9 goal as a paired comparison: the lane broker and ZeroMQ, both built once and
-/// alive side by side, take turns of half a second at the rate, alternating, 20 turns each;
+/// alive side by side, take turns of half a second at the rate, alternating, 40 turns each;
 /// each side's quantiles come from all of its turns together, so both sides' samples span
 /// the same stretch of wall time and meet the machine's stalls in about the same number.
 /// This VM stops a thread for 1-2 ms a few times a second and, now and then, for longer
 /// (traced per turn, BENCHMARKS.md); a single run of a second met a long one or not, and
-/// that draw decided the ratio. Neither side grows: the broker's topic keeps the last
+/// that draw decided the ratio. Forty turns, not twenty: a side's p99.9 is made by the few
+/// stalls its turns met (at 100k/s 20-turn runs of one build gave 0.63x-1.10x), and twice
+/// the turns meet twice as many. Neither side grows: the broker's topic keeps the last
 /// kPairedRetention messages, filled past that bound before the first turn, so its log
 /// reuses the segments retention frees, as ZeroMQ reuses its pipe's chunks. (A log that grows
 /// touches fresh memory, and here the host backs a fresh 2 MiB page in about 3.5 ms: the
@@ -101,7 +103,7 @@ template <class MakeBroker, class MakeOther>
 void latency_paired(benchmark::State& state, MakeBroker make_broker, MakeOther make_other) {
   const std::int64_t rate = state.range(0);
   const std::int64_t n = scaled(rate / 2, 400);  // one turn
-  const int pairs = 20;
+  const int pairs = 40;
   TwoCpuPlacement placement;
   struct Side {
     Histogram hist;  // written by the side's one subscriber only

@@ -180,7 +180,7 @@ def main():
         tails.append(f"{fmt(rate)}/s: lane p50 {fmt(lp('broker_p50_us'))}, p99.9 "
                      f"{fmt(lp('broker_p999_us'))}; ZeroMQ p50 {fmt(lp('other_p50_us'))}, p99.9 "
                      f"{fmt(lp('other_p999_us'))}")
-    print("\nLatency in paired turns (latency_paired: 20 half-second turns each, alternating; "
+    print("\nLatency in paired turns (latency_paired: 40 half-second turns each, alternating; "
           "us; the p99.9 goals): " + "; ".join(tails))
     print("\nPaired turns (fanout_paired: 15 pairs, medians; the throughput goals): "
           + "; ".join(turns))

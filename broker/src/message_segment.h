@@ -115,9 +115,9 @@ class MessageSegment {
     const std::size_t i = offset - base_;
     std::uint32_t position;
     std::memcpy(&position, entry(i / kIndexEvery), sizeof position);
-    const unsigned char* p = bytes_.get() + position;
-    for (std::size_t k = i % kIndexEvery; k > 0; --k) p += record::at(p).record().size();
-    return record::at(p);
+    const Message* m = &record::at(bytes_.get() + position);
+    for (std::size_t k = i % kIndexEvery; k > 0; --k) m = &after(*m);
+    return *m;
   }
   /// Readers: the message after `m`, one of this segment's whose next offset is in it too
   /// (below limit() and the log's end). Reads only m's record and the next one, not the
@@ -179,8 +179,7 @@ class MessageSegment {
 /// whatever guards that reader).
 struct LogCursor {
   std::shared_ptr<const MessageSegment> segment;
-  const Message* last = nullptr;  // in segment, at last_offset; null: none
-  Offset last_offset = 0;
+  const Message* last = nullptr;  // in segment; null: none
 };
 
 }  // namespace broker

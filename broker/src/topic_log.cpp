@@ -159,9 +159,8 @@ MessagePtr TopicLog::read_seen(LogCursor& cursor, Offset offset) const {
     if (offset < cursor.segment->limit()) {
       // The offset after the cursor's last message (last is reset whenever the segment
       // changes, so it is this segment's): step there.
-      const bool next = cursor.last != nullptr && offset == cursor.last_offset + 1;
+      const bool next = cursor.last != nullptr && offset == cursor.last->offset() + 1;
       cursor.last = next ? &MessageSegment::after(*cursor.last) : &cursor.segment->at(offset);
-      cursor.last_offset = offset;
       return MessagePtr(cursor.segment, cursor.last);
     }
   }
