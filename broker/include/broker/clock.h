@@ -28,7 +28,9 @@ class ManualClock final : public Clock {
   std::atomic<Millis::rep> now_;
 };
 
-/// Milliseconds of std::chrono::steady_clock. Thread-safe.
+/// Milliseconds of std::chrono::steady_clock, read through sync::CycleClock (a time-stamp
+/// counter read instead of the kernel's where the CPU allows): well within a millisecond of
+/// it. Thread-safe.
 class SteadyClock final : public Clock {
  public:
   [[nodiscard]] Time now() const override;

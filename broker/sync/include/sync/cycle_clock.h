@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -15,20 +16,42 @@
 
 namespace broker::sync {
 
-/// std::chrono::steady_clock in nanoseconds, read from the kernel at most about once per
-/// kAnchorNs on each thread and interpolated in between from the CPU's time-stamp counter
-/// at the rate the last two kernel reads measured (as absl::Now does). Only where the
-/// kernel keeps time with that counter itself (clocksource "tsc": the kernel checked it is
-/// invariant and synchronized across CPUs); elsewhere, and off x86-64, every call reads the
-/// kernel. Never goes back on one thread; off the kernel's clock by well under a
-/// microsecond. Thread-safe (each thread keeps its own anchor); never throws.
+/// std::chrono::steady_clock in nanoseconds, read from the kernel less often where the
+/// CPU's time-stamp counter allows, in one of two ways (now_ns picks one once):
+/// - interpolated(): where the kernel keeps time with that counter itself (clocksource
+///   "tsc": the kernel checked it is invariant and synchronized across CPUs), the kernel
+///   is read at most about once per kAnchorNs on each thread and the time interpolated in
+///   between at the rate the last two kernel reads measured (as absl::Now does); off the
+///   kernel's clock by well under a microsecond;
+/// - reused(): where the kernel keeps time otherwise (a VM's kvm-clock) but the counter is
+///   invariant (it ticks at one rate, also in sleep states), a thread's last kernel read
+///   is returned again until kReuseTicks ticks have passed on its counter: never ahead of
+///   the kernel's clock, behind it by at most kReuseTicks ticks (twice that right after the
+///   thread moved to a CPU whose counter is behind: a counter that went back, or jumped on,
+///   reads the kernel anew);
+/// elsewhere, and off x86-64, every call reads the kernel. Every way never goes back on one
+/// thread, and reused() not across threads either: a call returns at least what any call
+/// that happened before it returned. Thread-safe (each thread keeps its own reads); never
+/// throws.
 class CycleClock {
  public:
   static constexpr std::int64_t kAnchorNs = 1'000'000;
+  /// About 31 us at 2.1 GHz (13-66 us on 1-5 GHz counters): a thirtieth of the millisecond
+  /// the broker counts time in, for a kernel read per 31 us instead of one per call.
+  static constexpr std::uint64_t kReuseTicks = 1 << 16;
 
   [[nodiscard]] static std::int64_t now_ns() {
 #if defined(__x86_64__)
-    if (!usable()) return kernel_ns();
+    static const Way way = choose();
+    if (way == Way::kInterpolate) return interpolated();
+    if (way == Way::kReuse) return reused();
+#endif
+    return kernel_ns();
+  }
+
+#if defined(__x86_64__)
+  /// The interpolating way (see the class); meaningful only where the counter is invariant.
+  [[nodiscard]] static std::int64_t interpolated() {
     thread_local Anchor a;
     const std::uint64_t ticks = __rdtsc() - a.tsc;
     std::int64_t ns;
@@ -40,10 +63,27 @@ class CycleClock {
     ns = std::max(ns, a.last);
     a.last = ns;
     return ns;
-#else
-    return kernel_ns();
-#endif
   }
+
+  /// The reusing way (see the class); meaningful only where the counter is invariant.
+  [[nodiscard]] static std::int64_t reused() {
+    thread_local Recent r;
+    const std::uint64_t tsc = __rdtsc();
+    // Unsigned: a counter behind the one of the last read (another CPU's) reads anew.
+    if (tsc - r.tsc >= kReuseTicks) {
+      r.tsc = tsc;
+      r.ns = std::max(kernel_ns(), r.ns);
+      // Published before it is returned, so a call that happens after this one finds it.
+      // Relaxed suffices: a load that happens after a store reads it or a later value
+      // (coherence), and the value only grows.
+      std::int64_t seen = latest_.load(std::memory_order_relaxed);
+      while (seen < r.ns && !latest_.compare_exchange_weak(seen, r.ns, std::memory_order_relaxed)) {
+      }
+    }
+    // Another thread's fresher read, if one happened before this call.
+    return std::max(r.ns, latest_.load(std::memory_order_relaxed));
+  }
+#endif
 
  private:
   static std::int64_t kernel_ns() {
@@ -53,6 +93,8 @@ class CycleClock {
   }
 
 #if defined(__x86_64__)
+  enum class Way { kKernel, kInterpolate, kReuse };
+
   // A kernel read that took longer than this many ticks (a preemption between the counter
   // reads around it) anchors nothing: its time is not the counter's.
   static constexpr std::uint64_t kMaxReadTicks = 20'000;
@@ -87,15 +129,38 @@ class CycleClock {
     }
   };
 
-  /// Whether the kernel's clocksource is the time-stamp counter (looked up once).
-  static bool usable() {
-    static const bool tsc = [] {
-      std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-      std::string source;
-      f >> source;
-      return source == "tsc";
-    }();
-    return tsc;
+  /// One thread's last kernel read (reused).
+  struct Recent {
+    std::uint64_t tsc = 0;
+    std::int64_t ns = 0;
+  };
+
+  // The latest kernel read any thread made in reused(). Written once per kReuseTicks per
+  // thread that reads the clock, read at every call: a line that stays shared.
+  static inline std::atomic<std::int64_t> latest_{0};
+
+  /// The kernel's clocksource (the time-stamp counter: interpolate), else the CPU's flags
+  /// (an invariant counter: reuse), looked up once.
+  static Way choose() {
+    std::ifstream source_file("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    std::string source;
+    source_file >> source;
+    if (source == "tsc") return Way::kInterpolate;
+    return invariant_counter() ? Way::kReuse : Way::kKernel;
+  }
+
+  /// Whether the CPU says its counter ticks at one rate whatever its frequency and sleep
+  /// state (CPUID 0x80000007, EDX bit 8), which Linux shows as constant_tsc and nonstop_tsc.
+  static bool invariant_counter() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string word;
+    bool constant = false;
+    bool nonstop = false;
+    while (cpuinfo >> word && !(constant && nonstop)) {
+      constant = constant || word == "constant_tsc";
+      nonstop = nonstop || word == "nonstop_tsc";
+    }
+    return constant && nonstop;
   }
 #endif
 };

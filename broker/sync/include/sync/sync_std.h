@@ -137,7 +137,8 @@ inline std::chrono::milliseconds steady_now() {
 }
 
 /// The broker's own steady clock (SteadyClock, the time messages are stamped with):
-/// steady_now's time, from a time-stamp counter read where CycleClock may interpolate.
+/// steady_now's time, from a time-stamp counter read where CycleClock may interpolate or
+/// reuse a recent kernel read (at most about 31 us old at 2.1 GHz).
 inline std::chrono::milliseconds clock_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::nanoseconds{CycleClock::now_ns()});
