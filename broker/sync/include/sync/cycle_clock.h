@@ -83,6 +83,21 @@ class CycleClock {
     // Another thread's fresher read, if one happened before this call.
     return std::max(r.ns, latest_.load(std::memory_order_relaxed));
   }
+
+  /// Whether the CPU says its counter ticks at one rate whatever its frequency and sleep
+  /// state (CPUID 0x80000007, EDX bit 8), which Linux shows as constant_tsc and nonstop_tsc:
+  /// where it does not, neither way above is meaningful. Reads /proc/cpuinfo.
+  [[nodiscard]] static bool invariant_counter() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string word;
+    bool constant = false;
+    bool nonstop = false;
+    while (cpuinfo >> word && !(constant && nonstop)) {
+      constant = constant || word == "constant_tsc";
+      nonstop = nonstop || word == "nonstop_tsc";
+    }
+    return constant && nonstop;
+  }
 #endif
 
  private:
@@ -147,20 +162,6 @@ class CycleClock {
     source_file >> source;
     if (source == "tsc") return Way::kInterpolate;
     return invariant_counter() ? Way::kReuse : Way::kKernel;
-  }
-
-  /// Whether the CPU says its counter ticks at one rate whatever its frequency and sleep
-  /// state (CPUID 0x80000007, EDX bit 8), which Linux shows as constant_tsc and nonstop_tsc.
-  static bool invariant_counter() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string word;
-    bool constant = false;
-    bool nonstop = false;
-    while (cpuinfo >> word && !(constant && nonstop)) {
-      constant = constant || word == "constant_tsc";
-      nonstop = nonstop || word == "nonstop_tsc";
-    }
-    return constant && nonstop;
   }
 #endif
 };
