@@ -12,6 +12,7 @@
 #include "broker/assignment.h"
 #include "broker/errors.h"
 #include "model/assignment.h"
+#include "uniform.h"
 
 namespace props {
 namespace {
@@ -24,7 +25,7 @@ const std::vector<Assignor> kAssignors = {Assignor::kRange, Assignor::kRoundRobi
                                           Assignor::kSticky, Assignor::kCooperativeSticky};
 
 rc::Gen<std::vector<std::string>> gen_members() {
-  return rc::gen::map(rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 7)),
+  return rc::gen::map(rc::gen::container<std::vector<int>>(props::uniform_in(0, 7)),
                       [](std::vector<int> picks) {
                         std::vector<std::string> out;
                         for (int p : picks) {
@@ -39,14 +40,14 @@ rc::Gen<std::vector<std::string>> gen_members() {
 // and then an arbitrary one (partitions out of range, listed twice, members gone).
 Assignment gen_previous(Assignor assignor, std::uint32_t n) {
   Assignment previous;
-  if (*rc::gen::inRange(0, 4) == 0) {
+  if (*props::uniform_in(0, 4) == 0) {
     for (const std::string& m : *gen_members()) {
       previous[m] = *rc::gen::container<std::vector<std::uint32_t>>(
-          rc::gen::inRange<std::uint32_t>(0, n + 2));
+          props::uniform_in<std::uint32_t>(0, n + 2));
     }
     return previous;
   }
-  const int steps = *rc::gen::inRange(0, 4);
+  const int steps = *props::uniform_in(0, 4);
   for (int i = 0; i < steps; ++i) {
     previous = broker::rebalance(assignor, *gen_members(), n, previous).assignment;
   }
@@ -105,7 +106,7 @@ std::uint32_t moves(const std::vector<std::string>& members, const Assignment& p
 RC_GTEST_PROP(Assignment, R30EveryPartitionHasOneOwnerAndSharesDifferByAtMostOne, ()) {
   const Assignor assignor = *rc::gen::elementOf(kAssignors);
   const std::vector<std::string> members = *gen_members();
-  const auto n = *rc::gen::inRange<std::uint32_t>(0, 13);
+  const auto n = *props::uniform_in<std::uint32_t>(0, 13);
   const Assignment previous = gen_previous(assignor, n);
   const broker::Rebalance r = broker::rebalance(assignor, members, n, previous);
   RC_LOG() << "previous " << show(previous) << "\nnow " << show(r.assignment) << "\n";
@@ -115,18 +116,17 @@ RC_GTEST_PROP(Assignment, R30EveryPartitionHasOneOwnerAndSharesDifferByAtMostOne
 RC_GTEST_PROP(Assignment, R30StickyMovesNoMorePartitionsThanTheModelsMinimum, ()) {
   const Assignor assignor = *rc::gen::element(Assignor::kSticky, Assignor::kCooperativeSticky);
   const std::vector<std::string> members = *gen_members();
-  const auto n = *rc::gen::inRange<std::uint32_t>(0, 13);
+  const auto n = *props::uniform_in<std::uint32_t>(0, 13);
   const Assignment previous = gen_previous(assignor, n);
   const broker::Rebalance r = broker::rebalance(assignor, members, n, previous);
   RC_LOG() << "previous " << show(previous) << "\nnow " << show(r.assignment) << "\n";
-  RC_ASSERT(moves(members, previous, r.assignment) ==
-            model::minimal_moves(members, n, previous));
+  RC_ASSERT(moves(members, previous, r.assignment) == model::minimal_moves(members, n, previous));
 }
 
 RC_GTEST_PROP(Assignment, R30CooperativeRevokesOnlyWhatMovesEagerEverything, ()) {
   const Assignor assignor = *rc::gen::elementOf(kAssignors);
   const std::vector<std::string> members = *gen_members();
-  const auto n = *rc::gen::inRange<std::uint32_t>(0, 13);
+  const auto n = *props::uniform_in<std::uint32_t>(0, 13);
   const Assignment previous = gen_previous(assignor, n);
   const broker::Rebalance r = broker::rebalance(assignor, members, n, previous);
   RC_LOG() << "previous " << show(previous) << "\nnow " << show(r.assignment) << "\nrevoked "

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <utility>
 
+#include "uniform.h"
+
 namespace props {
 namespace {
 
@@ -47,7 +49,7 @@ int gen_max_deliveries() {
 }
 
 model::Start gen_start(const Hints& h, const std::string& topic) {
-  switch (*g::inRange(0, 6)) {
+  switch (*uniform_in(0, 6)) {
     case 0:
       return {model::Start::Kind::kBeginning, 0};
     case 1:
@@ -91,7 +93,7 @@ model::Offset Hints::edge_offset(const std::string& topic) const {
 
 std::string gen_topic(const Hints& h) {
   const std::vector<std::string> known = h.model().topics();
-  if (known.empty() || *g::inRange(0, 8) == 0) return pick(kTopics);
+  if (known.empty() || one_in(8)) return pick(kTopics);
   return pick(known);
 }
 
@@ -101,20 +103,20 @@ std::string gen_sub_name(const Hints& h, const std::string& topic) {
     known = h.model().subscriptions(topic);
   } catch (const model::Error&) {
   }
-  if (known.empty() || *g::inRange(0, 5) == 0) return pick(kSubs);
+  if (known.empty() || one_in(5)) return pick(kSubs);
   return pick(known);
 }
 
 std::string gen_pull_name(const Hints& h, const std::string& topic) {
   const std::vector<std::string> pulls = h.model().pull_names(topic);
-  if (pulls.empty() || *g::inRange(0, 6) == 0) return gen_sub_name(h, topic);
+  if (pulls.empty() || one_in(6)) return gen_sub_name(h, topic);
   return pick(pulls);
 }
 
 std::string gen_position_name(const Hints& h, const std::string& topic) {
-  if (*g::inRange(0, 4) != 0) return gen_sub_name(h, topic);
+  if (!one_in(4)) return gen_sub_name(h, topic);
   const std::vector<std::string> groups = h.model().group_names(topic);
-  if (groups.empty() || *g::inRange(0, 4) == 0) return pick(kGroups);
+  if (groups.empty() || one_in(4)) return pick(kGroups);
   return pick(groups);
 }
 
@@ -125,7 +127,7 @@ bool is_group_name(const std::string& name) {
 std::string gen_member() { return pick(kMembers); }
 
 model::Script gen_script(const Hints& h) {
-  const int length = *g::inRange(0, 5);
+  const int length = *uniform_in(0, 5);
   model::Script script;
   for (int i = 0; i < length; ++i) {
     model::Step step;
@@ -136,7 +138,7 @@ model::Script gen_script(const Hints& h) {
         {1, g::just(model::Verdict::kThrowOther)},
         {1, g::just(model::Verdict::kTerminate)},
     });
-    switch (*g::inRange(0, 12)) {
+    switch (*uniform_in(0, 12)) {
       case 0:
         step.effect = model::EffectKind::kUnsubscribeSelf;
         break;
@@ -171,19 +173,19 @@ template <>
 oplang::Op gen_op<oplang::CreateTopic>(const Hints&) {
   oplang::CreateTopic op{pick(kTopics), 0, 0};
   // R29: now and then a plain topic named like a partition, so names collide both ways.
-  if (*g::inRange(0, 10) == 0) op.name = "t0-1";
+  if (one_in(10)) op.name = "t0-1";
   // R29: a third of the topics are partitioned (a count of 0 or past the bound, rarely).
-  if (*g::inRange(0, 3) == 0) {
+  if (one_in(3)) {
     op.partitions = *g::weightedOneOf<std::uint32_t>(
         {{4, g::just(2u)}, {3, g::just(3u)}, {1, g::just(0u)}, {1, g::just(1025u)}});
-    if (*g::inRange(0, 2) == 0) op.partitioner = model::Partitioner::kJavaHashCode;
+    if (one_in(2)) op.partitioner = model::Partitioner::kJavaHashCode;
   }
-  switch (*g::inRange(0, 4)) {
+  switch (*uniform_in(0, 4)) {
     case 0:
-      op.retention_messages = *g::inRange<std::size_t>(1, 4);
+      op.retention_messages = *uniform_in<std::size_t>(1, 4);
       break;
     case 1:
-      op.retention_bytes = *g::inRange<std::size_t>(1, 12);
+      op.retention_bytes = *uniform_in<std::size_t>(1, 12);
       break;
     default:
       break;
@@ -209,7 +211,7 @@ std::string gen_publish_topic(const Hints& h) {
       }
     }
   }
-  return !listened.empty() && *g::inRange(0, 3) != 0 ? pick(listened) : gen_topic(h);
+  return !listened.empty() && !one_in(3) ? pick(listened) : gen_topic(h);
 }
 
 template <>
@@ -220,13 +222,13 @@ oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   op.headers = gen_headers();
   // R29 routes by the key, R31 orders by it: half the publishes have one, half of those the
   // last one again, so a key's messages follow each other.
-  if (*g::inRange(0, 2) == 0) {
-    op.key = !h.last_key.empty() && *g::inRange(0, 2) == 0 ? h.last_key : pick(kKeys);
+  if (one_in(2)) {
+    op.key = !h.last_key.empty() && one_in(2) ? h.last_key : pick(kKeys);
   }
   // Half through the runner's Publisher for the topic, which outlives deletes and
   // re-creations of it (R2: the same outcome as by name). The mixes list publish twice, so
   // publish_via is as common as any other kind.
-  op.via_publisher = *g::inRange(0, 2) == 0;
+  op.via_publisher = one_in(2);
   return op;
 }
 
@@ -235,10 +237,10 @@ template <>
 oplang::Op gen_op<oplang::PublishTo>(const Hints& h) {
   oplang::PublishTo op;
   op.topic = gen_publish_topic(h);
-  op.partition = static_cast<std::uint32_t>(*g::inRange(0, 4));
+  op.partition = static_cast<std::uint32_t>(*uniform_in(0, 4));
   op.payload = "m" + std::to_string(h.payloads);
   op.headers = gen_headers();
-  if (*g::inRange(0, 3) == 0) op.key = pick(kKeys);
+  if (one_in(3)) op.key = pick(kKeys);
   return op;
 }
 
@@ -254,7 +256,7 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   // Half the time after a restart: resume a push subscription or rejoin a group with the
   // options it was saved with (R20), and a new handler script.
   const std::vector<std::string> dormant = h.model().dormant_names(op.topic);
-  if (!dormant.empty() && *g::inRange(0, 2) == 0) {
+  if (!dormant.empty() && one_in(2)) {
     auto it = h.subscribes.find(op.topic + "/" + pick(dormant));
     if (it != h.subscribes.end()) {
       op = it->second;
@@ -267,20 +269,20 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   op.filter = gen_filter();
   op.max_deliveries = gen_max_deliveries();
   op.start = gen_start(h, op.topic);
-  if (*g::inRange(0, 4) == 0) {
+  if (one_in(4)) {
     op.group = pick(kGroups);
     op.filter = {};
     op.max_deliveries = 3;
     op.start = {};
   }
   op.script = gen_script(h);
-  op.idempotent = *g::inRange(0, 3) == 0;  // broker::idempotent(): repeats need seeks back
+  op.idempotent = one_in(3);  // broker::idempotent(): repeats need seeks back
   // R24: a quarter of the new single subscriptions wait between failed offers (groups keep
   // one set of options, so their joins agree); drains skip them until the clock passes it.
-  if (op.group.empty() && *g::inRange(0, 4) == 0) {
+  if (op.group.empty() && one_in(4)) {
     op.backoff = *g::container<std::vector<model::Millis>>(
-        *g::inRange<std::size_t>(1, 3), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
-    if (*g::inRange(0, 20) == 0) op.backoff.back() = -1;  // InvalidArgument
+        *uniform_in<std::size_t>(1, 3), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
+    if (one_in(20)) op.backoff.back() = -1;  // InvalidArgument
   }
   return op;
 }
@@ -296,7 +298,7 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   op.start = gen_start(h, op.topic);
   // R22: mostly unbounded; else a bound of 1-2 that polls of up to 3 run into, and now and
   // then one past kMaxInFlight (InvalidArgument).
-  switch (*g::inRange(0, 10)) {
+  switch (*uniform_in(0, 10)) {
     case 0:
     case 1:
       op.max_in_flight = 1;
@@ -312,14 +314,14 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
       break;
   }
   // R24: now and then a back-off list of 1-3 waits (a negative one: InvalidArgument).
-  if (*g::inRange(0, 4) == 0) {
+  if (one_in(4)) {
     op.backoff = *g::container<std::vector<model::Millis>>(
-        *g::inRange<std::size_t>(1, 4), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
-    if (*g::inRange(0, 20) == 0) op.backoff.back() = -1;
+        *uniform_in<std::size_t>(1, 4), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
+    if (one_in(20)) op.backoff.back() = -1;
   }
   // R31: half the subscriptions ordered, half of those reading from the beginning.
-  op.ordered_by_key = *g::inRange(0, 2) == 0;
-  if (op.ordered_by_key && *g::inRange(0, 2) == 0) op.start = {model::Start::Kind::kBeginning, 0};
+  op.ordered_by_key = one_in(2);
+  if (op.ordered_by_key && one_in(2)) op.start = {model::Start::Kind::kBeginning, 0};
   return op;
 }
 
@@ -331,8 +333,7 @@ oplang::Op gen_op<oplang::Unsubscribe>(const Hints& h) {
   for (const auto& t : kTopics) {
     if (std::find(known.begin(), known.end(), t) == known.end()) unknown.push_back(t);
   }
-  const std::string topic =
-      !unknown.empty() && *g::inRange(0, 4) == 0 ? pick(unknown) : gen_topic(h);
+  const std::string topic = !unknown.empty() && one_in(4) ? pick(unknown) : gen_topic(h);
   return oplang::Unsubscribe{topic, gen_sub_name(h, topic)};
 }
 
@@ -358,7 +359,7 @@ oplang::Poll gen_poll(const Hints& h) {
   std::string sub = gen_pull_name(h, topic);
   // Half the time a pull subscription with something waiting, if any: workers poll where
   // there is work, so holds, acks and R31's waiting keys come up often.
-  if (*g::inRange(0, 2) == 0) {
+  if (one_in(2)) {
     std::vector<std::pair<std::string, std::string>> busy;
     for (const std::string& t : h.model().topics()) {
       for (const std::string& p : h.model().pull_names(t)) {
@@ -367,8 +368,8 @@ oplang::Poll gen_poll(const Hints& h) {
     }
     if (!busy.empty()) std::tie(topic, sub) = pick(busy);
   }
-  oplang::Poll op{topic, sub, gen_member(), *g::inRange<std::size_t>(1, 4)};
-  switch (*g::inRange(0, 16)) {
+  oplang::Poll op{topic, sub, gen_member(), *uniform_in<std::size_t>(1, 4)};
+  switch (*uniform_in(0, 16)) {
     case 0:
       op.max = 0;
       break;
@@ -418,7 +419,7 @@ T gen_ack_like(const Hints& h) {
   // R32: half the time, when a consumer group holds messages, one of them: mostly with its
   // current generation, else an older one (fenced unless a cooperative owner kept it).
   const auto groups = h.model().consumer_groups();
-  if (!groups.empty() && *g::inRange(0, 2) == 0) {
+  if (!groups.empty() && one_in(2)) {
     const auto& v = *g::elementOf(groups);
     op.topic = *g::elementOf(v.parts);
     op.sub = v.name;
@@ -426,19 +427,19 @@ T gen_ack_like(const Hints& h) {
     if (!held.empty()) {
       const auto& target = *g::elementOf(held);
       op.offset = target.offset;
-      op.member = *g::inRange(0, 8) == 0 ? gen_member() : target.member;
+      op.member = one_in(8) ? gen_member() : target.member;
       op.generation = v.generation;
-      if (*g::inRange(0, 4) == 0 && v.generation > 0) op.generation = v.generation - 1;
+      if (one_in(4) && v.generation > 0) op.generation = v.generation - 1;
       return op;
     }
   }
   op.topic = gen_topic(h);
   op.sub = gen_pull_name(h, op.topic);
   const auto held = h.model().held(op.topic, op.sub);
-  if (!held.empty() && *g::inRange(0, 4) != 0) {
+  if (!held.empty() && !one_in(4)) {
     const auto& target = *g::elementOf(held);
     op.offset = target.offset;
-    op.member = *g::inRange(0, 5) == 0 ? gen_member() : target.member;
+    op.member = one_in(5) ? gen_member() : target.member;
     return op;
   }
   op.member = gen_member();
@@ -447,7 +448,7 @@ T gen_ack_like(const Hints& h) {
     end = h.model().end_offset(op.topic);
   } catch (const model::Error&) {
   }
-  op.offset = end == 0 ? 0 : *g::inRange<model::Offset>(end > 4 ? end - 4 : 0, end);
+  op.offset = end == 0 ? 0 : *uniform_in<model::Offset>(end > 4 ? end - 4 : 0, end);
   return op;
 }
 
@@ -460,7 +461,7 @@ oplang::Op gen_op<oplang::Ack>(const Hints& h) {
 template <>
 oplang::Op gen_op<oplang::Nack>(const Hints& h) {
   oplang::Nack op = gen_ack_like<oplang::Nack>(h);
-  if (*g::inRange(0, 2) == 0) {
+  if (one_in(2)) {
     op.delay = *g::elementOf(std::vector<model::Millis>{-1, 0, 5, 5, 10, 30});
   }
   return op;
@@ -518,7 +519,7 @@ namespace {
 // The observations' topic: a quarter of the time one that does not exist (a pool topic not
 // created, else a name outside the pool), so UnknownTopic is compared too; else gen_topic.
 std::string gen_observed_topic(const Hints& h) {
-  if (*g::inRange(0, 4) != 0) return gen_topic(h);
+  if (!one_in(4)) return gen_topic(h);
   std::vector<std::string> unknown;
   const std::vector<std::string> known = h.model().topics();
   for (const auto& t : kTopics) {
@@ -557,7 +558,7 @@ oplang::Op gen_op<oplang::Restart>(const Hints&) {
 // The seed picks which unsynced bytes survive (torn tails); under `always` none matter.
 template <>
 oplang::Op gen_op<oplang::Crash>(const Hints&) {
-  return oplang::Crash{*g::inRange<std::uint64_t>(0, 1000)};
+  return oplang::Crash{*uniform_in<std::uint64_t>(0, 1000)};
 }
 
 // R25-R28: the controls aim at existing subscriptions and groups (gen_position_name), now
@@ -566,7 +567,7 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
 namespace {
 
 std::pair<std::string, std::string> gen_dead_letter_owner(const Hints& h) {
-  if (*g::inRange(0, 4) != 0) {
+  if (!one_in(4)) {
     std::vector<std::pair<std::string, std::string>> owners;
     for (const std::string& topic : h.model().topics()) {
       for (const std::string& name : h.model().dead_letter_names(topic)) {
@@ -623,7 +624,7 @@ namespace {
 // advances), sometimes 0, now and then one past now (InvalidArgument).
 model::Millis gen_time(const Hints& h) {
   const model::Millis now = h.model().now();
-  const int choice = *g::inRange(0, 10);
+  const int choice = *uniform_in(0, 10);
   if (choice == 0) return now + 1;
   if (choice == 1) return 0;
   return std::max<model::Millis>(0,
@@ -653,17 +654,17 @@ const std::vector<std::string> kConsumerGroups = {"c0", "c1"};
 // A group that exists (mostly), or a topic and group name that may not.
 std::pair<std::string, std::string> gen_group(const Hints& h) {
   const auto groups = h.model().consumer_groups();
-  if (!groups.empty() && *g::inRange(0, 6) != 0) {
+  if (!groups.empty() && !one_in(6)) {
     const auto& v = *g::elementOf(groups);
     return {v.topic, v.name};
   }
-  return {gen_topic(h), *g::inRange(0, 4) == 0 ? pick(kSubs) : pick(kConsumerGroups)};
+  return {gen_topic(h), one_in(4) ? pick(kSubs) : pick(kConsumerGroups)};
 }
 
 // A member of the group (mostly), or any pool member.
 std::string gen_group_member(const Hints& h, const std::string& topic, const std::string& group) {
   for (const auto& v : h.model().consumer_groups()) {
-    if (v.topic == topic && v.name == group && !v.members.empty() && *g::inRange(0, 4) != 0) {
+    if (v.topic == topic && v.name == group && !v.members.empty() && !one_in(4)) {
       return *g::elementOf(v.members);
     }
   }
@@ -679,7 +680,7 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
   auto [topic, group] = gen_group(h);
   oplang::JoinGroup op;
   for (const auto& v : h.model().consumer_groups()) {
-    if (v.topic != topic || v.name != group || *g::inRange(0, 8) == 0) continue;
+    if (v.topic != topic || v.name != group || one_in(8)) continue;
     op.assignor = v.assignor;
     op.filter = v.options.header_filter;
     op.ack_timeout = v.options.ack_timeout;
@@ -695,16 +696,15 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
   }
   op.topic = topic;
   op.group = group;
-  op.member = *g::inRange(0, 20) == 0 ? "" : gen_member();
+  op.member = one_in(20) ? "" : gen_member();
   op.assignor = *g::elementOf(
       std::vector<model::Assignor>{model::Assignor::kRange, model::Assignor::kRoundRobin,
                                    model::Assignor::kSticky, model::Assignor::kCooperativeSticky});
   op.ack_timeout = gen_timeout();
   op.max_deliveries = gen_max_deliveries();
-  op.start = *g::inRange(0, 2) == 0 ? model::Start{model::Start::Kind::kBeginning, 0}
-                                    : gen_start(h, topic);
-  if (*g::inRange(0, 4) == 0) op.max_in_flight = 1;
-  op.ordered_by_key = *g::inRange(0, 3) == 0;
+  op.start = one_in(2) ? model::Start{model::Start::Kind::kBeginning, 0} : gen_start(h, topic);
+  if (one_in(4)) op.max_in_flight = 1;
+  op.ordered_by_key = one_in(3);
   return op;
 }
 
@@ -716,10 +716,10 @@ oplang::Op gen_op<oplang::JoinGroupPush>(const Hints& h) {
   oplang::JoinGroupPush op;
   op.topic = topic;
   op.group = group;
-  op.member = *g::inRange(0, 20) == 0 ? "" : gen_member();
+  op.member = one_in(20) ? "" : gen_member();
   op.script = gen_script(h);
   for (const auto& v : h.model().consumer_groups()) {
-    if (v.topic != topic || v.name != group || *g::inRange(0, 8) == 0) continue;
+    if (v.topic != topic || v.name != group || one_in(8)) continue;
     op.assignor = v.assignor;
     op.filter = v.push_options.header_filter;
     op.max_deliveries = v.push_options.max_deliveries;
@@ -728,17 +728,15 @@ oplang::Op gen_op<oplang::JoinGroupPush>(const Hints& h) {
     return op;
   }
   // After a restart, half the time: adopt the dormant state of that name (R20).
-  if (auto it = h.push_joins.find(topic + "/" + group);
-      it != h.push_joins.end() && *g::inRange(0, 2) == 0) {
+  if (auto it = h.push_joins.find(topic + "/" + group); it != h.push_joins.end() && one_in(2)) {
     op.filter = it->second.filter;
     op.max_deliveries = it->second.max_deliveries;
     op.start = it->second.start;
     op.backoff = it->second.backoff;
   } else {
     op.max_deliveries = gen_max_deliveries();
-    op.start = *g::inRange(0, 2) == 0 ? model::Start{model::Start::Kind::kBeginning, 0}
-                                      : gen_start(h, topic);
-    if (*g::inRange(0, 6) == 0) op.backoff = {*g::inRange<model::Millis>(1, 20)};
+    op.start = one_in(2) ? model::Start{model::Start::Kind::kBeginning, 0} : gen_start(h, topic);
+    if (one_in(6)) op.backoff = {*uniform_in<model::Millis>(1, 20)};
   }
   op.assignor = *g::elementOf(
       std::vector<model::Assignor>{model::Assignor::kRange, model::Assignor::kRoundRobin,
@@ -756,8 +754,8 @@ template <>
 oplang::Op gen_op<oplang::PollGroup>(const Hints& h) {
   const auto [topic, group] = gen_group(h);
   oplang::PollGroup op{topic, group, gen_group_member(h, topic, group),
-                       *g::inRange<std::size_t>(1, 4)};
-  if (*g::inRange(0, 16) == 0) op.max = 0;
+                       *uniform_in<std::size_t>(1, 4)};
+  if (one_in(16)) op.max = 0;
   return op;
 }
 

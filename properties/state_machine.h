@@ -25,6 +25,7 @@
 #include "oplang/model_runner.h"
 #include "oplang/text.h"
 #include "reached.h"
+#include "uniform.h"
 
 namespace props {
 
@@ -139,10 +140,10 @@ struct MixEntry {
   Need need;
 };
 
-/// A uniform choice in [0, n), whatever the size (RapidCheck's inRange scales with it), not
-/// shrunk: a shrink keeps the sequence's swarm.
+/// A uniform choice in [0, n), whatever the size (uniform.h), not shrunk: a shrink keeps
+/// the sequence's swarm.
 inline std::size_t fair_choice(std::size_t n) {
-  return *rc::gen::noShrink(rc::gen::resize(100, rc::gen::inRange<std::size_t>(0, n)));
+  return *rc::gen::noShrink(uniform_in<std::size_t>(0, n));
 }
 
 /// The entries a swarm sequence draws from: a random subset of the distinct kinds of `mix`,

@@ -18,6 +18,7 @@
 
 #include "op_generators.h"
 #include "oplang/text.h"
+#include "uniform.h"
 
 namespace props::crash {
 namespace {
@@ -39,14 +40,14 @@ oplang::Script gen_crash_script(std::size_t max_steps) {
   oplang::Script script = {oplang::CreateTopic{"t0", 0, 0}, oplang::CreateTopic{"t1", 3, 0}};
   Hints hints;
   for (const auto& op : script) hints.observe(op);
-  // Uniform whatever the size (inRange scales with it), so long scripts are as likely as
+  // Uniform whatever the size (uniform.h), so long scripts are as likely as
   // short ones; shrinking still goes towards one step.
-  const std::size_t steps = *rc::gen::resize(100, rc::gen::inRange<std::size_t>(1, max_steps + 1));
+  const std::size_t steps = *props::uniform_in<std::size_t>(1, max_steps + 1);
   for (std::size_t i = 0; i < steps; ++i) {
-    oplang::Op op = mix[*rc::gen::inRange<std::size_t>(0, mix.size())](hints);
+    oplang::Op op = mix[*props::uniform_in<std::size_t>(0, mix.size())](hints);
     // Mostly from the beginning, so consumers find messages and commit (the generators'
     // default start, the end, leaves a short script with little to confirm).
-    const bool from_beginning = *rc::gen::inRange(0, 4) != 0;
+    const bool from_beginning = *props::uniform_in(0, 4) != 0;
     const model::Start beginning{model::Start::Kind::kBeginning, 0};
     if (auto* s = std::get_if<oplang::Subscribe>(&op)) {
       for (auto& step : s->script) {
@@ -81,10 +82,9 @@ std::uint64_t gen_point(const oplang::Script& script, bool always) {
     writers.insert(writers.end(), setup ? 1 : 4, i);
   }
   if (writers.empty()) return 0;
-  const std::size_t op =
-      writers[*rc::gen::resize(100, rc::gen::inRange<std::size_t>(0, writers.size()))];
+  const std::size_t op = writers[*props::uniform_in<std::size_t>(0, writers.size())];
   const std::uint64_t first = op == 0 ? 0 : ends[op - 1];
-  return first + *rc::gen::inRange<std::uint64_t>(0, ends[op] - first);
+  return first + *props::uniform_in<std::uint64_t>(0, ends[op] - first);
 }
 
 void check(const CrashCase& c) {
@@ -101,7 +101,7 @@ RC_GTEST_PROP(CrashPoints, ACrashAtAnyWriteOrSyncLosesNothingThatReturned, ()) {
   CrashCase c;
   c.script = gen_crash_script(24);
   c.point = gen_point(c.script, true);
-  c.seed = *rc::gen::inRange<std::uint64_t>(0, 1000);
+  c.seed = *props::uniform_in<std::uint64_t>(0, 1000);
   check(c);
 }
 
@@ -110,7 +110,7 @@ RC_GTEST_PROP(CrashPoints, ACrashWithoutFsyncKeepsAPrefixOfEachLog, ()) {
   c.always = false;
   c.script = gen_crash_script(24);
   c.point = gen_point(c.script, false);
-  c.seed = *rc::gen::inRange<std::uint64_t>(0, 1000);
+  c.seed = *props::uniform_in<std::uint64_t>(0, 1000);
   check(c);
 }
 

@@ -81,11 +81,11 @@ const std::initializer_list<std::pair<std::size_t, ApiOp::Kind>> kKindWeights = 
 rc::Gen<ApiScript> gen_script() {
   auto op = rc::gen::build<ApiOp>(
       rc::gen::set(&ApiOp::kind, rc::gen::weightedElement<ApiOp::Kind>(kKindWeights)),
-      rc::gen::set(&ApiOp::arg, rc::gen::inRange(0, 6)));
+      rc::gen::set(&ApiOp::arg, props::uniform_in(0, 6)));
   auto caller = rc::gen::resize(6, rc::gen::nonEmpty(rc::gen::container<std::vector<ApiOp>>(op)));
   return rc::gen::build<ApiScript>(
       rc::gen::set(&ApiScript::lane),
-      rc::gen::set(&ApiScript::callers, rc::gen::mapcat(rc::gen::inRange(2, 4), [caller](int n) {
+      rc::gen::set(&ApiScript::callers, rc::gen::mapcat(props::uniform_in(2, 4), [caller](int n) {
         return rc::gen::container<std::vector<std::vector<ApiOp>>>(n, caller);
       })));
 }

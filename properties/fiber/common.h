@@ -12,6 +12,7 @@
 #include "fiber/schedule.h"
 #include "oplang/program.h"
 #include "program_runner.h"
+#include "uniform.h"
 
 namespace fiberprop {
 
@@ -21,15 +22,15 @@ namespace fiberprop {
 /// needs one or two preemptions at exact points with a stated probability (fiber/schedule.h).
 inline rc::Gen<fiber::Schedule> gen_schedule() {
   auto walk = rc::gen::map(rc::gen::pair(rc::gen::container<std::vector<std::uint32_t>>(
-                                             rc::gen::inRange<std::uint32_t>(0, 4)),
-                                         rc::gen::inRange<std::uint64_t>(0, 1u << 20)),
+                                             props::uniform_in<std::uint32_t>(0, 4)),
+                                         props::uniform_in<std::uint64_t>(0, 1u << 20)),
                            [](const std::pair<std::vector<std::uint32_t>, std::uint64_t>& p) {
                              fiber::Schedule s = fiber::Schedule::walk(p.first);
                              s.seed = p.second;
                              return s;
                            });
   auto pct = rc::gen::map(
-      rc::gen::tuple(rc::gen::inRange<std::uint64_t>(1, 1u << 20), rc::gen::inRange(2, 4),
+      rc::gen::tuple(props::uniform_in<std::uint64_t>(1, 1u << 20), props::uniform_in(2, 4),
                      rc::gen::element<std::uint32_t>(50, 150, 400)),
       [](const std::tuple<std::uint64_t, int, std::uint32_t>& p) {
         return fiber::Schedule::pct(std::get<0>(p), std::get<1>(p), std::get<2>(p));

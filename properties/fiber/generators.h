@@ -1,8 +1,8 @@
 // The fiber properties' generators of concurrent programs (programs.h), shared by the
 // properties and the swarm coverage test.
 //
-// Swarm testing: with `swarm`, a case first draws which kinds it may use (a random
-// non-empty subset of the worker op kinds, or of the handler behaviours; every kind in
+// Swarm testing: with `swarm`, a case first draws which kinds it may use (a subset of
+// the worker op kinds, or of the handler behaviours, of a size drawn from 1 to all; every kind in
 // about half of the subsets), then draws only from those. Long stretches of one kind
 // happen (many nacks in a row: dead letters; only failures: back-offs and dead letters),
 // which the uniform mix reaches rarely. Without `swarm` every kind is always available.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "programs.h"
+#include "uniform.h"
 
 namespace fiberprop {
 
@@ -27,10 +28,24 @@ std::vector<T> swarm_subset(const std::vector<T>& all, unsigned mask) {
   return out.empty() ? all : out;
 }
 
-/// A mask for swarm_subset over `n` kinds: random with `swarm`, else every kind.
+/// A mask for swarm_subset over `n` kinds: with `swarm`, k of them for k drawn uniformly
+/// from 1 to n (as the model's swarm_of draws: small subsets, long runs of one kind, are as
+/// likely as large ones), which k uniformly; else every kind.
 inline rc::Gen<unsigned> gen_swarm_mask(bool swarm, std::size_t n) {
   const unsigned every = (1u << n) - 1;
-  return swarm ? rc::gen::inRange<unsigned>(1, every + 1) : rc::gen::just(every);
+  if (!swarm) return rc::gen::just(every);
+  return rc::gen::exec([n] {
+    std::vector<unsigned> bits;
+    for (std::size_t i = 0; i < n; ++i) bits.push_back(1u << i);
+    const std::size_t k = *rc::gen::noShrink(props::uniform_in<std::size_t>(1, n + 1));
+    unsigned mask = 0;
+    for (std::size_t i = 0; i < k; ++i) {  // k picks without replacement
+      const std::size_t j = *rc::gen::noShrink(props::uniform_in<std::size_t>(i, n));
+      std::swap(bits[i], bits[j]);
+      mask |= bits[i];
+    }
+    return mask;
+  });
 }
 
 /// Pull programs: 1-2 publishers, 1-3 workers of up to 10 ops; a third on a topic keeping
@@ -43,14 +58,14 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
   return rc::gen::mapcat(gen_swarm_mask(swarm, kinds.size()), [kinds](unsigned mask) {
     std::vector<WorkerOp::Kind> kept = swarm_subset(kinds, mask);
     kept.insert(kept.begin(), 2, WorkerOp::kPoll);  // 2 shares, as against 1 per other kind
-    auto op = rc::gen::map(rc::gen::pair(rc::gen::elementOf(kept), rc::gen::inRange(1, 4)),
+    auto op = rc::gen::map(rc::gen::pair(rc::gen::elementOf(kept), props::uniform_in(1, 4)),
                            [](const std::pair<WorkerOp::Kind, int>& p) {
                              return WorkerOp{p.first, p.second};
                            });
     return rc::gen::build<PullScript>(
         rc::gen::set(&PullScript::publishers,
                      rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
-                                            rc::gen::inRange(1, 5))))),
+                                            props::uniform_in(1, 5))))),
         rc::gen::set(
             &PullScript::workers,
             rc::gen::resize(
@@ -63,7 +78,7 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
         rc::gen::set(&PullScript::publish_gap, rc::gen::element(0, 0, 10, 20)),
         rc::gen::set(
             &PullScript::late_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
         rc::gen::set(&PullScript::max_in_flight,
                      rc::gen::weightedElement<std::size_t>({{3, 0}, {1, 1}, {1, 2}})));
   });
@@ -96,31 +111,31 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
         rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
         rc::gen::set(&PushScript::publishers,
                      rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
-                                            rc::gen::inRange(1, 4))))),
+                                            props::uniform_in(1, 4))))),
         rc::gen::set(&PushScript::handlers, rc::gen::container<std::vector<std::vector<Behavior>>>(
                                                 2, gen_handler(weighted, mask))),
-        rc::gen::set(&PushScript::unsubscribe_after, rc::gen::inRange(-1, 8)),
+        rc::gen::set(&PushScript::unsubscribe_after, props::uniform_in(-1, 8)),
         rc::gen::set(
             &PushScript::setup_messages,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, rc::gen::inRange(6, 17)}})),
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, props::uniform_in(6, 17)}})),
         rc::gen::set(
             &PushScript::late_after,
-            rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+            rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
         rc::gen::set(&PushScript::retention,
                      rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
         rc::gen::set(
             &PushScript::join_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
         rc::gen::set(
             &PushScript::seek_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
         rc::gen::set(
             &PushScript::pause_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 8)}})),
-        rc::gen::set(&PushScript::pause_for, rc::gen::inRange(0, 12)),
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
+        rc::gen::set(&PushScript::pause_for, props::uniform_in(0, 12)),
         rc::gen::set(
             &PushScript::redrive_after,
-            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, rc::gen::inRange(0, 160)}})));
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 160)}})));
   });
 }
 
@@ -137,11 +152,11 @@ inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
   return rc::gen::mapcat(gen_swarm_mask(swarm, weighted.size()), [weighted](unsigned mask) {
     return rc::gen::build<PushScript>(
         rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
-        rc::gen::set(&PushScript::threads, rc::gen::inRange<std::size_t>(1, 3)),
+        rc::gen::set(&PushScript::threads, props::uniform_in<std::size_t>(1, 3)),
         rc::gen::set(&PushScript::backoff, rc::gen::element<std::int64_t>(5, 40, 300)),
         rc::gen::set(&PushScript::setup_messages,
                      rc::gen::weightedOneOf<int>(
-                         {{1, rc::gen::inRange(0, 4)}, {1, rc::gen::inRange(30, 40)}})),
+                         {{1, props::uniform_in(0, 4)}, {1, props::uniform_in(30, 40)}})),
         rc::gen::set(&PushScript::publish_gap, rc::gen::element(0, 0, 3, 30)),
         rc::gen::set(&PushScript::retention,
                      rc::gen::weightedElement<std::size_t>({{5, 0}, {1, 3}, {1, 20}})),
@@ -156,7 +171,7 @@ inline rc::Gen<PushScript> gen_timed_push_script(bool swarm) {
                                 rc::gen::element<std::int64_t>(0, 2, 15, 60))))}})),
         rc::gen::set(
             &PushScript::publishers,
-            rc::gen::resize(2, rc::gen::container<std::vector<int>>(rc::gen::inRange(1, 4)))),
+            rc::gen::resize(2, rc::gen::container<std::vector<int>>(props::uniform_in(1, 4)))),
         rc::gen::set(&PushScript::handlers,
                      rc::gen::resize(2, rc::gen::nonEmpty(
                                             rc::gen::container<std::vector<std::vector<Behavior>>>(

@@ -8,6 +8,7 @@
 
 #include "broker/broker.h"
 #include "sync/sync.h"
+#include "uniform.h"
 
 namespace fiberprop {
 namespace {
@@ -18,17 +19,17 @@ using Kind = PullOp::Kind;
 constexpr std::uint64_t kFromHand = ~std::uint64_t{0};
 
 rc::Gen<PullOp> gen_op(int subs) {
-  const auto sub = rc::gen::inRange(0, subs);
-  const auto member = rc::gen::inRange(0, 2);
-  const auto now = rc::gen::map(rc::gen::inRange(0, 7), [](int k) { return std::int64_t{5} * k; });
-  const auto offset = rc::gen::inRange<std::uint64_t>(0, 5);
+  const auto sub = props::uniform_in(0, subs);
+  const auto member = props::uniform_in(0, 2);
+  const auto now = rc::gen::map(props::uniform_in(0, 7), [](int k) { return std::int64_t{5} * k; });
+  const auto offset = props::uniform_in<std::uint64_t>(0, 5);
   auto settle = [=](Kind kind) {
     return rc::gen::apply([kind](int s, int m, std::uint64_t o,
                                  std::int64_t t) { return PullOp{kind, s, m, o, t, 0, 0}; },
                           sub, member, offset, now);
   };
   return rc::gen::weightedOneOf<PullOp>(
-      {{2, rc::gen::map(rc::gen::inRange(0, 3),
+      {{2, rc::gen::map(props::uniform_in(0, 3),
                         [](int key) {
                           PullOp op{Kind::kPublish};
                           op.key = key;
@@ -36,7 +37,7 @@ rc::Gen<PullOp> gen_op(int subs) {
                         })},
        {4, rc::gen::apply([](int s, int m, std::int64_t t,
                              int max) { return PullOp{Kind::kPoll, s, m, 0, t, max, 0}; },
-                          sub, member, now, rc::gen::inRange(1, 3))},
+                          sub, member, now, props::uniform_in(1, 3))},
        {3, settle(Kind::kAck)},
        {2, settle(Kind::kNack)},
        {1, rc::gen::apply(
@@ -51,6 +52,8 @@ rc::Gen<PullOp> gen_op(int subs) {
         })}});
 }
 
+// How many ops and branches grows with the size (inRange scales), the choices inside do not
+// (uniform.h).
 rc::Gen<std::vector<std::vector<PullOp>>> gen_branches(int subs, const ProgramShape& shape) {
   auto branch = rc::gen::mapcat(rc::gen::inRange(shape.min_ops, shape.max_ops + 1), [subs](int n) {
     return rc::gen::container<std::vector<PullOp>>(static_cast<std::size_t>(n), gen_op(subs));
@@ -178,8 +181,8 @@ std::string ParallelProgram::show() const {
 rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape) {
   // (ack_timeout, max_deliveries), and R31's order on half the subscriptions.
   const auto options =
-      rc::gen::pair(rc::gen::pair(rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4)),
-                    rc::gen::inRange(0, 2));
+      rc::gen::pair(rc::gen::pair(rc::gen::element<std::int64_t>(10, 20), props::uniform_in(0, 4)),
+                    props::uniform_in(0, 2));
   return rc::gen::mapcat(rc::gen::inRange(1, shape.max_subscriptions + 1), [=](int subs) {
     return rc::gen::apply(
         [subs](const std::vector<std::pair<std::pair<std::int64_t, int>, int>>& sub_options,
@@ -202,7 +205,7 @@ rc::Gen<ParallelProgram> gen_parallel_program(const ProgramShape& shape) {
         },
         rc::gen::container<std::vector<std::pair<std::pair<std::int64_t, int>, int>>>(
             static_cast<std::size_t>(subs), options),
-        rc::gen::inRange(0, 5), gen_branches(subs, shape));
+        props::uniform_in(0, 5), gen_branches(subs, shape));
   });
 }
 
@@ -210,7 +213,7 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
   // One group "p0" over a topic of 2 partitions; branch k is member mk. Its ops: joins (with
   // the group's options, so they succeed), leaves, poll_group, and answers to a partition's
   // offset with the generation the member last saw; publishes in between.
-  const auto now = rc::gen::map(rc::gen::inRange(0, 7), [](int k) { return std::int64_t{5} * k; });
+  const auto now = rc::gen::map(props::uniform_in(0, 7), [](int k) { return std::int64_t{5} * k; });
   // Three answers in four name the oldest message in the member's hand (resolved when it
   // runs, as the generation is); the rest any offset of a partition.
   const auto answer = [=](Kind kind) {
@@ -221,8 +224,8 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
           op.partition = partition;
           return op;
         },
-        rc::gen::inRange(0, 2), rc::gen::inRange<std::uint64_t>(0, 4),
-        rc::gen::map(rc::gen::inRange(0, 4), [](int k) { return k != 0; }), now);
+        props::uniform_in(0, 2), props::uniform_in<std::uint64_t>(0, 4),
+        rc::gen::map(props::uniform_in(0, 4), [](int k) { return k != 0; }), now);
   };
   // No publish in the branches (the prefix publishes): poll_group takes one partition's lock
   // at a time, so a publish racing it can show up on a later round than a sequential run
@@ -235,7 +238,7 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
        {1, rc::gen::just(PullOp{Kind::kLeave})},
        {4, rc::gen::apply(
                [](std::int64_t t, int max) { return PullOp{Kind::kPollGroup, 0, 0, 0, t, max, 0}; },
-               now, rc::gen::inRange(1, 3))},
+               now, props::uniform_in(1, 3))},
        {3, answer(Kind::kAck)},
        {1, answer(Kind::kNack)},
        {1, answer(Kind::kExtend)}});
@@ -267,8 +270,8 @@ rc::Gen<ParallelProgram> gen_group_program(const ProgramShape& shape) {
         p.branches = std::move(branches);
         return p;
       },
-      rc::gen::inRange(0, 4), rc::gen::element<std::int64_t>(10, 20), rc::gen::inRange(0, 4),
-      rc::gen::inRange(0, 5),
+      props::uniform_in(0, 4), rc::gen::element<std::int64_t>(10, 20), props::uniform_in(0, 4),
+      props::uniform_in(0, 5),
       rc::gen::mapcat(rc::gen::inRange(shape.min_branches, shape.max_branches + 1),
                       [branch](int n) {
                         return rc::gen::container<std::vector<std::vector<PullOp>>>(

@@ -62,18 +62,18 @@ rc::Gen<PushGroupCase> gen_case() {
   return rc::gen::exec([] {
     PushGroupCase c;
     c.pool = *rc::gen::arbitrary<bool>();
-    c.partitions = *rc::gen::inRange<std::uint32_t>(1, 4);
+    c.partitions = *props::uniform_in<std::uint32_t>(1, 4);
     c.assignor = *rc::gen::element(broker::Assignor::kRange, broker::Assignor::kRoundRobin,
                                    broker::Assignor::kSticky, broker::Assignor::kCooperativeSticky);
-    c.messages = *rc::gen::inRange(1, 7);
-    const int members = *rc::gen::inRange(1, 4);
+    c.messages = *props::uniform_in(1, 7);
+    const int members = *props::uniform_in(1, 4);
     for (int i = 0; i < members; ++i) {
       c.members.push_back(*rc::gen::container<std::vector<Step>>(
-          *rc::gen::inRange(1, 6), rc::gen::weightedElement<Step>(
-                                       {{3, Step::kJoin}, {2, Step::kLeave}, {1, Step::kSleep}})));
+          *props::uniform_in(1, 6), rc::gen::weightedElement<Step>(
+                                        {{3, Step::kJoin}, {2, Step::kLeave}, {1, Step::kSleep}})));
     }
     for (int m = 0; m < c.messages; ++m) {
-      if (*rc::gen::inRange(0, 3) == 0) c.fail_first.insert(m);
+      if (*props::uniform_in(0, 3) == 0) c.fail_first.insert(m);
     }
     return c;
   });

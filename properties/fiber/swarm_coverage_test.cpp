@@ -1,12 +1,15 @@
-// Evidence that swarm testing (generators.h) pays for itself in the fiber properties: the
-// same number of generated programs, run under random schedules, reach the corners that
-// need long runs of one kind (a pull message offered a third time, a dead letter, a
-// push handler failing its last attempt, a back-off) more often with swarm cases than with
-// the uniform mix. Rates are printed; the assertion is that swarm beats uniform clearly (a
-// fifth more, 3 standard errors apart) on two push corners and one pull corner (dead
-// letters: 1.7% vs 2.8% of 2,000 when written) and still reaches every corner. Corners
-// that need one particular kind (a poll_wait, an expire after a sleep) are reached less
-// often by swarm cases, which is why the properties run half their cases each way.
+// Evidence on swarm testing (generators.h) in the fiber properties: the same number of
+// generated programs, run under random schedules, uniform and swarm, and the share of each
+// that reaches the corners needing long runs of one kind (a pull message offered a third
+// time, a dead letter, a push handler failing its last attempt, a back-off). Swarm must
+// reach every corner, at least half as often as uniform (a corner that needs one kind is
+// reached less often: the kind is in about half the subsets, which is why the properties
+// run half their cases each way), and clearly more often (a fifth more, 3 standard errors
+// apart) on the push dead letter. Measured 2026-12-05 with 2,000 cases each: push dead
+// letter 24.1% uniform against 30.9% swarm, back-off 39.4% against 42.9%; on pull corners
+// the two are level (dead letter 1.4% against 1.6%). Until that day swarm looked clearly
+// better on more corners, but only because RapidCheck's inRange gave small masks, and one
+// message per publisher, at small sizes (uniform.h).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -133,8 +136,9 @@ void compare(const char* what, const Corners& corners, const std::map<std::strin
     const double se = std::sqrt((pu * (1 - pu) + ps * (1 - ps)) / cases);
     if (s * 5 >= u * 6 && ps - pu > 3 * se) ++better;
     // A corner that needs one kind is reached in fewer swarm cases (the kind is in about
-    // half the subsets); it must still be reached.
+    // half the subsets); it must still be reached, at least half as often.
     EXPECT_GT(s, 0) << name << ": swarm cases never reach it";
+    EXPECT_GE(s * 2, u) << name << ": swarm cases reach it under half as often as uniform";
   }
   EXPECT_GE(better, min_better) << what << ": swarm should reach " << min_better
                                 << " corners clearly more often";
@@ -155,14 +159,14 @@ void uniform_against_swarm(const char* what, const Corners& corners, GenOf gen, 
   compare(what, corners, uniform, swarm, kCases, min_better);
 }
 
-TEST(FiberSwarm, PullSwarmCasesReachLongRunCornersMoreOften) {
+TEST(FiberSwarm, PullSwarmCasesReachEveryLongRunCornerAtLeastHalfAsOften) {
   const Corners corners = {
       {"third offer of a message", [](const std::string& h) { return has(h, "#3@"); }},
       {"dead letter", [](const std::string& h) { return has(h, "+dead"); }},
       {"a worker's expire took a message back", worker_expired},
       {"a worker held 4 messages at once", [](const std::string& h) { return most_held(h) >= 4; }},
       {"poll_wait that waited", [](const std::string& h) { return has(h, "timeout=20 -> []"); }}};
-  uniform_against_swarm("pull", corners, gen_pull_script, 1);
+  uniform_against_swarm("pull", corners, gen_pull_script, 0);
 }
 
 TEST(FiberSwarm, PushSwarmCasesReachLongRunCornersMoreOften) {
@@ -170,7 +174,7 @@ TEST(FiberSwarm, PushSwarmCasesReachLongRunCornersMoreOften) {
                            {"back-off (2 failures in a row)", push_back_off},
                            {"handler unsubscribed itself",
                             [](const std::string& h) { return has(h, ": unsubscribe"); }}};
-  uniform_against_swarm("push", corners, gen_push_script, 2);
+  uniform_against_swarm("push", corners, gen_push_script, 1);
 }
 
 }  // namespace
