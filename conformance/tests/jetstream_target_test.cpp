@@ -220,6 +220,31 @@ TEST_F(JetStreamTargetTest, HeaderFilterNeverReturnsNonMatchingMessages) {
   EXPECT_EQ(again[1].offset, 3u);
 }
 
+// R23: a term by the holder dead-letters the message at once, whatever max_deliveries
+// allows: it is never offered again, and the dead letter says a term ended it.
+TEST_F(JetStreamTargetTest, TermDeadLettersAtOnceAndTheMessageNeverComesBack) {
+  Create("t");
+  Subscribe("t", "s", 5);
+  Publish("t", "poison");
+  Publish("t", "b");
+  ASSERT_EQ(Poll("t", "s", 1).size(), 1u);
+  EXPECT_FALSE(Value<oplang::BoolResult>(oplang::Term{"t", "s", 0, "someone-else"}).value);
+  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Term{"t", "s", 0, "m"}).value);
+  const std::vector<model::DeadLetter> dead = DeadLetters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 0u);
+  EXPECT_EQ(dead[0].payload, "poison");
+  EXPECT_EQ(dead[0].attempts, 1);
+  EXPECT_EQ(dead[0].reason, "terminated");
+  const std::vector<Received> next = Poll("t", "s");
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].offset, 1u);  // b, not the poison again
+  Advance(kAckTimeout + 10);      // nor after b's deadline passed
+  const std::vector<Received> later = Poll("t", "s");
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].offset, 1u);
+}
+
 // R7: with max_deliveries 2, the second failed attempt (nacks) dead-letters the message.
 TEST_F(JetStreamTargetTest, MaxDeliveriesDeadLettersAfterTwoNacks) {
   Create("t");
