@@ -1,9 +1,9 @@
 // The fiber properties' generators of concurrent programs (programs.h), shared by the
 // properties and the swarm coverage test.
 //
-// Swarm testing: with `swarm`, a case first draws which kinds it may use (a subset of
-// the worker op kinds, or of the handler behaviours, of a size drawn from 1 to all; every kind in
-// about half of the subsets), then draws only from those. Long stretches of one kind
+// Swarm testing: with `swarm`, a case first draws which kinds it may use (a subset of the
+// worker op kinds, or of the handler behaviours, of a size drawn from 1 to all; every kind
+// in about half of the subsets), then draws only from those. Long stretches of one kind
 // happen (many nacks in a row: dead letters; only failures: back-offs and dead letters),
 // which the uniform mix reaches rarely. Without `swarm` every kind is always available.
 #pragma once
@@ -28,9 +28,9 @@ std::vector<T> swarm_subset(const std::vector<T>& all, unsigned mask) {
   return out.empty() ? all : out;
 }
 
-/// A mask for swarm_subset over `n` kinds: with `swarm`, k of them for k drawn uniformly
-/// from 1 to n (as the model's swarm_of draws: small subsets, long runs of one kind, are as
-/// likely as large ones), which k uniformly; else every kind.
+/// A mask for swarm_subset over `n` kinds: with `swarm`, k of them, k drawn uniformly from 1
+/// to n (as the model's swarm_of draws: small subsets, long runs of one kind, are as likely
+/// as large ones) and then the k kinds, each set of k equally likely; else every kind.
 inline rc::Gen<unsigned> gen_swarm_mask(bool swarm, std::size_t n) {
   const unsigned every = (1u << n) - 1;
   if (!swarm) return rc::gen::just(every);
