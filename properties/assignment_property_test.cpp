@@ -40,7 +40,7 @@ rc::Gen<std::vector<std::string>> gen_members() {
 // and then an arbitrary one (partitions out of range, listed twice, members gone).
 Assignment gen_previous(Assignor assignor, std::uint32_t n) {
   Assignment previous;
-  if (*props::uniform_in(0, 4) == 0) {
+  if (props::one_in(4)) {
     for (const std::string& m : *gen_members()) {
       previous[m] = *rc::gen::container<std::vector<std::uint32_t>>(
           props::uniform_in<std::uint32_t>(0, n + 2));

@@ -94,6 +94,10 @@ class JetStreamTargetTest : public ::testing::Test {
             const std::string& member = "m") {
     return Value<oplang::BoolResult>(oplang::Nack{topic, sub, offset, member}).value;
   }
+  bool Term(const std::string& topic, const std::string& sub, model::Offset offset,
+            const std::string& member = "m") {
+    return Value<oplang::BoolResult>(oplang::Term{topic, sub, offset, member}).value;
+  }
   void Advance(model::Millis ms) { Value<oplang::Done>(oplang::Advance{ms}); }
   std::vector<model::DeadLetter> DeadLetters(const std::string& topic, const std::string& sub) {
     return Value<std::vector<model::DeadLetter>>(oplang::GetDeadLetters{topic, sub});
@@ -228,8 +232,8 @@ TEST_F(JetStreamTargetTest, TermDeadLettersAtOnceAndTheMessageNeverComesBack) {
   Publish("t", "poison");
   Publish("t", "b");
   ASSERT_EQ(Poll("t", "s", 1).size(), 1u);
-  EXPECT_FALSE(Value<oplang::BoolResult>(oplang::Term{"t", "s", 0, "someone-else"}).value);
-  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Term{"t", "s", 0, "m"}).value);
+  EXPECT_FALSE(Term("t", "s", 0, "someone-else"));
+  EXPECT_TRUE(Term("t", "s", 0));
   const std::vector<model::DeadLetter> dead = DeadLetters("t", "s");
   ASSERT_EQ(dead.size(), 1u);
   EXPECT_EQ(dead[0].offset, 0u);

@@ -47,7 +47,7 @@ oplang::Script gen_crash_script(std::size_t max_steps) {
     oplang::Op op = mix[*props::uniform_in<std::size_t>(0, mix.size())](hints);
     // Mostly from the beginning, so consumers find messages and commit (the generators'
     // default start, the end, leaves a short script with little to confirm).
-    const bool from_beginning = *props::uniform_in(0, 4) != 0;
+    const bool from_beginning = !props::one_in(4);
     const model::Start beginning{model::Start::Kind::kBeginning, 0};
     if (auto* s = std::get_if<oplang::Subscribe>(&op)) {
       for (auto& step : s->script) {

@@ -73,7 +73,7 @@ rc::Gen<PushGroupCase> gen_case() {
                                         {{3, Step::kJoin}, {2, Step::kLeave}, {1, Step::kSleep}})));
     }
     for (int m = 0; m < c.messages; ++m) {
-      if (*props::uniform_in(0, 3) == 0) c.fail_first.insert(m);
+      if (props::one_in(3)) c.fail_first.insert(m);
     }
     return c;
   });
