@@ -96,7 +96,10 @@ void latency(benchmark::State& state, Make make_contender) {
 /// reuses the segments retention frees, as ZeroMQ reuses its pipe's chunks. (A log that grows
 /// touches fresh memory, and here the host backs a fresh 2 MiB page in about 3.5 ms: the
 /// traces showed those as the broker's stalls, one per segment, whatever was primed.)
-/// Counters: each side's p50 and p99.9 (us) and the ratio of the p99.9s (broker / ZeroMQ).
+/// Counters: each side's p50 and p99.9 (us), the ratio of the p99.9s (broker / ZeroMQ), and
+/// what the kernel did to the process during each side's turns: page faults, and threads
+/// taken off a CPU while they could run (a lane that spins while idle is preempted by every
+/// task woken on its CPU; a consumer asleep there lets the task run in its idle time).
 constexpr std::size_t kPairedRetention = 1'000'000;
 
 template <class MakeBroker, class MakeOther>
@@ -109,6 +112,8 @@ void latency_paired(benchmark::State& state, MakeBroker make_broker, MakeOther m
     Histogram hist;  // written by the side's one subscriber only
     Completion done{1};
     std::function<void(std::string_view)> publish;
+    std::int64_t faults = 0;     // page faults of the process during the side's turns
+    std::int64_t preempted = 0;  // involuntary context switches of the process, likewise
   };
   Side side[2];
   auto handlers = [&](Side& s) {
@@ -147,6 +152,7 @@ void latency_paired(benchmark::State& state, MakeBroker make_broker, MakeOther m
         s.done.arm(1, n);
         std::string payload = make_payload(64, 1);
         const std::int64_t t0 = now_ns() + 1'000'000;
+        const ProcessEvents before = process_events();
         for (std::int64_t i = 0; i < n; ++i) {
           const std::int64_t intended = t0 + i * period;
           wait_until_ns(intended);
@@ -154,6 +160,9 @@ void latency_paired(benchmark::State& state, MakeBroker make_broker, MakeOther m
           s.publish(payload);
         }
         ok = s.done.wait();
+        const ProcessEvents after = process_events();
+        s.faults += after.faults - before.faults;
+        s.preempted += after.preempted - before.preempted;
       }
     }
   }
@@ -164,6 +173,10 @@ void latency_paired(benchmark::State& state, MakeBroker make_broker, MakeOther m
   state.counters["other_p50_us"] = side[1].hist.quantile(0.50) / 1e3;
   state.counters["other_p999_us"] = side[1].hist.quantile(0.999) / 1e3;
   const double other_p999 = side[1].hist.quantile(0.999);
+  state.counters["broker_faults"] = static_cast<double>(side[0].faults);
+  state.counters["other_faults"] = static_cast<double>(side[1].faults);
+  state.counters["broker_preempted"] = static_cast<double>(side[0].preempted);
+  state.counters["other_preempted"] = static_cast<double>(side[1].preempted);
   state.counters["ratio"] = other_p999 > 0 ? side[0].hist.quantile(0.999) / other_p999 : 0;
   state.counters["pinned"] = placement.active() ? 1 : 0;
 }

@@ -237,6 +237,20 @@ inline std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(u.ru_maxrss) * 1024;
 }
 
+/// What the kernel did to this process so far: page faults (minor and major) and
+/// involuntary context switches (a thread taken off its CPU while it could run), summed
+/// over all its threads.
+struct ProcessEvents {
+  std::int64_t faults = 0;
+  std::int64_t preempted = 0;
+};
+inline ProcessEvents process_events() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return {static_cast<std::int64_t>(u.ru_minflt + u.ru_majflt),
+          static_cast<std::int64_t>(u.ru_nivcsw)};
+}
+
 /// Bytes the allocator has handed out and not got back (glibc mallinfo2, all arenas).
 inline std::int64_t heap_in_use() {
   const struct mallinfo2 mi = mallinfo2();

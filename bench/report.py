@@ -179,7 +179,10 @@ def main():
         lp = lambda k: val(runs, f"latency_paired/zmq/rate:{rate}", k)
         tails.append(f"{fmt(rate)}/s: lane p50 {fmt(lp('broker_p50_us'))}, p99.9 "
                      f"{fmt(lp('broker_p999_us'))}; ZeroMQ p50 {fmt(lp('other_p50_us'))}, p99.9 "
-                     f"{fmt(lp('other_p999_us'))}")
+                     f"{fmt(lp('other_p999_us'))}; threads preempted during the turns: lane "
+                     f"{fmt(lp('broker_preempted'))}, ZeroMQ {fmt(lp('other_preempted'))}; "
+                     f"page faults: lane {fmt(lp('broker_faults'))}, ZeroMQ "
+                     f"{fmt(lp('other_faults'))}")
     print("\nLatency in paired turns (latency_paired: 40 half-second turns each, alternating; "
           "us; the p99.9 goals): " + "; ".join(tails))
     print("\nPaired turns (fanout_paired: 15 pairs, medians; the throughput goals): "
