@@ -208,11 +208,12 @@ namespace {
 struct Run {
   std::shared_ptr<const Handler> handler;
   OfferTicket ticket;
-  std::vector<Held> taken;
+  std::vector<Held> taken;     // the run is taken[first, size()): retakes move first on
   std::vector<RunMark> marks;  // marks[i]: where the run stood before taken[i + 1]
-  RunMark end;                 // after its last take
-  std::uint64_t cuts = 0;      // s.run_cuts() when it was taken
-  bool at_end = false;         // it stopped short because nothing more was ready
+  std::size_t first = 0;
+  RunMark end;             // after its last take
+  std::uint64_t cuts = 0;  // s.run_cuts() when it was taken
+  bool at_end = false;     // it stopped short because nothing more was ready
 };
 
 /// Takes the next message as take() does and, while nothing but the cursor can come next,
@@ -225,6 +226,7 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   out.ticket = first.ticket;
   out.taken.clear();
   out.marks.clear();
+  out.first = 0;
   out.taken.push_back(std::move(first.held));
   const std::string member = out.taken.front().member;
   bool extended = false;  // by take_from_cursor, or not at all
@@ -255,7 +257,7 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   return std::nullopt;
 }
 
-/// After the first failure of a row in run, whose first `offered` messages were offered:
+/// After the first failure of a row in run, whose messages before taken[offered] were offered:
 /// takes the failed message again as the first of a run that goes on with the rest it
 /// took, if the failed message is what would be offered next anyway (R15). Else false,
 /// with the run unchanged.
@@ -270,10 +272,11 @@ bool retake_failed(SubscriptionState& s, Time now, std::size_t offered, Run& run
   run.ticket = s.offers.begin(member->name);
   run.handler = member->handler;
   failed = std::move(*again);
-  // marks[i] stands before taken[i + 1]: the rest keeps its marks.
-  const auto done = static_cast<std::ptrdiff_t>(offered - 1);
-  run.taken.erase(run.taken.begin(), run.taken.begin() + done);
-  run.marks.erase(run.marks.begin(), run.marks.begin() + done);
+  // The run now starts at the failed message; what it offered before stays behind `first`
+  // rather than being erased: erasing moved every Held of the rest down (a 64-message run
+  // failing halfway moved 32), most of what a failure cost a busy lane (issue 19). marks[i]
+  // still stands before taken[i + 1].
+  run.first = offered - 1;
   return true;
 }
 
@@ -309,7 +312,7 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
     }
   }
   for (;;) {
-    std::size_t offered = 0;
+    std::size_t offered = run.first;  // the index in run.taken of the next message to offer
     bool confirmed = true;
     bool cut = false;
     std::string reason;
@@ -317,7 +320,7 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
     while (offered < run.taken.size()) {
       // Between offers, no lock: a stop, seek, pause, redrive or unsubscribe ends the run
       // before its next handler call.
-      if (offered > 0 && (!may_go_on() || s.run_cuts() != run.cuts)) {
+      if (offered > run.first && (!may_go_on() || s.run_cuts() != run.cuts)) {
         cut = true;
         break;
       }
@@ -362,7 +365,9 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       }
       // Every offered message but the last was confirmed; the last is the run's result.
       // Nothing after a failure is ever confirmed: the rest goes back untouched.
-      for (std::size_t i = 0; i + 1 < offered; ++i) s.confirm(run.taken[i].message->offset());
+      for (std::size_t i = run.first; i + 1 < offered; ++i) {
+        s.confirm(run.taken[i].message->offset());
+      }
       const Offset last = run.taken[offered - 1].message->offset();
       if (confirmed) {
         result.last = s.confirm(last) ? OfferResult::kConfirmed : OfferResult::kFailed;
@@ -375,7 +380,7 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       // here as after a confirmation. A second failure in a row ends the call: the lane
       // backs off.
       const bool failed = result.last == OfferResult::kFailed;
-      const bool first_failure = failed && (offered > 1 || after_confirmation);
+      const bool first_failure = failed && (offered > run.first + 1 || after_confirmation);
       result.failed_in_a_row = !failed ? 0 : first_failure ? 1 : result.failed_in_a_row + 1;
       after_confirmation = !failed;
       // The failed message first, then what the run took after it: the order a give-back
