@@ -274,8 +274,9 @@ bool retake_failed(SubscriptionState& s, Time now, std::size_t offered, Run& run
   failed = std::move(*again);
   // The run now starts at the failed message; what it offered before stays behind `first`
   // rather than being erased: erasing moved every Held of the rest down (a 64-message run
-  // failing halfway moved 32), most of what a failure cost a busy lane (issue 19). marks[i]
-  // still stands before taken[i + 1].
+  // failing halfway moved 32), about a third of what a failure cost a busy lane (issue 19:
+  // 1% failing went from 0.937x to 0.958x the rate without failures). marks[i] still
+  // stands before taken[i + 1].
   run.first = offered - 1;
   return true;
 }
