@@ -239,6 +239,77 @@ TEST(LaneRuns, ADeadLetterFromARunCarriesTheAttemptsTheHandlerSaw) {
   EXPECT_EQ(s.delivered - s.redelivered, s.confirmed + s.dead_lettered);
 }
 
+// R15 with R23: a first failure re-offered at once still counts against max_deliveries: with
+// one delivery allowed, a run's failed message is dead-lettered after its one offer, never
+// offered again, and the rest of the run comes after it at their first attempt.
+TEST(LaneRuns, AFailureOnTheLastAllowedAttemptIsDeadLetteredNotReofferedInItsRun) {
+  std::mutex mu;
+  std::vector<Call> calls;
+  Broker b(ReadyRun::lane());
+  b.create_topic("t");
+  PushOptions options;
+  options.max_deliveries = 1;
+  b.subscribe(
+      "t", "s",
+      [&](const Delivery& d) {
+        std::lock_guard<std::mutex> lock(mu);
+        calls.emplace_back(d.message->offset(), d.attempt);
+        return d.message->offset() != 4;  // in the run {3, 4, 5, 6}
+      },
+      options);
+  b.pause("t", "s");
+  for (int i = 0; i < kReady; ++i) b.publish("t", "m" + std::to_string(i));
+  b.resume("t", "s");
+  ASSERT_TRUE(b.wait_delivered(kBound));
+  std::vector<Call> want;
+  for (Offset o = 0; o < kReady; ++o) want.emplace_back(o, 1);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(calls, want);
+  const std::vector<DeadLetter> dead = b.dead_letters("t", "s");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].message->offset(), 4u);
+  EXPECT_EQ(dead[0].attempts, 1);
+  const SubscriptionStats st = b.stats("t", "s");
+  EXPECT_EQ(st.delivered, static_cast<std::uint64_t>(kReady));
+  EXPECT_EQ(st.redelivered, 0u);
+}
+
+// R15 with R3: a message whose offer failed while retention dropped it (here the handler's
+// own publishes push it out of an 8-message topic) is not offered again: it, the rest of its
+// run (dropped too, never offered) and 7 count as skipped, and the lane goes on with what is
+// kept.
+TEST(LaneRuns, AFailedMessageThatRetentionDroppedDuringItsOfferIsNotOfferedAgain) {
+  std::mutex mu;
+  std::vector<Call> calls;
+  Broker b(ReadyRun::lane());
+  TopicOptions topic;
+  topic.retention_messages = 8;
+  b.create_topic("t", topic);
+  b.subscribe("t", "s", [&](const Delivery& d) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      calls.emplace_back(d.message->offset(), d.attempt);
+    }
+    if (d.message->offset() != 4 || d.attempt != 1) return true;  // in the run {3, 4, 5, 6}
+    for (int i = 8; i < 16; ++i) b.publish("t", "m" + std::to_string(i));  // keeps 8 to 15
+    return false;
+  });
+  b.pause("t", "s");
+  for (int i = 0; i < 8; ++i) b.publish("t", "m" + std::to_string(i));
+  b.resume("t", "s");
+  ASSERT_TRUE(b.wait_delivered(kBound));
+  std::vector<Call> want;
+  for (Offset o = 0; o < 16; ++o) {
+    if (o < 5 || o >= 8) want.emplace_back(o, 1);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(calls, want);
+  const SubscriptionStats st = b.stats("t", "s");
+  EXPECT_EQ(st.skipped, 4u);  // 4 (failed), 5 and 6 (taken in its run, never offered), 7
+  EXPECT_EQ(st.confirmed, 12u);
+  EXPECT_EQ(st.in_flight, 0u);
+}
+
 // R15 with R26: a pause from inside a run's handler stops the run before its next message;
 // the messages it had taken go back (not held, not counted), and resume offers them in
 // order at their first attempt.

@@ -15,11 +15,12 @@
 namespace broker {
 
 /// Held messages of one member in the order they were taken (ascending offsets), each a
-/// first offer (attempt 1) without a deadline: what SubscriptionState::in_flight_ would
-/// hold for them, in a vector. A message is a raw pointer into the storage of an owner (its
-/// segment, or a record read back from disk) that the run keeps once per owner, so taking
-/// one adds no reference count, and the lane's own MessagePtr is the one its handler gets.
-/// Not thread-safe (its subscription's mu guards it). Throws std::bad_alloc only.
+/// first offer (attempt 1) but the front, which a run may retry in place (retry_front),
+/// without a deadline: what SubscriptionState::in_flight_ would hold for them, in a vector. A
+/// message is a raw pointer into the storage of an owner (its segment, or a record read back from
+/// disk) that the run keeps once per owner, so taking one adds no reference count, and the lane's
+/// own MessagePtr is the one its handler gets. Not thread-safe (its subscription's mu guards it).
+/// Throws std::bad_alloc only.
 class HeldRun {
  public:
   [[nodiscard]] bool empty() const { return head_ == entries_.size(); }
@@ -41,8 +42,14 @@ class HeldRun {
     if (owners_.empty() || owns_differently(owners_.back(), message)) owners_.push_back(message);
     entries_.push_back(Entry{message.get(), static_cast<std::uint32_t>(owners_.size() - 1)});
   }
+  /// The i-th held message's attempt (0: front).
+  [[nodiscard]] int attempt(std::size_t i) const { return i == 0 ? front_attempt_ : 1; }
+  /// The front failed and stays held for its next attempt (R15's re-offer at once of a
+  /// run's first failure). REQUIRES !empty().
+  void retry_front() { ++front_attempt_; }
   /// Confirmed or failed: the front leaves. REQUIRES !empty().
   void pop_front() {
+    front_attempt_ = 1;
     if (++head_ == entries_.size()) clear();
   }
   /// Given back: the back leaves. REQUIRES !empty().
@@ -69,6 +76,7 @@ class HeldRun {
     entries_.clear();
     owners_.clear();
     head_ = 0;
+    front_attempt_ = 1;
   }
 
  private:
@@ -82,6 +90,7 @@ class HeldRun {
 
   std::vector<Entry> entries_;  // from head_ on: held
   std::size_t head_ = 0;
+  int front_attempt_ = 1;  // the rest are first offers
   // One per distinct owner of a held message, in the order first met; a MessagePtr to one
   // of its messages (the aliasing constructor makes the others).
   std::vector<MessagePtr> owners_;

@@ -257,27 +257,57 @@ std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t 
   return std::nullopt;
 }
 
-/// After the first failure of a row in run, whose messages before taken[offered] were offered:
-/// takes the failed message again as the first of a run that goes on with the rest it
-/// took, if the failed message is what would be offered next anyway (R15). Else false,
-/// with the run unchanged.
-bool retake_failed(SubscriptionState& s, Time now, std::size_t offered, Run& run) REQUIRES(s.mu) {
-  if (!s.offers.open() || s.offers.busy() || s.run_cuts() != run.cuts) return false;
-  const Member* member = s.members.next();
-  if (member == nullptr) return false;
-  Held& failed = run.taken[offered - 1];
-  std::optional<Held> again = s.take_again(failed.message->offset(), member->name, now);
-  if (!again) return false;
-  s.members.took_turn(member->name);
-  run.ticket = s.offers.begin(member->name);
-  run.handler = member->handler;
-  failed = std::move(*again);
+/// The member a failed run message may be offered to again at once (R15: the next in turn,
+/// while the offers are open and nothing cut the run), or null.
+const Member* retry_member(SubscriptionState& s, const Run& run) REQUIRES(s.mu) {
+  if (!s.offers.open() || s.offers.busy() || s.run_cuts() != run.cuts) return nullptr;
+  return s.members.next();
+}
+
+/// The run goes on from its failed message taken[offered - 1], offered again to member.
+void restart_at_failed(SubscriptionState& s, const Member& member, std::size_t offered, Run& run)
+    REQUIRES(s.mu) {
+  s.members.took_turn(member.name);
+  run.ticket = s.offers.begin(member.name);
+  run.handler = member.handler;
   // The run now starts at the failed message; what it offered before stays behind `first`
   // rather than being erased: erasing moved every Held of the rest down (a 64-message run
   // failing halfway moved 32), about a third of what a failure cost a busy lane (issue 19:
   // 1% failing went from 0.937x to 0.958x the rate without failures). marks[i] still
   // stands before taken[i + 1].
   run.first = offered - 1;
+}
+
+/// After the first failure of a row in run, whose messages before taken[offered] were offered
+/// and whose last one failed (not yet applied): fails it and takes it again in place as
+/// the first of a run that goes on with the rest it took (SubscriptionState::retry_run_front),
+/// where failing it and retake_failed would do the same. Else false, with nothing changed but a
+/// catch-up: the caller fails it.
+bool retry_in_place(SubscriptionState& s, const Failure& failure, std::size_t offered, Run& run)
+    REQUIRES(s.mu) {
+  Held& failed = run.taken[offered - 1];
+  const Member* member = retry_member(s, run);
+  if (member == nullptr || member->name != failed.member ||
+      !s.retry_run_front(failed.message->offset(), failure, failure.at)) {
+    return false;
+  }
+  ++failed.attempt;
+  restart_at_failed(s, *member, offered, run);
+  return true;
+}
+
+/// After the first failure of a row in run, whose messages before taken[offered] were offered
+/// (the failure applied): takes the failed message again as the first of a run that goes on
+/// with the rest it took, if the failed message is what would be offered next anyway (R15).
+/// Else false, with the run unchanged.
+bool retake_failed(SubscriptionState& s, Time now, std::size_t offered, Run& run) REQUIRES(s.mu) {
+  const Member* member = retry_member(s, run);
+  if (member == nullptr) return false;
+  Held& failed = run.taken[offered - 1];
+  std::optional<Held> again = s.take_again(failed.message, member->name, now);
+  if (!again) return false;
+  failed = std::move(*again);
+  restart_at_failed(s, *member, offered, run);
   return true;
 }
 
@@ -369,27 +399,31 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       for (std::size_t i = run.first; i + 1 < offered; ++i) {
         s.confirm(run.taken[i].message->offset());
       }
-      const Offset last = run.taken[offered - 1].message->offset();
-      if (confirmed) {
-        result.last = s.confirm(last) ? OfferResult::kConfirmed : OfferResult::kFailed;
-      } else {
-        s.fail(last, Failure{reason, ended_at, terminal});
-        result.last = OfferResult::kFailed;
-      }
       // A failure right after a confirmation (in this run or the one before) is the first of
       // its row: re-offered at once (R15), so the next run, which starts with it, is taken
       // here as after a confirmation. A second failure in a row ends the call: the lane
-      // backs off.
+      // backs off. The failed message first, then what the run took after it: the order a
+      // give-back and a new run would offer them in, without undoing and redoing the takes.
+      const bool first_of_row = offered > run.first + 1 || after_confirmation;
+      const std::size_t rest = run.taken.size() - offered;
+      const bool may_go_on_with_rest =
+          more && rest > 0 && static_cast<int>(rest) < max - result.offers;
+      const Offset last = run.taken[offered - 1].message->offset();
+      bool retried = false;  // failed and taken again in place
+      if (confirmed) {
+        result.last = s.confirm(last) ? OfferResult::kConfirmed : OfferResult::kFailed;
+      } else {
+        const Failure failure{reason, ended_at, terminal};
+        retried = may_go_on_with_rest && first_of_row && retry_in_place(s, failure, offered, run);
+        if (!retried) s.fail(last, failure);
+        result.last = OfferResult::kFailed;
+      }
       const bool failed = result.last == OfferResult::kFailed;
-      const bool first_failure = failed && (offered > run.first + 1 || after_confirmation);
+      const bool first_failure = failed && first_of_row;
       result.failed_in_a_row = !failed ? 0 : first_failure ? 1 : result.failed_in_a_row + 1;
       after_confirmation = !failed;
-      // The failed message first, then what the run took after it: the order a give-back
-      // and a new run would offer them in, without undoing and redoing the takes.
-      const std::size_t rest = run.taken.size() - offered;
-      const bool goes_on = more && first_failure && rest > 0 &&
-                           static_cast<int>(rest) < max - result.offers &&
-                           retake_failed(s, ended_at, offered, run);
+      const bool goes_on = retried || (may_go_on_with_rest && first_failure &&
+                                       retake_failed(s, ended_at, offered, run));
       if (!goes_on && rest > 0) {
         s.give_back(run.marks[offered - 1], run.end,
                     std::span<const Held>(run.taken).subspan(offered));

@@ -77,7 +77,7 @@ bool SubscriptionState::matches(const Message& m) const {
   return !config_.predicate || config_.predicate(m);
 }
 
-void SubscriptionState::catch_up() {
+Offset SubscriptionState::catch_up() {
   const Offset oldest = log_->oldest();
   while (!redelivery_.empty() && redelivery_.begin()->first < oldest) {
     attempts_.erase(redelivery_.begin()->first);
@@ -88,6 +88,7 @@ void SubscriptionState::catch_up() {
     counters_.skipped += oldest - cursor_;
     cursor_ = oldest;
   }
+  return oldest;
 }
 
 std::optional<Held> SubscriptionState::take_next(const std::string& member, Time deadline,
@@ -230,12 +231,15 @@ bool SubscriptionState::take_from_cursor(const std::string& member, std::size_t 
 }
 
 Held SubscriptionState::run_entry(std::size_t i) const {
-  return Held{run_held_.at(i), run_held_.member(), Time::max(), 1, nullptr};
+  return Held{run_held_.at(i), run_held_.member(), Time::max(), run_held_.attempt(i), nullptr};
 }
 
 SubscriptionState::InFlight::iterator SubscriptionState::find_held(Offset offset) {
   if (!run_held_.empty() && run_held_.front() == offset) {
     const auto [it, added] = in_flight_.insert_or_assign(offset, run_entry(0));
+    // In in_flight_ a message offered before has its attempts entry (hold's), which a
+    // give-back counts down: a front retried in place gets it here.
+    if (run_held_.attempt(0) > 1) attempts_[offset] = run_held_.attempt(0);
     run_held_.pop_front();
     return it;
   }
@@ -246,6 +250,9 @@ SubscriptionState::InFlight::iterator SubscriptionState::find_held(Offset offset
 void SubscriptionState::spill_run() {
   for (std::size_t i = 0; i < run_held_.size(); ++i) {
     in_flight_.insert_or_assign(run_held_.offset(i), run_entry(i));
+  }
+  if (!run_held_.empty() && run_held_.attempt(0) > 1) {
+    attempts_[run_held_.front()] = run_held_.attempt(0);  // as find_held
   }
   run_held_.clear();
 }
@@ -266,17 +273,19 @@ MessagePtr SubscriptionState::read_returned(Offset offset) {
   return log_->read(offset);
 }
 
-std::optional<Held> SubscriptionState::take_again(Offset offset, const std::string& member,
-                                                  Time now) {
+std::optional<Held> SubscriptionState::take_again(const MessagePtr& message,
+                                                  const std::string& member, Time now) {
   if (paused_ || config_.ordered_by_key || sink_) return std::nullopt;
-  catch_up();  // as take_next: retention may have taken it
+  // As take_next: retention may have taken it. This look at the log's oldest is the take's
+  // moment (a drop after it is as if it came a moment later); the message itself is the one
+  // the run holds, not read again: a read looks at the log's bounds once more, a cache line
+  // publishers write at every append (issue 19: a failure's cost on a busy lane).
+  catch_up();
   if (redelivery_.size() != 1) return std::nullopt;
   const auto [waiting, not_before] = *redelivery_.begin();
-  if (waiting != offset || not_before > now) return std::nullopt;
-  MessagePtr message = read_returned(offset);
-  if (!message) return std::nullopt;  // dropped meanwhile: the next take_next catches up
+  if (waiting != message->offset() || not_before > now) return std::nullopt;
   redelivery_.clear();
-  return hold(std::move(message), member, Time::max(), nullptr);
+  return hold(message, member, Time::max(), nullptr);
 }
 
 void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
@@ -285,7 +294,10 @@ void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
   for (auto h = unoffered.rbegin(); h != unoffered.rend(); ++h) {
     const Offset offset = h->message->offset();
     release_key(*h);
-    if (!run_held_.empty() && run_held_.back() == offset) {
+    // A front retried in place was offered before: it goes by in_flight_ (find_held), where
+    // its attempts entry counts the offer it had.
+    if (!run_held_.empty() && run_held_.back() == offset &&
+        (run_held_.size() > 1 || run_held_.attempt(0) == 1)) {
       run_held_.pop_back();
     } else if (auto it = find_held(offset); it != in_flight_.end()) {
       in_flight_.erase(it);
@@ -306,7 +318,8 @@ void SubscriptionState::give_back(const RunMark& before, const RunMark& after,
 
 bool SubscriptionState::confirm(Offset offset) {
   if (!run_held_.empty() && run_held_.front() == offset) {
-    // A run's message, confirmed in the order taken: no attempts entry, no key line.
+    // A run's message, confirmed in the order taken: no attempts entry (a front retried in
+    // place keeps its attempt in run_held_), no key line.
     run_held_.pop_front();
     ++counters_.confirmed;
     return true;
@@ -334,17 +347,35 @@ bool SubscriptionState::fail(Offset offset, const Failure& failure) {
     ++counters_.dead_lettered;
     return true;
   }
-  // R24: the wait before it is offered again, as asked or as the back-off list says for the
-  // attempt that failed.
-  Millis wait = failure.delay.value_or(Millis{0});
-  if (!failure.delay && !config_.backoff.empty()) {
-    wait = config_.backoff[std::min<std::size_t>(static_cast<std::size_t>(attempts),
-                                                 config_.backoff.size()) -
-                           1];
-  }
   attempts_[offset] = attempts;  // returned: its offers so far (hold made none for a first)
-  add_waiting(offset, failure.at + wait, message->key());
+  add_waiting(offset, failure.at + wait_after(attempts, failure), message->key());
   return false;
+}
+
+Millis SubscriptionState::wait_after(int attempts, const Failure& failure) const {
+  if (failure.delay || config_.backoff.empty()) return failure.delay.value_or(Millis{0});
+  return config_
+      .backoff[std::min<std::size_t>(static_cast<std::size_t>(attempts), config_.backoff.size()) -
+               1];
+}
+
+bool SubscriptionState::retry_run_front(Offset offset, const Failure& failure, Time now) {
+  // fail's conditions for going back to redelivery, then take_again's for taking it again.
+  if (run_held_.empty() || run_held_.front() != offset) return false;
+  const int attempts = run_held_.attempt(0);
+  if (failure.terminal || (config_.max_deliveries > 0 && attempts >= config_.max_deliveries)) {
+    return false;
+  }
+  if (paused_ || config_.ordered_by_key || sink_ || !redelivery_.empty()) return false;
+  if (failure.at + wait_after(attempts, failure) > now) return false;
+  // Dropped meanwhile: fail and take_next count it skipped. A log without a bound drops
+  // nothing, and its bounds share the cache line publishers write at every append: no look.
+  if (log_->bounded() && offset < catch_up()) return false;
+  // hold's counts for the new offer; the message has no key line (not ordered) to release.
+  run_held_.retry_front();
+  ++counters_.delivered;
+  ++counters_.redelivered;
+  return true;
 }
 
 std::optional<Time> SubscriptionState::next_wait_end(Time now) const {

@@ -125,8 +125,9 @@ class SubscriptionState {
   }
   void cut_runs() REQUIRES(mu) { run_cuts_.fetch_add(1, std::memory_order_acq_rel); }
 
-  /// SPEC R3: drops waiting offsets below the oldest kept one and counts them.
-  void catch_up() REQUIRES(mu);
+  /// SPEC R3: drops waiting offsets below the oldest kept one and counts them; returns that
+  /// oldest kept offset as it looked.
+  Offset catch_up() REQUIRES(mu);
   /// A returned message at offset (below the cursor), or null if retention dropped it: read
   /// without the log's lock when it is in the segment the cursor reads (the common case: a
   /// failure is retried soon), where publishers would otherwise meet the reader at every
@@ -148,12 +149,13 @@ class SubscriptionState {
   /// or past the cursor). Throws as take_next.
   bool take_from_cursor(const std::string& member, std::size_t max, std::vector<Held>& taken,
                         std::vector<RunMark>& marks) REQUIRES(mu);
-  /// R15 runs: takes `offset`, which just failed, again for member if it is exactly what
-  /// take_next would take next at now (the only returned message, its wait over, still
-  /// kept; not paused, not ordered by key), so a run may re-offer it before the rest it
-  /// holds. Not for a durable subscription: its commits would save attempts of the rest,
-  /// never offered. None, with nothing changed but a catch-up, otherwise.
-  std::optional<Held> take_again(Offset offset, const std::string& member, Time now) REQUIRES(mu);
+  /// R15 runs: takes `message`, which just failed (as its offer held it), again for member
+  /// if it is exactly what take_next would take next at now (the only returned message, its
+  /// wait over, still kept; not paused, not ordered by key), so a run may re-offer it before
+  /// the rest it holds. Not for a durable subscription: its commits would save attempts of
+  /// the rest, never offered. None, with nothing changed but a catch-up, otherwise.
+  std::optional<Held> take_again(const MessagePtr& message, const std::string& member, Time now)
+      REQUIRES(mu);
   /// R15 runs: the cursor and counters a take moves, to undo takes from here.
   [[nodiscard]] RunMark run_mark() const REQUIRES(mu) {
     return RunMark{cursor_, counters_.filtered, counters_.skipped};
@@ -169,6 +171,14 @@ class SubscriptionState {
   /// SPEC R7: fails a held message: dead letter or back to redelivery (R23: a terminal
   /// failure always dead-letters). Returns true if it was dead-lettered.
   bool fail(Offset offset, const Failure& failure) REQUIRES(mu);
+  /// R15 runs: fails the front of the run it holds (`offset`) and takes it again at once,
+  /// leaving what fail(offset, failure) followed by take_again at now leaves, but with the
+  /// message held where it was: no map node made and erased for its entry, its attempts and
+  /// its wait (issue 19: what a failure costs a busy lane). False, with nothing changed but
+  /// a catch-up, where that pair would not retake it: not the run's front, dead-lettered
+  /// (R23), a wait before its next offer (R24), paused, ordered by key, durable, another
+  /// returned message, or dropped by retention.
+  bool retry_run_front(Offset offset, const Failure& failure, Time now) REQUIRES(mu);
   /// SPEC R22: how many messages are held (every member's).
   [[nodiscard]] std::size_t held_count() const REQUIRES(mu) {
     return in_flight_.size() + run_held_.size();
@@ -251,6 +261,9 @@ class SubscriptionState {
   [[nodiscard]] Held run_entry(std::size_t i) const REQUIRES(mu);
   /// Appends run_held_'s offsets to out and sorts it (out: other held offsets, ascending).
   void add_run_offsets(std::vector<Offset>& out) const REQUIRES(mu);
+  /// SPEC R24: how long a message whose offer number `attempts` failed waits before it is
+  /// offered again: as the failure asked, else as the back-off list says.
+  [[nodiscard]] Millis wait_after(int attempts, const Failure& failure) const;
   /// Holds message for member until deadline: counts the offer and its attempt.
   Held& hold(MessagePtr message, const std::string& member, Time deadline, KeyLine* line)
       REQUIRES(mu);

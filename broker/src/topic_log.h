@@ -65,6 +65,11 @@ class TopicLog {
   /// what it saw reads it as of when it looked. Null if it is not kept (only a read under
   /// mu_ finds that out). Throws as read().
   [[nodiscard]] MessagePtr read_seen(LogCursor& cursor, Offset offset) const EXCLUDES(mu_);
+  /// Whether retention may drop messages (a bound in messages or bytes): without one,
+  /// oldest() stays where construction left it.
+  [[nodiscard]] bool bounded() const {
+    return options_.retention_messages > 0 || options_.retention_bytes > 0;
+  }
   /// First kept offset. Lock-free (acquire): a reader that sees it also sees the drop.
   [[nodiscard]] Offset oldest() const { return oldest_.load(std::memory_order_acquire); }
   /// One past the newest readable offset. Lock-free (acquire): every offset below it that

@@ -104,8 +104,9 @@ inline rc::Gen<std::vector<Behavior>> gen_handler(
 /// while the publishers run. Swarm draws the behaviours a case uses.
 inline rc::Gen<PushScript> gen_push_script(bool swarm) {
   const std::vector<std::pair<int, Behavior>> weighted = {
-      {6, Behavior::kOk},    {2, Behavior::kFail},      {1, Behavior::kThrow},
-      {1, Behavior::kStall}, {1, Behavior::kStallLong}, {1, Behavior::kUnsubscribeSelf}};
+      {6, Behavior::kOk},       {2, Behavior::kFail},      {1, Behavior::kThrow},
+      {1, Behavior::kStall},    {1, Behavior::kStallLong}, {1, Behavior::kUnsubscribeSelf},
+      {1, Behavior::kStallFail}};
   return rc::gen::mapcat(gen_swarm_mask(swarm, weighted.size()), [weighted](unsigned mask) {
     return rc::gen::build<PushScript>(
         rc::gen::set(&PushScript::pool), rc::gen::set(&PushScript::pool_timeout),
@@ -123,6 +124,7 @@ inline rc::Gen<PushScript> gen_push_script(bool swarm) {
             rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),
         rc::gen::set(&PushScript::retention,
                      rc::gen::weightedElement<std::size_t>({{4, 0}, {1, 2}, {1, 3}})),
+        rc::gen::set(&PushScript::max_deliveries, rc::gen::weightedElement<int>({{4, 3}, {1, 1}})),
         rc::gen::set(
             &PushScript::join_after,
             rc::gen::weightedOneOf<int>({{3, rc::gen::just(-1)}, {1, props::uniform_in(0, 8)}})),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "failures.h"
@@ -61,6 +62,33 @@ void report_missing(const History& h, const std::vector<Offset>& missing, const 
   f.add("lost") << missing.size() << " offsets neither " << done << " nor dead-lettered ("
                 << list.str() << " ), but retention counted only " << end.stats.skipped
                 << " as skipped\n";
+}
+
+// R3 with R7: a failed offer returns its message, and a returned message below the oldest
+// kept offset is dropped at the next catch-up (counted skipped), never offered again; only a
+// redrive or a seek brings it back, its attempts from 1. Held while its handler ran, it was
+// kept alive only until then: if a publish returned before the handler did and left its
+// offset out of the newest `keeps`, the failure found it dropped. (Sound, not complete: a
+// publish between the handler's return and the failure's apply is not seen. Not after a
+// pool overrun: the failure came at the timeout, maybe before that publish.)
+void check_returned_after_drop(const History& h, const std::vector<const HandlerCall*>& calls,
+                               std::int64_t timeout_ms, const std::string& who, Failures& f) {
+  for (const HandlerCall* c : calls) {
+    if (c->returned_true || c->exit == 0) continue;
+    if (timeout_ms > 0 && c->exit_ms - c->enter_ms >= timeout_ms) continue;
+    std::optional<Offset> newest;  // published before the handler returned
+    for (const auto& [o, when] : h.published_at)
+      if (when.first < c->exit && (!newest || o > *newest)) newest = o;
+    if (!newest || c->offset + h.keeps > *newest) continue;  // still among the newest
+    for (const HandlerCall* d : calls) {
+      if (d->offset != c->offset || d->attempt != c->attempt + 1 || d->enter < c->exit) continue;
+      f.add("offered-after-drop") << who << "offset " << c->offset << " attempt " << d->attempt
+                                  << " entered at tick " << d->enter << ", though attempt "
+                                  << c->attempt << " failed at tick " << c->exit << " after offset "
+                                  << *newest << " was published (the topic keeps " << h.keeps
+                                  << "): a returned message retention dropped must be skipped\n";
+    }
+  }
 }
 
 // R11: a poll_wait returns as soon as its poll would hand something out, so in virtual time
@@ -418,6 +446,7 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
       }
     }
     check_attempts(offers, f, who, [&restarted](std::size_t i, Offset) { return restarted[i]; });
+    if (h.keeps > 0) check_returned_after_drop(h, calls, timeout_ms, who, f);
     // R25 with R5 and R15: a redrive's messages come before new ones. After it returned, at
     // most one new message (taken before it, its handler not yet entered) may start before
     // each message it returned is offered again.

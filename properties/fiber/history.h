@@ -48,7 +48,8 @@ struct History {
   std::uint64_t tick() { return ++clock; }
   std::vector<broker::Offset> published;
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
-  bool retention = false;         // the topic drops old messages: gaps are counted, not lost (R3)
+  bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)
+  std::size_t keeps = 0;   // R3: the topic keeps the newest `keeps` messages (0: no such bound)
   std::size_t max_in_flight = 0;  // the subscription's bound (R22), 0: none
   // A hand-back (nack, expiry) is ready at once and an ack frees its place at once: no
   // back-off, no nack delay, no order by key. Only then are poll_wait's wake-ups judged

@@ -46,11 +46,12 @@ const char* const kFinalMember = "final";
 // ---- what gets checked: decided from the program text alone ----
 
 struct Plan {
-  std::set<std::string> topics;            // checked topics
-  std::set<std::string> retained;          // checked topics with a retention bound
-  std::set<Key> push;                      // checked push subscriptions
-  std::set<Key> pull;                      // checked pull subscriptions
-  std::map<Key, model::Start::Kind> late;  // checked ones a fiber created: start end or begin
+  std::set<std::string> topics;              // checked topics
+  std::set<std::string> retained;            // checked topics with a retention bound
+  std::map<std::string, std::size_t> keeps;  // those bounded in messages only: how many they keep
+  std::set<Key> push;                        // checked push subscriptions
+  std::set<Key> pull;                        // checked pull subscriptions
+  std::map<Key, model::Start::Kind> late;    // checked ones a fiber created: start end or begin
   std::set<Key> seeked;               // checked ones a fiber seeks: judged from the last seek on
   std::map<Key, std::size_t> bounds;  // checked pull subscriptions' max_in_flight (R22)
   std::set<Key> paused;               // checked push subscriptions a fiber pauses (R26)
@@ -67,6 +68,7 @@ bool from_beginning(const model::Start& s) { return s.kind == model::Start::Kind
 Plan make_plan(const oplang::Program& p) {
   std::map<std::string, int> topics_created;
   std::set<std::string> retained, deleted;
+  std::map<std::string, std::size_t> keeps;
   std::map<Key, int> created;
   std::map<Key, model::Start::Kind> late;
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked, paused;
@@ -96,6 +98,7 @@ Plan make_plan(const oplang::Program& p) {
       if (!in_setup) return;
       topics_created[o->name] += 1;
       if (o->retention_messages || o->retention_bytes) retained.insert(o->name);
+      if (o->retention_messages && !o->retention_bytes) keeps[o->name] = o->retention_messages;
     } else if (const auto* o = std::get_if<oplang::DeleteTopic>(&op)) {
       deleted.insert(o->name);
     } else if (const auto* o = std::get_if<oplang::Subscribe>(&op)) {
@@ -139,6 +142,7 @@ Plan make_plan(const oplang::Program& p) {
     if (count != 1 || deleted.count(name)) continue;
     plan.topics.insert(name);
     if (retained.count(name)) plan.retained.insert(name);
+    if (auto k = keeps.find(name); k != keeps.end()) plan.keeps[name] = k->second;
   }
   for (const auto& [key, count] : created) {
     if (count != 1 || disqualified.count(key) || !plan.topics.count(key.first)) continue;
@@ -1336,6 +1340,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       if (key.first != topic) continue;
       History hs;
       hs.retention = retained;
+      if (auto k = h.plan.keeps.find(topic); k != h.plan.keeps.end()) hs.keeps = k->second;
       hs.clock = h.clock;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
         for (const auto& [o, when] : at->second) hs.published_at[o] = {when.ret, when.ms};
@@ -1382,6 +1387,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       const int id = group_id++;
       History hg;
       hg.retention = retained;
+      if (auto k = h.plan.keeps.find(topic); k != h.plan.keeps.end()) hg.keeps = k->second;
       hg.clock = h.clock;
       hg.published = ht.published;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())

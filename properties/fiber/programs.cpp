@@ -43,6 +43,11 @@ oplang::Step step_of(Behavior b) {
     case Behavior::kUnsubscribeSelf:
       s.effect = oplang::EffectKind::kUnsubscribeSelf;
       break;
+    case Behavior::kStallFail:
+      s.effect = oplang::EffectKind::kStall;
+      s.ms = 20;
+      s.verdict = oplang::Verdict::kReject;
+      break;
   }
   return s;
 }
@@ -139,13 +144,13 @@ oplang::Program PushScript::program() const {
     oplang::Subscribe sub;
     sub.topic = kTopic;
     sub.name = "s" + std::to_string(s);
-    sub.max_deliveries = kMaxDeliveries;
+    sub.max_deliveries = max_deliveries;
     sub.start = model::Start{model::Start::Kind::kBeginning, 0};
-    sub.script = unroll(handlers[s], messages * kMaxDeliveries);
+    sub.script = unroll(handlers[s], messages * max_deliveries);
     if (s == 0 && redrive_after >= 0 && join_after < 0) {
       // The first message dies at once, so the redrive has a dead letter to return while
       // the handler's cycle confirms the rest (runs grow) or fails it.
-      const oplang::HandlerScript dies(static_cast<std::size_t>(kMaxDeliveries),
+      const oplang::HandlerScript dies(static_cast<std::size_t>(max_deliveries),
                                        step_of(Behavior::kFail));
       sub.script.insert(sub.script.begin(), dies.begin(), dies.end());
     }
@@ -169,8 +174,8 @@ oplang::Program PushScript::program() const {
     oplang::Subscribe sub;
     sub.topic = kTopic;
     sub.name = "late";
-    sub.max_deliveries = kMaxDeliveries;  // start=end: owed what is published after it returned
-    sub.script = unroll(handlers[0], messages * kMaxDeliveries);
+    sub.max_deliveries = max_deliveries;  // start=end: owed what is published after it returned
+    sub.script = unroll(handlers[0], messages * max_deliveries);
     f.ops.push_back(std::move(sub));
     p.fibers.push_back(std::move(f));
   }
@@ -180,10 +185,10 @@ oplang::Program PushScript::program() const {
     oplang::Subscribe sub;
     sub.topic = kTopic;
     sub.name = "j0";
-    sub.max_deliveries = kMaxDeliveries;
+    sub.max_deliveries = max_deliveries;
     sub.start = model::Start{model::Start::Kind::kBeginning, 0};  // as the group's (R10)
     sub.group = "g";
-    sub.script = unroll(handlers[0], messages * kMaxDeliveries);
+    sub.script = unroll(handlers[0], messages * max_deliveries);
     f.ops.push_back(std::move(sub));
     p.fibers.push_back(std::move(f));
   }

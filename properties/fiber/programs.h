@@ -46,7 +46,9 @@ struct PullScript {
 };
 
 /// What a push handler does on one call.
-enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf };
+// kStallFail: stalls as kStall, then rejects (publishers run meanwhile: on a retained topic
+// the message it fails may be dropped while it is held, R3).
+enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf, kStallFail };
 
 /// Concurrent push: subscriptions s0, s1, ... on a Lane or Pool(threads) dispatcher, messages
 /// published by the setup and by publisher fibers, and optionally a fiber that unsubscribes
@@ -55,7 +57,7 @@ enum class Behavior { kOk, kFail, kThrow, kStall, kStallLong, kUnsubscribeSelf }
 /// (messages x max_deliveries):
 ///   broker lane|pool [threads=N] [timeout=50] [backoff=MS] [shutdown]
 ///   create_topic t [messages=N]
-///   subscribe t s0 max=3 start=begin script=[confirm,reject,stall(20),stall(80),...]
+///   subscribe t s0 max=3|1 start=begin script=[confirm,reject,stall(20),stall(80),...]
 ///   publish t m             (setup_messages times)
 ///   fiber pub0              ([advance GAP] publish t m, as often as it publishes)
 ///   fiber unsub             (yield N, then unsubscribe t s1)
@@ -84,6 +86,7 @@ struct PushScript {
   int redrive_after = -1;     // -1: none; else s0's first message dies after the back-off
                               // and a fiber waits it out, yields this often, redrives s0 (R25)
   std::vector<std::int64_t> waits{};  // every subscription's R24 back-off list (empty: none)
+  int max_deliveries = 3;             // every subscription's (R23; 1: a failure dead-letters)
   [[nodiscard]] oplang::Program program() const;
 };
 
