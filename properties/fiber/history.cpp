@@ -425,6 +425,11 @@ std::string check_push(const History& h, const std::map<int, FinalState>& alive,
       last_enter[c->offset] = c->enter;
       offers.push_back({c->offset, c->attempt});
       if (c->returned_true) ok.insert(c->offset);
+      if (h.max_deliveries > 0 && c->attempt > h.max_deliveries) {
+        f.add("beyond-max-deliveries")
+            << who << "offset " << c->offset << " offered at attempt " << c->attempt
+            << ", past max_deliveries " << h.max_deliveries << " (R23: dead-lettered instead)\n";
+      }
       if (un != h.unsubscribed_at.end() && c->enter > un->second) {
         f.add("delivery-after-unsubscribe")
             << who << "handler entered at tick " << c->enter << " for offset " << c->offset

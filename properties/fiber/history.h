@@ -50,6 +50,7 @@ struct History {
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
   bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)
   std::size_t keeps = 0;   // R3: the topic keeps the newest `keeps` messages (0: no such bound)
+  int max_deliveries = 0;  // R23: the push subscription's (0: no limit, or not known)
   std::size_t max_in_flight = 0;  // the subscription's bound (R22), 0: none
   // A hand-back (nack, expiry) is ready at once and an ack frees its place at once: no
   // back-off, no nack delay, no order by key. Only then are poll_wait's wake-ups judged

@@ -49,6 +49,7 @@ struct Plan {
   std::set<std::string> topics;              // checked topics
   std::set<std::string> retained;            // checked topics with a retention bound
   std::map<std::string, std::size_t> keeps;  // those bounded in messages only: how many they keep
+  std::map<Key, int> max_deliveries;         // push subscriptions' and groups' (R23; 0: no limit)
   std::set<Key> push;                        // checked push subscriptions
   std::set<Key> pull;                        // checked pull subscriptions
   std::map<Key, model::Start::Kind> late;    // checked ones a fiber created: start end or begin
@@ -69,6 +70,7 @@ Plan make_plan(const oplang::Program& p) {
   std::map<std::string, int> topics_created;
   std::set<std::string> retained, deleted;
   std::map<std::string, std::size_t> keeps;
+  std::map<Key, int> max_deliveries;
   std::map<Key, int> created;
   std::map<Key, model::Start::Kind> late;
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked, paused;
@@ -110,6 +112,8 @@ Plan make_plan(const oplang::Program& p) {
         disqualified.insert(key);
       created[key] += 1;
       push_subs.insert(key);
+      max_deliveries[key] = o->max_deliveries;
+      if (!o->group.empty()) max_deliveries[{o->topic, o->group}] = o->max_deliveries;
       if (!o->group.empty()) {
         const Key group{o->topic, o->group};
         group_members[group].push_back(o->name);
@@ -138,6 +142,7 @@ Plan make_plan(const oplang::Program& p) {
     for (const oplang::Op& op : f.ops) scan(op, false);
   Plan plan;
   plan.held_back = held_back;
+  plan.max_deliveries = max_deliveries;
   for (const auto& [name, count] : topics_created) {
     if (count != 1 || deleted.count(name)) continue;
     plan.topics.insert(name);
@@ -1341,6 +1346,8 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       History hs;
       hs.retention = retained;
       if (auto k = h.plan.keeps.find(topic); k != h.plan.keeps.end()) hs.keeps = k->second;
+      if (auto m = h.plan.max_deliveries.find(key); m != h.plan.max_deliveries.end())
+        hs.max_deliveries = m->second;
       hs.clock = h.clock;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
         for (const auto& [o, when] : at->second) hs.published_at[o] = {when.ret, when.ms};
@@ -1388,6 +1395,8 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       History hg;
       hg.retention = retained;
       if (auto k = h.plan.keeps.find(topic); k != h.plan.keeps.end()) hg.keeps = k->second;
+      if (auto m = h.plan.max_deliveries.find(group); m != h.plan.max_deliveries.end())
+        hg.max_deliveries = m->second;
       hg.clock = h.clock;
       hg.published = ht.published;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
