@@ -101,22 +101,25 @@ inline void retention_and_seek(Swarm swarm = Swarm::kHalf) {
 /// Durability (R19, R20) on a simulated disk under FsyncPolicy::always: every operation
 /// with restarts and power cuts between calls, after which the broker must be exactly the
 /// model's restarted state (nothing that returned is lost; positions, attempts and dead
-/// letters as last saved), and push subscriptions resumed with their saved options.
+/// letters as last saved), and push subscriptions resumed with their saved options; and disk
+/// faults (R33): a call that meets one throws IoError and is undecided, every call after it
+/// throws IoError, and the reopened broker holds a state the undecided call may have left.
 inline void durable_operation(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, DeleteTopic, Publish, Publish, Subscribe, Subscribe,
                              SubscribePull, Unsubscribe, Seek, Drain, Poll, Ack, Nack, Term, Expire,
                              Advance, GetStats, GetDeadLetters, Subscriptions, EndOffset,
                              OldestOffset, Redrive, RedriveTo, Purge, Pause, SeekToTime, PublishTo,
-                             Topics, Restart, Crash, Crash>(swarm, true);
+                             Topics, Restart, Crash, Crash, Fault, Fault>(swarm, true);
 }
 
 /// Durable delivery: consuming across restarts: pull workers and push handlers, retention
-/// over small segments, seeks, and crashes in between.
+/// over small segments, seeks, and crashes and disk faults (R33) in between.
 inline void durable_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull,
                              Drain, Drain, Poll, Poll, Ack, Ack, Nack, Expire, Advance, Seek,
                              Redrive, SeekToTime, GetStats, GetDeadLetters, JoinGroup, PollGroup,
-                             JoinGroupPush, LeaveGroup, GetGroupStats, Restart, Crash>(swarm, true);
+                             JoinGroupPush, LeaveGroup, GetGroupStats, Restart, Crash, Fault>(swarm,
+                                                                                              true);
 }
 
 }  // namespace props

@@ -561,6 +561,22 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
   return oplang::Crash{*uniform_in<std::uint64_t>(0, 1000)};
 }
 
+// R33: any kind of call, one of the next few of it, failing with EIO or a full disk. Syncs
+// and appends come most often (every durable call makes them); the rest are rarer calls
+// (opens and renames at rolls and compactions, removals at retention and deletes).
+template <>
+oplang::Op gen_op<oplang::Fault>(const Hints&) {
+  using oplang::IoCall;
+  static constexpr IoCall kCalls[] = {IoCall::kSync,   IoCall::kSync,   IoCall::kAppend,
+                                      IoCall::kAppend, IoCall::kOpen,   IoCall::kSyncDir,
+                                      IoCall::kRename, IoCall::kRemove, IoCall::kTruncate};
+  oplang::Fault f;
+  f.call = kCalls[*uniform_in<std::size_t>(0, std::size(kCalls))];
+  f.nth = *uniform_in<std::uint32_t>(1, 5);
+  f.error = one_in(2) ? oplang::DiskError::kEnospc : oplang::DiskError::kEio;
+  return f;
+}
+
 // R25-R28: the controls aim at existing subscriptions and groups (gen_position_name), now
 // and then at unknown names and topics; the dead-letter ones mostly at a state that has
 // dead letters.

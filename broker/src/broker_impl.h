@@ -25,6 +25,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,14 @@ class BrokerImpl {
   std::vector<std::string> subscriptions(const std::string& topic) const;
   const Clock& clock() const { return *clock_; }
   const RecoveryReport& recovery() const { return recovery_; }
+  /// R33: throws IoError naming the store's first failure, if it has failed (durable
+  /// brokers; one acquire load otherwise). Every public call begins with it.
+  void check_storage() const {
+    if (store_) store_->check();
+  }
+  std::optional<std::string> storage_failure() const {
+    return store_ ? store_->failure() : std::nullopt;
+  }
 
  private:
   /// The topic called name, which holds a log (not a partitioned topic's router). Throws

@@ -27,6 +27,9 @@ class CommitSink {
                                bool force) = 0;
   /// Returns once ticket's record is as durable as the commit policy promises.
   virtual void wait(std::uint64_t ticket) = 0;
+  /// R33: whether the storage has failed (then every commit throws IoError). Cheap: the
+  /// dispatchers ask before each offer.
+  [[nodiscard]] virtual bool failed() const = 0;
 };
 
 }  // namespace broker

@@ -58,7 +58,7 @@ std::uint64_t save_quietly(SubscriptionState& s) {
   try {
     return s.save_position();
   } catch (const Error&) {
-    return 0;  // not saved: the next commit of s writes the position again
+    return 0;  // the store has failed (R33): the drain or the dispatcher sees it next
   }
 }
 
@@ -66,7 +66,7 @@ void wait_quietly(SubscriptionState& s, std::uint64_t ticket) {
   try {
     s.wait_saved(ticket);
   } catch (const Error&) {
-    // The record is written; the next sync that succeeds makes it durable.
+    // The store has failed (R33): no sync is tried again; the drain reports it.
   }
 }
 
@@ -138,6 +138,7 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
                    const std::function<void()>& on_progress) {
   SubscriptionState& s = *sp;
   OfferRun run;
+  if (s.storage_failed()) return run;  // R33: a failed store offers nothing (kNothing)
   Taken t;
   {
     const Time now = s.now();  // R24's waits; the clock is user code: never under a lock
@@ -220,6 +221,7 @@ struct Run {
 /// up to max - 1 more for the same member; returns what ends the run if nothing was taken.
 std::optional<OfferResult> take_run(SubscriptionState& s, Time now, std::size_t max, Run& out)
     REQUIRES(s.mu) {
+  if (s.storage_failed()) return OfferResult::kNothing;  // R33: a failed store offers nothing
   Taken first;
   if (const std::optional<OfferResult> none = take(s, now, first)) return none;
   out.handler = std::move(first.handler);

@@ -144,6 +144,9 @@ std::size_t BrokerImpl::drain() {
     for (const auto& s : t->snapshot(Kind::kPush)) {
       for (;;) {
         const OfferResult r = offer_next(s, nullptr);
+        // R33: an offer whose commit failed ends the drain with that failure; the offers
+        // before it stand.
+        check_storage();
         if (r == OfferResult::kConfirmed) {
           ++confirmed;
         } else if (r != OfferResult::kIgnored) {

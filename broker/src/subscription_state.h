@@ -91,6 +91,8 @@ class SubscriptionState {
 
   // Constant after construction.
   [[nodiscard]] const SubscriptionConfig& config() const { return config_; }
+  /// R33: whether the store this state commits to has failed (then nothing is offered).
+  [[nodiscard]] bool storage_failed() const { return sink_ && sink_->failed(); }
   [[nodiscard]] const std::shared_ptr<TopicLog>& log() const { return log_; }
   [[nodiscard]] const std::shared_ptr<const std::string>& topic_name() const { return topic_; }
   /// The injected clock's time (push failures and dead letters are stamped with it).

@@ -86,13 +86,9 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
     ++next_;
     bytes_ += payload.size();
     trim();
-    if (disk_) {
-      try {
-        disk_->drop_below(base_);
-      } catch (const Error&) {
-        // A segment that could not be removed now is removed by a later trim.
-      }
-    }
+    // Under `always`, old segments go once this record is durable: a publish that throws
+    // must not have dropped what it would have pushed out (R33).
+    if (disk_ && !wait_durable_) drop_segments();
     if (!wait_durable_) {
       visible_ = next_;
       publish_bounds();
@@ -107,6 +103,7 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
     disk_->syncer().wait(ticket);  // group commit: concurrent publishers share one sync
     sync::SpinLockHold lock(mu_);
     visible_ = std::max(visible_, offset + 1);
+    drop_segments();
     publish_bounds();
     appended = {offset, sleepers_.load(std::memory_order_relaxed) > 0};
     waiting = waiters_ > 0;
@@ -117,6 +114,15 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
     grown_.notify_all();
   }
   return appended;
+}
+
+void TopicLog::drop_segments() {
+  try {
+    disk_->drop_below(base_);
+  } catch (const Error&) {
+    // The store has failed (R33): nothing more is written until a reopen, whose retention
+    // drops the segment again.
+  }
 }
 
 MessagePtr TopicLog::locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const {

@@ -105,6 +105,8 @@ class TopicLog {
 
  private:
   void trim() REQUIRES(mu_);
+  /// Removes the segment files retention emptied (durable topics; errors are the store's).
+  void drop_segments() REQUIRES(mu_);
   /// The in-memory message at offset (base_ <= offset < next_, offset >= in_memory_from_),
   /// sharing its segment's count; its segment in *segment if given.
   MessagePtr locate(Offset offset, std::shared_ptr<const MessageSegment>* segment) const

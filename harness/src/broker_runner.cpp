@@ -373,6 +373,16 @@ struct BrokerRunner::Apply {
   // step() runs these itself: they replace the broker.
   oplang::Value operator()(const oplang::Restart&) const { return oplang::Done{}; }
   oplang::Value operator()(const oplang::Crash&) const { return oplang::Done{}; }
+  oplang::Value operator()(const oplang::Fault& o) const {
+    if (!r.disk_) throw std::logic_error("fault needs the simulated disk (a durable runner)");
+    using Call = broker::sim::SimFileSystem::Call;
+    static constexpr Call kCalls[] = {Call::kOpen,   Call::kAppend, Call::kSync,    Call::kSyncDir,
+                                      Call::kRename, Call::kRemove, Call::kTruncate};
+    r.disk_->fail_next(kCalls[static_cast<std::size_t>(o.call)], o.nth,
+                       o.error == oplang::DiskError::kEnospc ? std::errc::no_space_on_device
+                                                             : std::errc::io_error);
+    return oplang::Done{};
+  }
 
   // A sequential script names offsets; `oldest` / `all` exist only in fiber programs.
   template <typename T>
@@ -416,6 +426,9 @@ void BrokerRunner::reopen(const oplang::Op& op) {
   if (crash != nullptr && !disk_) {
     throw std::logic_error("crash needs the simulated disk: kill the process on a real one");
   }
+  // A fault that has not fired is forgotten (also by the close): it is for the calls
+  // between two reopens.
+  if (disk_) disk_->disarm_failures();
   publishers_.clear();  // before their broker
   broker_.reset();      // its handlers die with it
   if (crash != nullptr) {
@@ -512,7 +525,8 @@ std::string BrokerRunner::run_effect(const model::Step& step, const Handler& han
 
 bool needs_storage(const oplang::Script& script) {
   for (const oplang::Op& op : script) {
-    if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+    if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
+        std::holds_alternative<oplang::Fault>(op)) {
       return true;
     }
   }

@@ -2,18 +2,19 @@
 #include "harness/comparator.h"
 
 #include "harness/broker_runner.h"
+#include "harness/model_states.h"
 #include "oplang/model_runner.h"
 #include "oplang/text.h"
 
 namespace harness {
 
 std::optional<Difference> first_difference(const oplang::Script& script) {
-  oplang::ModelRunner model;
+  ModelStates model;  // R33: a fault makes a call undecided
   const std::unique_ptr<BrokerRunner> broker = runner_for(script);  // durable if it restarts
   for (std::size_t i = 0; i < script.size(); ++i) {
-    oplang::Outcome m = model.step(script[i]);
     oplang::Outcome b = broker->step(script[i]);
-    if (!(m == b)) return Difference{i, script[i], std::move(m), std::move(b)};
+    ModelStates::Verdict v = model.step(script[i], b);
+    if (!v.agrees) return Difference{i, script[i], std::move(v.expected), std::move(b)};
   }
   return std::nullopt;
 }

@@ -50,6 +50,18 @@ std::vector<Offset> Model::redrive_to(const std::string& topic, const std::strin
   return out;
 }
 
+void Model::redrive_to_interrupted(const std::string& topic, const std::string& name,
+                                   const std::string& to_topic, std::size_t published) {
+  Topic& t = topic_or_throw(topic);
+  Sub& s = position_or_throw(t, name);
+  any_topic_or_throw(to_topic);
+  catch_up(t, s);
+  const std::vector<DeadLetter> dead = s.dead;  // they stay
+  for (std::size_t i = 0; i < published && i < dead.size(); ++i) {
+    publish(to_topic, dead[i].payload, dead[i].headers, dead[i].key);
+  }
+}
+
 // R25: the dead letters are gone; purged counts them.
 std::size_t Model::purge_dead_letters(const std::string& topic, const std::string& name) {
   Topic& t = topic_or_throw(topic);

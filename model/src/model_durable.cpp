@@ -38,19 +38,29 @@ void Model::restart() {
     }
   }
   calls_.clear();
+  storage_failed_ = false;  // R33: the reopened broker has decided the failed call
 }
 
-// R19: the drain a power cut stopped after `offers` offers, each with its commit.
-std::size_t Model::drain_offers(std::size_t offers) {
+// R33: once a write or sync failed, nothing more is written or read until a reopen.
+void Model::check_storage() const {
+  if (storage_failed_) throw Error(ErrorCode::kIoError);
+}
+
+// R19: the drain a power cut stopped after `offers` offers, each with its commit (the last
+// without its result, if last_unanswered).
+std::size_t Model::drain_offers(std::size_t offers, bool last_unanswered) {
   offer_budget_ = offers;
+  last_unanswered_ = last_unanswered;
   std::size_t confirmed = 0;
   try {
     confirmed = drain();
   } catch (...) {
     offer_budget_ = SIZE_MAX;
+    last_unanswered_ = false;
     throw;
   }
   offer_budget_ = SIZE_MAX;
+  last_unanswered_ = false;
   return confirmed;
 }
 

@@ -196,6 +196,8 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
         it->second.applied.insert(*offset);
       }
     }
+    // drain_offers: the cut came after the handler, before its result was applied.
+    if (offer_budget_ == 0 && last_unanswered_) return confirmations;
     // R9: the result counts only if the state still exists and was not seeked meanwhile;
     // an ignored result is neither a confirmation nor a failure (the loop goes on).
     if (t == nullptr || !t->subs.contains(sub_id) || t->subs.at(sub_id).seeks != seeks) continue;

@@ -33,7 +33,8 @@ constexpr std::uint8_t kTopicsKind = 207;            //
 constexpr std::uint8_t kEndOffset = 209;             // 208: a committed input reads it
 constexpr std::uint8_t kOldestOffset = 210;          //
 constexpr std::uint8_t kRestart = 211;               // durable runners only
-constexpr std::uint8_t kCrash = 212;                 //
+constexpr std::uint8_t kCrash = 212;                 // a seed below kFaultSeeds, or a fault
+constexpr std::uint8_t kFaultSeeds = 224;            // kCrash's bytes from here: fault (R33)
 constexpr std::uint8_t kTerm = 213;                  // ack's fields (R23)
 constexpr std::uint8_t kBoundedPull = 214;           // subscribe_pull's, then max_in_flight 0..3
 constexpr std::uint8_t kTerminatingSubscribe = 215;  // and 216 idempotent: verdicts 0..4
@@ -245,8 +246,17 @@ oplang::Op read_op(Reader& r) {
       return OldestOffset{r.from(kTopics)};
     case kRestart:
       return Restart{};
-    case kCrash:
-      return Crash{r.byte()};
+    case kCrash: {
+      // Its seed byte: below kFaultSeeds a crash; from there a fault (R33) and its fields
+      // (no committed input reads a crash, so none decodes differently).
+      const std::uint8_t seed = r.byte();
+      if (seed < kFaultSeeds) return Crash{seed};
+      Fault op;
+      op.call = static_cast<IoCall>(r.pick(7));
+      op.nth = static_cast<std::uint32_t>(1 + r.pick(4));
+      op.error = r.pick(2) == 1 ? DiskError::kEnospc : DiskError::kEio;
+      return op;
+    }
     case kTerm:
       return read_ack_like<Term>(r);
     case kBoundedPull:
@@ -637,7 +647,12 @@ struct OpWriter {
   void operator()(const oplang::EndOffset& op) { w.byte(kEndOffset), w.name(op.topic, kTopics); }
   void operator()(const oplang::Restart&) { w.byte(kRestart); }
   void operator()(const oplang::Crash& op) {
-    w.byte(kCrash), w.byte(static_cast<std::uint8_t>(op.seed));
+    w.byte(kCrash), w.byte(static_cast<std::uint8_t>(op.seed % kFaultSeeds));
+  }
+  void operator()(const oplang::Fault& op) {
+    w.byte(kCrash), w.byte(kFaultSeeds), w.byte(static_cast<std::uint8_t>(op.call)),
+        w.byte(static_cast<std::uint8_t>((op.nth - 1) % 4)),
+        w.byte(op.error == oplang::DiskError::kEnospc ? 1 : 0);
   }
   void operator()(const oplang::OldestOffset& op) {
     w.byte(kOldestOffset), w.name(op.topic, kTopics);

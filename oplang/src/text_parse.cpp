@@ -579,6 +579,41 @@ class LineParser {
     return o;
   }
   // `[timeout=MS]` of wait_idle and wait_delivered.
+  // `CALL [nth=N] [error=eio|enospc]` of fault (R33).
+  Op fault() {
+    Fault o;
+    const std::string call =
+        value("a call: open, append, sync, sync_dir, rename, remove, truncate");
+    bool known = false;
+    for (IoCall c : {IoCall::kOpen, IoCall::kAppend, IoCall::kSync, IoCall::kSyncDir,
+                     IoCall::kRename, IoCall::kRemove, IoCall::kTruncate}) {
+      if (call == name_of(c)) o.call = c, known = true;
+    }
+    if (!known) {
+      --pos_;
+      fail("a call: open, append, sync, sync_dir, rename, remove, truncate");
+    }
+    while (auto key = option_key("nth= or error=")) {
+      if (*key == "nth") {
+        const std::uint64_t nth = unsigned_number("a count from 1");
+        if (nth == 0 || nth > 1000) fail("a count from 1 to 1000");
+        o.nth = static_cast<std::uint32_t>(nth);
+      } else if (*key == "error") {
+        const std::string e = value("eio or enospc");
+        if (e == "eio") {
+          o.error = DiskError::kEio;
+        } else if (e == "enospc") {
+          o.error = DiskError::kEnospc;
+        } else {
+          --pos_;
+          fail("eio or enospc");
+        }
+      } else {
+        fail("nth= or error=");
+      }
+    }
+    return o;
+  }
   Op crash() {
     Crash o;
     while (auto key = option_key("seed=")) {
@@ -682,6 +717,7 @@ class LineParser {
     if (name == "oldest_offset") return OldestOffset{value("a topic")};
     if (name == "restart") return Restart{};
     if (name == "crash") return crash();
+    if (name == "fault") return fault();
     if (name == "redrive") return Redrive{value("a topic"), value("a subscription name")};
     if (name == "redrive_to") {
       return RedriveTo{value("a topic"), value("a subscription name"), value("a topic")};

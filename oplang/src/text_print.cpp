@@ -302,6 +302,12 @@ struct Printer {
     return "oldest_offset " + format_value(o.topic);
   }
   std::string operator()(const Restart&) const { return "restart"; }
+  std::string operator()(const Fault& o) const {
+    std::string out = std::string("fault ") + name_of(o.call);
+    if (o.nth != 1) out += " nth=" + std::to_string(o.nth);
+    if (o.error != DiskError::kEio) out += std::string(" error=") + name_of(o.error);
+    return out;
+  }
   std::string operator()(const Crash& o) const {
     return o.seed == 0 ? "crash" : "crash seed=" + std::to_string(o.seed);
   }
@@ -341,6 +347,28 @@ std::string format_value(std::string_view value) {
 }
 
 std::string print(const Op& op) { return std::visit(Printer{}, op); }
+
+const char* name_of(IoCall call) {
+  switch (call) {
+    case IoCall::kOpen:
+      return "open";
+    case IoCall::kAppend:
+      return "append";
+    case IoCall::kSync:
+      return "sync";
+    case IoCall::kSyncDir:
+      return "sync_dir";
+    case IoCall::kRename:
+      return "rename";
+    case IoCall::kRemove:
+      return "remove";
+    case IoCall::kTruncate:
+      return "truncate";
+  }
+  return "?";
+}
+
+const char* name_of(DiskError error) { return error == DiskError::kEnospc ? "enospc" : "eio"; }
 
 std::string print(const Step& step) { return print_step(step); }
 

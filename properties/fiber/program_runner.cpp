@@ -847,6 +847,9 @@ class Exec {
   void operator()(const oplang::Crash&) {
     throw std::invalid_argument("crash is for sequential scripts on a durable runner");
   }
+  void operator()(const oplang::Fault&) {
+    throw std::invalid_argument("fault is for sequential scripts on a durable runner");
+  }
 
  private:
   struct Called {

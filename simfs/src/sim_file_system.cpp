@@ -74,10 +74,11 @@ struct SimFileSystem::State {
     kRun,   // perform it
     kDie,   // the process dies at this call (an append still adds its bytes)
     kDead,  // the process died earlier: do nothing
+    kFail,  // an armed failure fires: the caller leaves what SimFileSystem says, then throws
   };
 
-  // Numbers the call, then says whether it runs; throws the armed error of a fail_at.
-  Step enter(std::string_view op, const std::string& path) REQUIRES(mu) {
+  // Numbers the call, then says whether it runs; on kFail, `error` is the armed error.
+  Step enter(Call call, std::string& error) REQUIRES(mu) {
     if (crashed) return Step::kDead;
     const std::uint64_t point = next_point++;
     // Crash before error: a process that has died sees no error.
@@ -86,12 +87,25 @@ struct SimFileSystem::State {
       crashed = true;
       return Step::kDie;
     }
+    bool fires = false;
     if (const auto it = failures.find(point); it != failures.end()) {
-      const std::string error = std::move(it->second);
+      error = std::move(it->second);
       failures.erase(it);
-      fail(op, path, error);
+      fires = true;
     }
-    return Step::kRun;
+    // Every armed fail_next of this kind counts the call, also when another fires.
+    for (auto it = armed.begin(); it != armed.end();) {
+      if (it->call == call && --it->remaining == 0) {
+        if (!fires) error = std::make_error_code(it->error).message();
+        fires = true;
+        it = armed.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!fires) return Step::kRun;
+    ++fired;
+    return Step::kFail;
   }
 
   // The current file at path, or null.
@@ -160,7 +174,15 @@ struct SimFileSystem::State {
   std::optional<std::uint64_t> crash_point GUARDED_BY(mu);
   bool crashed GUARDED_BY(mu) = false;
   std::map<std::uint64_t, std::string> failures GUARDED_BY(mu);  // point -> error text
-  std::chrono::microseconds sync_latency GUARDED_BY(mu){0};      // set_sync_latency
+  struct Armed {                                                 // a fail_next
+    Call call;
+    std::uint64_t remaining;  // calls of that kind until it fires (1: the next)
+    std::errc error;
+  };
+  std::vector<Armed> armed GUARDED_BY(mu);
+  std::uint64_t fired GUARDED_BY(mu) = 0;
+  bool failed_sync_keeps GUARDED_BY(mu) = false;
+  std::chrono::microseconds sync_latency GUARDED_BY(mu){0};  // set_sync_latency
   std::set<std::string> locked GUARDED_BY(mu);
   // Bumped by crash(), which frees every lock: an older HeldLock must not free its path
   // again, since a new holder may have it by then.
@@ -252,7 +274,8 @@ void SimFileSystem::append(const std::string& path, std::string_view bytes) {
   State& s = *state_;
   const std::string p = normalize(path);
   MutexLock lock(s.mu);
-  switch (s.enter("append", p)) {
+  std::string error;
+  switch (s.enter(s.file(p) ? Call::kAppend : Call::kOpen, error)) {
     case State::Step::kDead:
       return;
     case State::Step::kDie:
@@ -263,6 +286,13 @@ void SimFileSystem::append(const std::string& path, std::string_view bytes) {
         // It would have failed; the process is dead either way.
       }
       return;
+    case State::Step::kFail:
+      // A full disk takes what fits (a short write), then refuses the rest.
+      if (error == std::make_error_code(std::errc::no_space_on_device).message() &&
+          bytes.size() > 1) {
+        s.append_now(p, bytes.substr(0, bytes.size() / 2));
+      }
+      fail("append", p, error);
     case State::Step::kRun:
       s.append_now(p, bytes);
   }
@@ -274,7 +304,15 @@ void SimFileSystem::sync(const std::string& path) {
   std::chrono::microseconds latency{0};
   {
     MutexLock lock(s.mu);
-    if (s.enter("sync", p) != State::Step::kRun) return;
+    std::string error;
+    const State::Step step = s.enter(Call::kSync, error);
+    if (step == State::Step::kFail) {
+      // fsyncgate: the dirty pages are marked clean, their bytes lost to the disk.
+      Inode* failed = s.file(p);
+      if (failed != nullptr && !s.failed_sync_keeps) failed->content.resize(failed->synced);
+      fail("sync", p, error);
+    }
+    if (step != State::Step::kRun) return;
     if (s.dirs.count(p)) return;  // a directory is durable already, as fdatasync of one is
     Inode& inode = s.existing_file("sync", p);
     inode.synced = inode.content.size();
@@ -294,7 +332,10 @@ void SimFileSystem::sync_dir(const std::string& dir) {
   State& s = *state_;
   const std::string d = normalize(dir);
   MutexLock lock(s.mu);
-  if (s.enter("sync_dir", d) != State::Step::kRun) return;
+  std::string error;
+  const State::Step step = s.enter(Call::kSyncDir, error);
+  if (step == State::Step::kFail) fail("sync_dir", d, error);
+  if (step != State::Step::kRun) return;
   if (!s.dirs.count(d)) {
     fail("sync_dir", d,
          s.file(d) ? std::errc::not_a_directory : std::errc::no_such_file_or_directory);
@@ -314,7 +355,10 @@ void SimFileSystem::rename(const std::string& from, const std::string& to) {
   const std::string t = normalize(to);
   const std::string both = f + " -> " + t;
   MutexLock lock(s.mu);
-  if (s.enter("rename", both) != State::Step::kRun) return;
+  std::string error;
+  const State::Step step = s.enter(Call::kRename, error);
+  if (step == State::Step::kFail) fail("rename", both, error);
+  if (step != State::Step::kRun) return;
   if (s.dirs.count(f)) fail("rename", both, "renaming directories is not simulated");
   const auto it = s.current.find(f);
   if (it == s.current.end()) fail("rename", both, std::errc::no_such_file_or_directory);
@@ -329,7 +373,10 @@ void SimFileSystem::remove(const std::string& path) {
   State& s = *state_;
   const std::string p = normalize(path);
   MutexLock lock(s.mu);
-  if (s.enter("remove", p) != State::Step::kRun) return;
+  std::string error;
+  const State::Step step = s.enter(Call::kRemove, error);
+  if (step == State::Step::kFail) fail("remove", p, error);
+  if (step != State::Step::kRun) return;
   if (s.dirs.count(p)) fail("remove", p, std::errc::is_a_directory);
   s.current.erase(p);
 }
@@ -338,7 +385,10 @@ void SimFileSystem::truncate(const std::string& path, std::uint64_t size) {
   State& s = *state_;
   const std::string p = normalize(path);
   MutexLock lock(s.mu);
-  if (s.enter("truncate", p) != State::Step::kRun) return;
+  std::string error;
+  const State::Step step = s.enter(Call::kTruncate, error);
+  if (step == State::Step::kFail) fail("truncate", p, error);
+  if (step != State::Step::kRun) return;
   Inode& inode = s.existing_file("truncate", p);
   if (size > inode.content.size()) fail("truncate", p, std::errc::invalid_argument);
   inode.content.resize(size);
@@ -416,6 +466,67 @@ void SimFileSystem::fail_at(std::uint64_t point, std::string error) {
     throw std::invalid_argument("fail_at: point " + std::to_string(point) + " has passed");
   }
   state_->failures[point] = std::move(error);
+}
+
+void SimFileSystem::fail_next(Call call, std::uint64_t nth, std::errc error) {
+  if (nth == 0) throw std::invalid_argument("fail_next: nth counts from 1 (the next call)");
+  MutexLock lock(state_->mu);
+  state_->armed.push_back({call, nth, error});
+}
+
+void SimFileSystem::disarm_failures() {
+  MutexLock lock(state_->mu);
+  state_->failures.clear();
+  state_->armed.clear();
+}
+
+std::uint64_t SimFileSystem::failures_fired() const {
+  MutexLock lock(state_->mu);
+  return state_->fired;
+}
+
+void SimFileSystem::set_failed_sync_keeps(bool keeps) {
+  MutexLock lock(state_->mu);
+  state_->failed_sync_keeps = keeps;
+}
+
+void SimFileSystem::zero_range(const std::string& path, std::uint64_t position,
+                               std::uint64_t length) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  std::string& content = s.existing_file("zero_range", p).content;
+  if (position >= content.size()) return;
+  const std::uint64_t n = std::min<std::uint64_t>(length, content.size() - position);
+  std::fill_n(content.begin() + static_cast<std::ptrdiff_t>(position), n, '\0');
+}
+
+void SimFileSystem::cut(const std::string& path, std::uint64_t size) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  Inode& inode = s.existing_file("cut", p);
+  if (size > inode.content.size()) fail("cut", p, std::errc::invalid_argument);
+  inode.content.resize(size);
+  inode.synced = std::min(inode.synced, size);
+}
+
+void SimFileSystem::lose(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  s.existing_file("lose", p);
+  s.current.erase(p);
+  s.durable.erase(p);
+}
+
+std::vector<std::string> SimFileSystem::files() const {
+  const State& s = *state_;
+  MutexLock lock(s.mu);
+  std::set<std::string> paths;
+  for (const auto& entry : s.current) paths.insert(entry.first);
+  for (const auto& entry : s.durable) paths.insert(entry.first);
+  return {paths.begin(), paths.end()};
 }
 
 std::string SimFileSystem::describe() const {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -292,6 +293,11 @@ class Broker {
   [[nodiscard]] const Clock& clock() const;
   /// What opening the storage directory found and cut (empty for an in-memory broker).
   [[nodiscard]] const RecoveryReport& recovery() const;
+  /// R33: a durable broker whose storage failed (a write, sync, rename or removal threw
+  /// IoError) names that first failure here; every other call then throws IoError naming
+  /// it, until the broker is destroyed and opened again. nullopt while the storage works
+  /// (and for an in-memory broker). Never throws.
+  [[nodiscard]] std::optional<std::string> storage_failure() const;
 
  private:
   std::unique_ptr<BrokerImpl> impl_;

@@ -237,6 +237,9 @@ SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uin
     const std::string& newest = segments_.back().path;
     active_size_ = fs_->size(newest);
     fs_->sync(newest);  // older segments were synced when they rolled
+    // Its name too: the roll that made it may have died (or failed, R33) before its
+    // directory sync, and what is offered from now on must survive a power cut (R19).
+    fs_->sync_dir(dir_);
     sync::MutexLock lock(path_mu_);
     active_path_ = newest;
   } else if (end > 0) {

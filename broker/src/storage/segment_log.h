@@ -51,7 +51,7 @@ class SegmentLog {
   static Loaded load(FileSystem& fs, const std::string& dir, bool repair, RecoveryPlan& plan);
 
   /// A log continuing at `end` in dir (which exists) after the cuts of load were applied;
-  /// `segments` are what load found (none for a new topic). Syncs the newest segment:
+  /// `segments` are what load found (none for a new topic). Syncs the newest segment and dir:
   /// what was read back may never have been synced, and is offered from now on (R19).
   /// Throws IoError.
   SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uint64_t segment_bytes,

@@ -67,7 +67,9 @@ std::uint64_t load_journal(FileSystem& fs, const std::string& path, bool repair,
 }  // namespace
 
 std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
-  std::shared_ptr<FileSystem> fs = options.file_system ? options.file_system : posix_file_system();
+  // R33: one failed write makes the store refuse every later one until it is opened again.
+  auto fs = std::make_shared<StickyFileSystem>(options.file_system ? options.file_system
+                                                                   : posix_file_system());
   const std::string& dir = options.directory;
   const bool existed = fs->exists(dir);
   const std::vector<std::string> entries = existed ? fs->list(dir) : std::vector<std::string>{};
@@ -125,6 +127,7 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
   // before anything is offered, so a later power cut cannot take back what a consumer saw
   // (R19). Older segments were synced when they rolled.
   fs->sync(journal);
+  fs->sync_dir(dir);  // and the journal's name (a failed sync_dir may have left it volatile)
   out.report.truncations = plan.report;
   std::vector<std::pair<std::string, const SavedSubscription*>> moved_back;
   for (SavedTopic& t : out.saved.topics) {
@@ -152,8 +155,8 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
   return store;
 }
 
-Store::Store(StorageOptions options, std::shared_ptr<FileSystem> fs, std::unique_ptr<FileLock> lock,
-             SavedState saved, std::uint64_t journal_size)
+Store::Store(StorageOptions options, std::shared_ptr<StickyFileSystem> fs,
+             std::unique_ptr<FileLock> lock, SavedState saved, std::uint64_t journal_size)
     : options_(std::move(options)),
       fs_(std::move(fs)),
       lock_(std::move(lock)),
@@ -208,7 +211,8 @@ void Store::flusher_loop() {
       }
       if (options_.commit_sync.kind == FsyncPolicy::Kind::kInterval) journal_syncer_.flush();
     } catch (const Error&) {
-      // The next flush or a waiting call tries again and reports it.
+      // The store has failed (R33): every later write and sync throws, and reports it.
+      return;
     }
   }
 }

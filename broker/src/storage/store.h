@@ -13,6 +13,7 @@
 #include "commit_sink.h"
 #include "saved_state.h"
 #include "segment_log.h"
+#include "sticky_file_system.h"
 #include "sync/sync.h"
 #include "syncer.h"
 
@@ -37,6 +38,12 @@ class Store final : public CommitSink {
   ~Store() override;
 
   [[nodiscard]] const StorageOptions& options() const { return options_; }
+  /// R33: the first failed write, sync, rename or removal, if any (then the store refuses
+  /// every write until it is opened again).
+  [[nodiscard]] std::optional<std::string> failure() const { return fs_->failure(); }
+  /// Throws IoError naming the first failure, if there was one.
+  void check() const { fs_->check(); }
+  [[nodiscard]] bool failed() const override { return fs_->failed(); }
   /// The segment log of topic id, continuing what open loaded of it (its segments are
   /// moved out; an empty Loaded for a new topic). Its directory is created if missing.
   /// Throws IoError.
@@ -59,8 +66,8 @@ class Store final : public CommitSink {
   void wait(std::uint64_t ticket) override;
 
  private:
-  Store(StorageOptions options, std::shared_ptr<FileSystem> fs, std::unique_ptr<FileLock> lock,
-        SavedState saved, std::uint64_t journal_size);
+  Store(StorageOptions options, std::shared_ptr<StickyFileSystem> fs,
+        std::unique_ptr<FileLock> lock, SavedState saved, std::uint64_t journal_size);
   /// Appends one record (and applies it to the mirror); compacts when the journal is large.
   std::uint64_t write(const std::string& body) REQUIRES(mu_);
   void compact() REQUIRES(mu_);
@@ -69,7 +76,7 @@ class Store final : public CommitSink {
 
   // Constant after construction.
   const StorageOptions options_;
-  const std::shared_ptr<FileSystem> fs_;
+  const std::shared_ptr<StickyFileSystem> fs_;  // every write of the store goes through it
   const std::unique_ptr<FileLock> lock_;
   const std::string journal_path_;
 

@@ -45,7 +45,8 @@ class BrokerRunner {
   BrokerRunner();
   /// A durable broker on a fresh simulated disk (or setup.directory): `restart` closes and
   /// reopens it, `crash` cuts the power first (SimFileSystem::crash with the op's seed;
-  /// std::logic_error on a real directory). A reopen that throws a broker::Error is that
+  /// std::logic_error on a real directory), `fault` arms the simulated disk (R33; forgotten
+  /// at the next reopen if it has not fired). A reopen that throws a broker::Error is that
   /// op's outcome; later steps then throw std::logic_error. The constructor throws
   /// broker::Error if the directory cannot be opened.
   explicit BrokerRunner(DurableSetup setup);
@@ -91,7 +92,8 @@ class BrokerRunner {
   std::map<std::string, broker::Publisher> publishers_;  // destroyed before broker_
 };
 
-/// Whether a script restarts or crashes its broker (then it needs a durable runner).
+/// Whether a script restarts or crashes its broker, or faults its disk (then it needs a
+/// durable runner).
 bool needs_storage(const oplang::Script& script);
 /// A fresh runner for script: durable (DurableSetup{}) if it needs storage, else in memory.
 std::unique_ptr<BrokerRunner> runner_for(const oplang::Script& script);

@@ -19,7 +19,8 @@ enum class ErrorCode {
   kInvalidArgument,
   kReentrantDrain,
   kNotSynchronous,
-  // Storage (R18-R21): the model never throws these; a durable broker that does has failed.
+  // Storage (R18-R21): the model never throws these, but kIoError once the storage has
+  // failed (R33, Model::fail_storage); a durable broker that throws another has failed.
   kIoError,
   kCorruptLog,
   kStorageLocked,

@@ -243,9 +243,25 @@ class Model {
   /// returned, not paused (R26) and its counters at zero; push subscriptions and groups stay
   /// without handlers until subscribe resumes them (R20); handler calls in flight are gone.
   void restart();
+  /// R33: the storage of a durable broker failed (a write or sync threw IoError) in a call
+  /// whose effect the next restart() decides. From now until restart(), every call of the
+  /// broker throws IoError and changes nothing (check_storage).
+  void fail_storage() { storage_failed_ = true; }
+  [[nodiscard]] bool storage_failed() const { return storage_failed_; }
+  /// R33: throws Error(kIoError) if the storage has failed; every call of the broker's
+  /// begins with it (the runner asks before each op).
+  void check_storage() const;
   /// drain() that stops after `offers` offers (each with its save): what a power cut during
   /// a drain can leave, since every offer's commit is its own record (R19).
-  std::size_t drain_offers(std::size_t offers);
+  /// With last_unanswered, the last of those offers runs its handler (and its effects) but
+  /// its result is not applied: the cut (or a failed commit, R33) came between the two.
+  std::size_t drain_offers(std::size_t offers, bool last_unanswered = false);
+  /// R25: what redrive_to leaves when a power cut or a failed write (R33) stops it after
+  /// `published` of its publishes: those messages are in `to_topic`, and every dead letter
+  /// is still dead (they are dropped in one commit after the last publish), so a redrive
+  /// repeated after the reopen publishes them again (at least once, never lost).
+  void redrive_to_interrupted(const std::string& topic, const std::string& name,
+                              const std::string& to_topic, std::size_t published);
 
   /// Handler calls made since the last take_calls(), in order; clears them.
   std::vector<HandlerCall> take_calls();
@@ -418,7 +434,9 @@ class Model {
   Millis now_ = 0;
   int handler_depth_ = 0;
   std::size_t offer_budget_ = SIZE_MAX;  // drain_offers only
+  bool last_unanswered_ = false;         // drain_offers only
   std::vector<HandlerCall> calls_;
+  bool storage_failed_ = false;  // R33, until restart()
 };
 
 }  // namespace model

@@ -10,9 +10,10 @@
 //   decodes to an escaped op): 200, 201 poll_wait (topic, sub, member, max 0..3, timeout
 //   0/1 ms); 202 wait_idle, 203 wait_delivered (timeout 0/1 ms); 204, 205 an idempotent
 //   subscribe (subscribe's fields); 206 subscriptions (topic), 207 topics, 209 end_offset
-//   (topic), 210 oldest_offset (topic), 211 restart, 212 crash (seed), 213 term (ack's
-//   fields), 214 a subscribe_pull with max_in_flight (its fields, then 0..3), 215 a subscribe
-//   and 216 an idempotent one whose script verdicts are 0..4 (4: term), 217 a nack with a
+//   (topic), 210 oldest_offset (topic), 211 restart, 212 crash (a seed byte below 224; from 224 on,
+//   a disk fault instead: call 0..6 as oplang::IoCall, nth 1..4, error eio/enospc, R33), 213 term
+//   (ack's fields), 214 a subscribe_pull with max_in_flight (its fields, then 0..3), 215 a
+//   subscribe and 216 an idempotent one whose script verdicts are 0..4 (4: term), 217 a nack with a
 //   delay (ack's fields, then an advance-sized delay), 218 a subscribe_pull with 1-3 back-off
 //   waits (214's fields, then the count and the waits), 219 redrive, 221
 //   purge_dead_letters, 222 pause, 223 resume, 224 lag (topic, sub), 227 redrive_to (topic,
@@ -30,8 +31,8 @@
 //   generation 0..255; then its fields) (R32), 249 a publish through a broker::Publisher
 //   (234's fields; R2)
 //   (208, 220, 228, 229, 242 and 244-248 are not escapes: a
-//   committed input reads it as a kind byte). A script with restart or crash
-//   runs on a durable broker (harness::runner_for). The fields:
+//   committed input reads it as a kind byte). A script with restart, crash or
+//   fault runs on a durable broker (harness::runner_for). The fields:
 //   topic/sub/member/group = index into a pool of 3/4/3/2 names (so names collide),
 //   payload = "m<byte>", offsets and counts = the byte (small ranges), headers/filters =
 //   index into a few header sets, retention = 0..4 messages or 0..15 bytes,

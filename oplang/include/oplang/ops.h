@@ -251,6 +251,25 @@ struct Crash {
   bool operator==(const Crash&) const = default;
 };
 
+/// The I/O calls a `fault` counts (SimFileSystem::Call): `open` is an append that creates
+/// its file.
+enum class IoCall { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate };
+/// What a faulted call fails with.
+enum class DiskError { kEio, kEnospc };
+
+/// A disk fault armed between two calls (R33): the `nth` next I/O call of kind `call` the
+/// broker makes fails with `error` (a failed sync drops the file's unsynced bytes, a full
+/// disk writes half an append). Only runners on the simulated disk take it, and a restart or
+/// crash forgets a fault that has not fired. The model does nothing: it cannot know which
+/// call of the broker's meets the fault, so an IoError after it is judged by R33 (the call
+/// is undecided until a reopen; every call after it throws IoError).
+struct Fault {
+  IoCall call = IoCall::kSync;
+  std::uint32_t nth = 1;
+  DiskError error = DiskError::kEio;
+  bool operator==(const Fault&) const = default;
+};
+
 /// redrive(topic, name): dead letters of kept messages back to be offered (R25).
 struct Redrive {
   std::string topic;
@@ -368,7 +387,7 @@ using Op =
                  Subscriptions, Topics, PollWait, WaitIdle, WaitDelivered, EndOffset, OldestOffset,
                  Restart, Crash, Term, Redrive, RedriveTo, Purge, Pause, Resume, GetLag,
                  OffsetForTime, SeekToTime, PublishTo, Partitions, JoinGroup, JoinGroupPush,
-                 LeaveGroup, PollGroup, GetMembership, GetGroupStats>;
+                 LeaveGroup, PollGroup, GetMembership, GetGroupStats, Fault>;
 
 /// A script: operations run in order against one fresh broker (or model).
 using Script = std::vector<Op>;

@@ -85,6 +85,10 @@ class ParseError : public std::runtime_error {
 std::string format_value(std::string_view value);
 /// One line of text, without a newline; parse(print(op)) == op.
 std::string print(const Op& op);
+/// The text names of a fault's call ("open", "append", "sync", "sync_dir", "rename",
+/// "remove", "truncate") and error ("eio", "enospc").
+const char* name_of(IoCall call);
+const char* name_of(DiskError error);
 /// One handler step as a script lists it: "reject", "stall(20)", "publish(t,m)+throw".
 std::string print(const Step& step);
 /// A whole script, one op per line.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "broker/file_system.h"
@@ -29,6 +30,16 @@ namespace broker::sim {
 /// Crash points. Each call of append, sync, sync_dir, rename, remove or truncate is one
 /// crash point, numbered from 0 in call order (including calls that throw). Once the
 /// simulated process has died (crash_at), calls pass no more points until crash().
+///
+/// Errors. Any crash point can be made to fail instead (fail_at by number, fail_next by
+/// kind). A failed call throws IoError("<op> <path>: <error>") and changes nothing, except:
+/// a failed sync drops the file's unsynced bytes (Linux may mark the dirty pages clean
+/// after a failed fdatasync, so a later sync reports success for bytes the disk never got:
+/// PostgreSQL's "fsyncgate"), unless set_failed_sync_keeps(true); a failed append whose
+/// error is ENOSPC writes the first half of its bytes (what fitted) before it throws.
+///
+/// Damage at rest (flip_bit, zero_range, cut, lose) changes stored bytes between a close
+/// and an open, in what reads see and what survives a crash alike; none is a crash point.
 ///
 /// Paths are normalized: repeated and trailing '/' and "." components are dropped, so
 /// "d//f", "d/./f" and "d/f" name the same file. Renaming or removing directories is not
@@ -100,10 +111,42 @@ class SimFileSystem final : public FileSystem {
   /// the file is missing or byte or bit is out of range.
   void flip_bit(const std::string& path, std::uint64_t byte, int bit);
 
-  /// Makes the call numbered `point` throw IoError("<op> <path>: <error>") and change
-  /// nothing, e.g. error "No space left on device". Several points may be armed; each
-  /// fires once. Throws std::invalid_argument if `point` has already been passed.
+  /// Makes the call numbered `point` fail: throw IoError("<op> <path>: <error>") having
+  /// changed nothing but what the class comment says a failed sync or append leaves, e.g.
+  /// error "No space left on device". Several points may be armed; each fires once.
+  /// Throws std::invalid_argument if `point` has already been passed.
   void fail_at(std::uint64_t point, std::string error);
+
+  /// The kinds of call fail_next counts. kOpen is an append that creates its file (it is
+  /// not also counted as an append).
+  enum class Call { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate };
+
+  /// Makes the nth next call of kind `call` (1: the next one) fail with `error` (EIO,
+  /// ENOSPC, ...), as fail_at does for a numbered point. Several may be armed; each fires
+  /// once. Throws std::invalid_argument if nth is 0.
+  void fail_next(Call call, std::uint64_t nth, std::errc error);
+
+  /// Forgets every armed failure (fail_at and fail_next) that has not fired.
+  void disarm_failures();
+
+  /// How many armed failures have fired since the disk was made.
+  [[nodiscard]] std::uint64_t failures_fired() const;
+
+  /// true: a failed sync keeps the file's unsynced bytes, as a kind kernel would (a later
+  /// sync may still make them durable). Default false: they are dropped.
+  void set_failed_sync_keeps(bool keeps);
+
+  /// Damage at rest: sets bytes [position, position + length) of a file to zero (a block
+  /// the disk lost), clipped to its size. Throws IoError if the file is missing.
+  void zero_range(const std::string& path, std::uint64_t position, std::uint64_t length);
+  /// Damage at rest: cuts a file to `size` bytes (size <= its size, else IoError).
+  void cut(const std::string& path, std::uint64_t size);
+  /// Damage at rest: the file's name and bytes are gone (current and durable alike).
+  /// Throws IoError if the file is missing.
+  void lose(const std::string& path);
+
+  /// The files, current or durable, in path order (damage tests pick from them).
+  [[nodiscard]] std::vector<std::string> files() const;
 
   /// Makes each sync of a file return `latency` of real time after it made durable what
   /// the file held when it began (as a disk's flush takes a while): bytes appended

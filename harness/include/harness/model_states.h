@@ -1,0 +1,49 @@
+// The model states a durable broker may be in once a disk fault made a call undecided
+// (SPEC R33), judged step by step against the broker's outcomes.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "oplang/model_runner.h"
+#include "oplang/ops.h"
+#include "oplang/outcome.h"
+
+namespace harness {
+
+/// The model, as a set of states the broker may be in. One state, except after a call that
+/// threw IoError while a `fault` was armed (R33): that call is undecided until a reopen, so
+/// the state where it changed nothing, the one where it took effect, and for a drain the
+/// ones after each of its offers all stay, each refusing every call with IoError until a
+/// restart or crash, and later outcomes drop those that disagree (Jepsen's indeterminate
+/// `:info` operations). A call that returned while a fault was armed, and a later call
+/// refused, is judged the same way (the fault met a write the call did not wait for). Not
+/// thread-safe.
+class ModelStates {
+ public:
+  /// What one step found.
+  struct Verdict {
+    bool agrees = false;       // some state gave the broker's outcome (or an undecided call)
+    bool undecided = false;    // this step's IoError made a call undecided
+    oplang::Outcome expected;  // the first state's outcome (what a report shows)
+  };
+
+  ModelStates() : states_(1) {}
+
+  /// Runs op on every state and keeps those whose outcome equals `broker` (the broker's
+  /// outcome of the same op); see the class comment for an IoError after a fault.
+  Verdict step(const oplang::Op& op, const oplang::Outcome& broker);
+
+  /// How many states are still possible.
+  [[nodiscard]] std::size_t size() const { return states_.size(); }
+  /// The first possible state.
+  [[nodiscard]] oplang::ModelRunner& front() { return states_.front(); }
+  /// Whether the model's storage has failed (R33) in the first state.
+  [[nodiscard]] bool storage_failed() const { return states_.front().model().storage_failed(); }
+
+ private:
+  std::vector<oplang::ModelRunner> states_;
+  bool fault_armed_ = false;  // a fault since the last reopen that no call has met
+};
+
+}  // namespace harness

@@ -1,0 +1,124 @@
+// R33: undecided calls, as a set of model states.
+#include "harness/model_states.h"
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace harness {
+namespace {
+
+/// The states an undecided call may have left, each failed (refusing until a reopen).
+std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
+                                           oplang::ModelRunner after, const oplang::Op& op,
+                                           std::size_t offers) {
+  std::vector<oplang::ModelRunner> out{before, std::move(after)};
+  if (std::holds_alternative<oplang::Drain>(op)) {
+    // After n offers, or inside the nth after its handler ran (its effects are made).
+    for (std::size_t n = 0; n <= offers; ++n) {
+      for (bool unanswered : {false, true}) {
+        if (n == 0 && unanswered) continue;
+        oplang::ModelRunner partial = before;
+        try {
+          partial.model().drain_offers(n, unanswered);
+        } catch (const model::Error&) {
+        }
+        partial.model().take_calls();
+        out.push_back(std::move(partial));
+      }
+    }
+  }
+  if (const auto* r = std::get_if<oplang::RedriveTo>(&op)) {
+    // Its publishes come before the commit that drops the dead letters (R25).
+    for (std::size_t n = 1;; ++n) {
+      oplang::ModelRunner partial = before;
+      try {
+        if (n > partial.model().dead_letters(r->topic, r->name).size()) break;
+        partial.model().redrive_to_interrupted(r->topic, r->name, r->to, n);
+      } catch (const model::Error&) {
+        break;  // refused before it published anything
+      }
+      out.push_back(std::move(partial));
+    }
+  }
+  // A group's first join records each partition's subscription in turn (R32): a failure
+  // may leave the first few, without the group (a restart forgets groups anyway).
+  const auto* pull = std::get_if<oplang::JoinGroup>(&op);
+  const auto* push = std::get_if<oplang::JoinGroupPush>(&op);
+  if (pull != nullptr || push != nullptr) {
+    const std::string& topic = pull != nullptr ? pull->topic : push->topic;
+    const std::string& group = pull != nullptr ? pull->group : push->group;
+    std::size_t parts = 0;
+    try {
+      oplang::ModelRunner look = before;
+      parts = look.model().partitions(topic);
+    } catch (const model::Error&) {
+    }
+    for (std::size_t k = 1; parts > 1 && k < parts; ++k) {
+      oplang::ModelRunner partial = before;
+      try {
+        for (std::size_t p = 0; p < k; ++p) {
+          const std::string part = topic + "-" + std::to_string(p);
+          if (pull != nullptr) {
+            partial.model().subscribe_pull(
+                part, group,
+                {pull->filter, pull->ack_timeout, pull->max_deliveries, pull->start,
+                 pull->max_in_flight, pull->backoff, pull->ordered_by_key});
+          } else {
+            model::PushOptions o;
+            o.header_filter = push->filter;
+            o.max_deliveries = push->max_deliveries;
+            o.start = push->start;
+            o.backoff = push->backoff;
+            partial.model().subscribe(part, group, o);
+          }
+        }
+      } catch (const model::Error&) {
+        break;  // the join was refused before it recorded anything
+      }
+      out.push_back(std::move(partial));
+    }
+  }
+  for (auto& m : out) m.model().fail_storage();
+  return out;
+}
+
+}  // namespace
+
+ModelStates::Verdict ModelStates::step(const oplang::Op& op, const oplang::Outcome& broker) {
+  // Copied only while a fault may fire: the states before the call, should it be undecided.
+  std::vector<oplang::ModelRunner> before;
+  if (fault_armed_) before = states_;
+  std::vector<oplang::Outcome> outcomes;
+  for (auto& m : states_) outcomes.push_back(m.step(op));
+  Verdict v;
+  v.expected = outcomes.front();
+  if (std::holds_alternative<oplang::Fault>(op)) fault_armed_ = true;
+  if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
+    fault_armed_ = false;  // a fault that has not fired is forgotten at a reopen
+  }
+  std::vector<oplang::ModelRunner> agree;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i] == broker) agree.push_back(std::move(states_[i]));
+  }
+  if (!agree.empty()) {
+    states_ = std::move(agree);
+    v.agrees = true;
+    return v;
+  }
+  if (fault_armed_ && broker.error == model::ErrorCode::kIoError) {
+    std::vector<oplang::ModelRunner> next;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      for (auto& m : undecided(before[i], std::move(states_[i]), op, broker.calls.size())) {
+        next.push_back(std::move(m));
+      }
+    }
+    states_ = std::move(next);
+    fault_armed_ = false;  // the store refuses every call until a reopen
+    v.agrees = true;
+    v.undecided = true;
+  }
+  return v;
+}
+
+}  // namespace harness
