@@ -284,6 +284,7 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
         *uniform_in<std::size_t>(1, 3), g::elementOf(std::vector<model::Millis>{0, 5, 10, 30}));
     if (one_in(20)) op.backoff.back() = -1;  // InvalidArgument
   }
+  op.durable_attempts = op.group.empty() && one_in(3);  // R34 (groups: one set of options)
   return op;
 }
 
@@ -322,6 +323,7 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   // R31: half the subscriptions ordered, half of those reading from the beginning.
   op.ordered_by_key = one_in(2);
   if (op.ordered_by_key && one_in(2)) op.start = {model::Start::Kind::kBeginning, 0};
+  op.durable_attempts = one_in(3);  // R34: attempts saved before hand-out
   return op;
 }
 
@@ -705,6 +707,7 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
     op.max_in_flight = v.options.max_in_flight;
     op.backoff = v.options.backoff;
     op.ordered_by_key = v.options.ordered_by_key;
+    op.durable_attempts = v.options.durable_attempts;
     op.topic = topic;
     op.group = group;
     op.member = gen_member();
@@ -721,6 +724,7 @@ oplang::Op gen_op<oplang::JoinGroup>(const Hints& h) {
   op.start = one_in(2) ? model::Start{model::Start::Kind::kBeginning, 0} : gen_start(h, topic);
   if (one_in(4)) op.max_in_flight = 1;
   op.ordered_by_key = one_in(3);
+  op.durable_attempts = one_in(3);  // R34
   return op;
 }
 

@@ -349,7 +349,9 @@ std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std
     }
     for (std::uint32_t p : mine) {
       sync::MutexLock state_lock(g->parts[p].state->mu);
-      saves.emplace_back(g->parts[p].state, g->parts[p].state->save_position());
+      SubscriptionState& s = *g->parts[p].state;
+      saves.emplace_back(g->parts[p].state,
+                         s.save_position(s.config().durable_attempts && !out.empty()));
     }
   }
   for (const auto& [s, ticket] : saves) s->wait_saved(ticket);

@@ -106,6 +106,24 @@ std::optional<OfferResult> unapplied(OfferEnd end) {
   return std::nullopt;
 }
 
+/// R34: saves t's attempt (a forced commit of s, waited for as commit_sync says) before its
+/// handler runs. False if the store failed (R33): the offer ends, its handler not called.
+bool save_attempt(SubscriptionState& s, const Taken& t) {
+  try {
+    std::uint64_t ticket = 0;
+    {
+      sync::MutexLock lock(s.mu);
+      ticket = s.save_position(true);
+    }
+    s.wait_saved(ticket);
+    return true;
+  } catch (const Error&) {
+    sync::MutexLock lock(s.mu);
+    (void)s.offers.finish(t.ticket);
+    return false;
+  }
+}
+
 /// Takes the next message for the member whose turn it is and begins its offer; returns
 /// what ends the run instead if nothing was taken.
 std::optional<OfferResult> take(SubscriptionState& s, Time now, Taken& out) REQUIRES(s.mu) {
@@ -149,6 +167,7 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& sp, OfferWatch* wat
     }
   }
   for (;;) {
+    if (s.config().durable_attempts && !save_attempt(s, t)) return run;
     ++run.offers;
     if (watch != nullptr) watch->started(sp, t.ticket.token);
     std::string reason;
@@ -320,7 +339,10 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
                      const std::function<void()>& on_progress) {
   SubscriptionState& s = *sp;
   // A group's members take turns message by message (R10): one offer at a time.
-  if (s.config().group) return offer_run(sp, nullptr, max, may_go_on, on_progress);
+  // So does a subscription that saves each attempt before its handler runs (R34).
+  if (s.config().group || s.config().durable_attempts) {
+    return offer_run(sp, nullptr, max, may_go_on, on_progress);
+  }
   // A call's first run takes one message, each run after a fully confirmed one twice as
   // many, up to kMaxRun, and the run after a failure half as many: a run a failure ends
   // gives back what it took after the failed message, so with frequent failures long runs

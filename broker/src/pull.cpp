@@ -101,7 +101,8 @@ std::vector<Received> BrokerImpl::poll(const std::string& topic, const std::stri
       out.push_back(Received{std::move(held->message), held->attempt, held->deadline,
                              Receipt{topic, sub, member, offset}});
     }
-    saved = s->save_position();  // filtered and skipped messages move the position too
+    // Filtered and skipped messages move the position too; R34 saves what it hands out.
+    saved = s->save_position(s->config().durable_attempts && !out.empty());
   }
   s->wait_saved(saved);
   if (expiry_ && !out.empty()) expiry_->arm(deadline);

@@ -31,6 +31,7 @@ SubscriptionConfig SubscriptionConfig::push(const BrokerImpl* broker, const std:
   c.start = options.start;
   c.group = !options.group.empty();
   c.backoff = options.backoff;
+  c.durable_attempts = options.durable_attempts;
   return c;
 }
 
@@ -48,6 +49,7 @@ SubscriptionConfig SubscriptionConfig::pull(const BrokerImpl* broker, const std:
   c.max_in_flight = options.max_in_flight;
   c.backoff = options.backoff;
   c.ordered_by_key = options.ordered_by_key;
+  c.durable_attempts = options.durable_attempts;
   return c;
 }
 
@@ -73,6 +75,7 @@ std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const Pus
   if (c.max_deliveries != o.max_deliveries) return "max_deliveries";
   if (!(c.start == o.start)) return "start";
   if (c.backoff != o.backoff) return "backoff";
+  if (c.durable_attempts != o.durable_attempts) return "durable_attempts";
   return std::nullopt;
 }
 
@@ -84,6 +87,7 @@ std::optional<std::string> first_mismatch(const SubscriptionConfig& c, const Pul
   if (c.max_in_flight != o.max_in_flight) return "max_in_flight";
   if (c.backoff != o.backoff) return "backoff";
   if (c.ordered_by_key != o.ordered_by_key) return "ordered_by_key";
+  if (c.durable_attempts != o.durable_attempts) return "durable_attempts";
   return std::nullopt;
 }
 

@@ -28,6 +28,7 @@ struct SubscriptionConfig {
   std::size_t max_in_flight = 0;  // pull only (SPEC R22; 0: no limit)
   std::vector<Millis> backoff{};  // SPEC R24
   bool ordered_by_key = false;    // pull only (SPEC R31)
+  bool durable_attempts = false;  // SPEC R34
   StartPosition start;
   bool group = false;
 

@@ -143,6 +143,11 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
         ++counters_.filtered;
         continue;
       }
+      if (spent(m->offset())) {  // R34: its saved offers used up max_deliveries
+        bury(std::move(m), now);
+        ++cursor_;
+        continue;
+      }
       if (ordered && !m->key().empty()) {
         KeyLine& l = line_of(m->key());
         if (!idle(l)) {
@@ -161,6 +166,21 @@ std::optional<Held> SubscriptionState::take_next(const std::string& member, Time
     }
   }
   return hold(std::move(message), member, deadline, line);
+}
+
+bool SubscriptionState::spent(Offset offset) const {
+  if (config_.max_deliveries <= 0 || attempts_.empty()) return false;
+  const auto it = attempts_.find(offset);
+  return it != attempts_.end() && it->second >= config_.max_deliveries;
+}
+
+void SubscriptionState::bury(MessagePtr message, Time now) {
+  const Offset offset = message->offset();
+  const int attempts = attempts_.at(offset);
+  attempts_.erase(offset);
+  dead_.push_back(
+      DeadLetter{config_.topic, config_.name, std::move(message), attempts, "max deliveries", now});
+  ++counters_.dead_lettered;
 }
 
 Held& SubscriptionState::hold(MessagePtr message, const std::string& member, Time deadline,

@@ -267,6 +267,11 @@ class SubscriptionState {
   /// offered again: as the failure asked, else as the back-off list says.
   [[nodiscard]] Millis wait_after(int attempts, const Failure& failure) const;
   /// Holds message for member until deadline: counts the offer and its attempt.
+  /// R34: whether offset's saved attempts (a restart keeps them, R20) already reached
+  /// max_deliveries, so it is dead-lettered at the cursor instead of offered again.
+  bool spent(Offset offset) const REQUIRES(mu);
+  /// R34: dead-letters a spent message ("max deliveries", its saved attempts) unoffered.
+  void bury(MessagePtr message, Time now) REQUIRES(mu);
   Held& hold(MessagePtr message, const std::string& member, Time deadline, KeyLine* line)
       REQUIRES(mu);
   /// Whether every message matches (no header filter, no predicate).

@@ -116,6 +116,10 @@ TopicLog::Appended TopicLog::append(std::string_view payload, const Headers& hea
   return appended;
 }
 
+void TopicLog::discard_disk() {
+  if (disk_) disk_->discard();
+}
+
 void TopicLog::drop_segments() {
   try {
     disk_->drop_below(base_);

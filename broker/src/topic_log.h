@@ -54,6 +54,8 @@ class TopicLog {
   /// The message at offset, or null if it is not kept (dropped, or not yet published). A
   /// message a restart found is read from its segment, under mu_ (so retention cannot
   /// remove the file meanwhile): throws IoError, or CorruptLog if the file changed.
+  /// A deleted durable topic: its segment log syncs nothing from now on (its files go).
+  void discard_disk();
   [[nodiscard]] MessagePtr read(Offset offset) const EXCLUDES(mu_);
   /// read(offset) for a reader that goes forward: lock-free when offset is in the segment
   /// `cursor` holds or in one linked after it (the common case: a subscription's cursor),

@@ -68,6 +68,7 @@ void BrokerImpl::recover(storage::Store::Opened& opened) {
         c.max_in_flight = sub.max_in_flight;
         c.backoff = sub.backoff;
         c.ordered_by_key = sub.ordered_by_key;
+        c.durable_attempts = sub.durable_attempts;
         c.start = sub.start;
         c.group = sub.group;
         StatePtr s = make_state(*t, std::move(c), sub.position);
@@ -120,6 +121,7 @@ storage::SavedSubscription BrokerImpl::saved_of(const SubscriptionConfig& c, Off
   s.max_in_flight = c.max_in_flight;
   s.backoff = c.backoff;
   s.ordered_by_key = c.ordered_by_key;
+  s.durable_attempts = c.durable_attempts;
   s.start = c.start;
   s.position = cursor;
   return s;
@@ -196,7 +198,12 @@ void BrokerImpl::delete_topic(const std::string& name) {
     }
   }
   // A subscribe between the check above and here would need mu_, which this call holds.
-  if (store_) store_->delete_topic(name, topic->storage_id, topic->partitions.size());
+  if (store_) {
+    store_->delete_topic(name);
+    // Its logs sync nothing more (a clean close would sync files that are gone, R33).
+    for (const auto& t : gone) t->log->discard_disk();
+    store_->remove_topic_files(topic->storage_id, topic->partitions.size());
+  }
   std::vector<std::string> names;
   for (const auto& t : gone) {
     sync::MutexLock topic_lock(t->mu);

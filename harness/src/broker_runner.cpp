@@ -218,6 +218,7 @@ struct BrokerRunner::Apply {
     options.max_deliveries = o.max_deliveries;
     options.start = to_broker(o.start);
     options.group = o.group;
+    options.durable_attempts = o.durable_attempts;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     broker::Handler scripted = [runner, handler](const broker::Delivery& d) {
       return runner->handle(*handler, d);
@@ -248,6 +249,7 @@ struct BrokerRunner::Apply {
     options.start = to_broker(o.start);
     options.max_in_flight = o.max_in_flight;
     options.ordered_by_key = o.ordered_by_key;
+    options.durable_attempts = o.durable_attempts;
     for (model::Millis wait : o.backoff) options.backoff.push_back(broker::Millis{wait});
     return options;
   }

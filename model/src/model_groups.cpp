@@ -217,7 +217,10 @@ std::vector<Received> Model::poll_group(const std::string& topic, const std::str
       took = true;
     }
   }
-  for (std::uint32_t p : mine.partitions) save(pull_or_throw(*parts[p], group));
+  for (std::uint32_t p : mine.partitions) {
+    Sub& s = pull_or_throw(*parts[p], group);
+    save(s, s.durable_attempts && !out.empty());  // R34: what it handed out, saved first
+  }
   return out;
 }
 

@@ -45,8 +45,9 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   }
   if (auto it = t.pulls.find(name); it != t.pulls.end()) {
     const Sub& s = t.subs.at(it->second);
-    const PullOptions existing{s.filter,        s.ack_timeout, s.max_deliveries, s.start,
-                               s.max_in_flight, s.backoff,     s.ordered_by_key};
+    const PullOptions existing{s.filter,         s.ack_timeout,     s.max_deliveries,
+                               s.start,          s.max_in_flight,   s.backoff,
+                               s.ordered_by_key, s.durable_attempts};
     if (existing == options) return;
     throw Error(ErrorCode::kOptionsMismatch);
   }
@@ -62,6 +63,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.max_in_flight = options.max_in_flight;
   s.backoff = options.backoff;
   s.ordered_by_key = options.ordered_by_key;
+  s.durable_attempts = options.durable_attempts;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
   t.pulls[name] = s.id;
@@ -97,7 +99,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
     const int attempt = offer(t, s, *offset, member, deadline);
     out.push_back(Received{*offset, t.log.at(*offset).payload, attempt, deadline});
   }
-  save(s);  // filtered and skipped messages move the position too
+  save(s, s.durable_attempts && !out.empty());  // filtered and skipped ones move it too; R34
   return out;
 }
 

@@ -52,6 +52,7 @@ std::uint64_t Model::new_push_state(Topic& t, const std::string& name, const Pus
   s.start = options.start;
   s.group = options.group;
   s.backoff = options.backoff;
+  s.durable_attempts = options.durable_attempts;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
   const std::uint64_t id = s.id;
@@ -63,7 +64,8 @@ std::uint64_t Model::new_push_state(Topic& t, const std::string& name, const Pus
 // R10, R20: a group joins and a resume take the options the state has.
 bool Model::same_options(const Sub& s, const PushOptions& options) {
   return s.filter == options.header_filter && s.max_deliveries == options.max_deliveries &&
-         s.start == options.start && s.backoff == options.backoff;
+         s.start == options.start && s.backoff == options.backoff &&
+         s.durable_attempts == options.durable_attempts;
 }
 
 // R24: at most kMaxBackoffSteps waits, each 0..kMaxDuration.
@@ -166,6 +168,7 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (!offset) return confirmations;
     const std::string member = next_member(*s);
     const int attempt = offer(*t, *s, *offset, member, 0);
+    if (s->durable_attempts) save(*s, true);  // R34: the attempt is saved before the handler
     if (offer_budget_ != SIZE_MAX) offer_budget_ -= 1;
     const std::uint64_t seeks = s->seeks;
     const std::string topic_name = t->name;

@@ -103,6 +103,17 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       s.counters.filtered += 1;
       continue;
     }
+    // R34: its saved offers (a restart keeps them, R20) used up max_deliveries: it is dead,
+    // never offered again. Only after a restart has a message at the cursor offers.
+    if (const auto a = s.attempts.find(m.offset);
+        s.max_deliveries > 0 && a != s.attempts.end() && a->second >= s.max_deliveries) {
+      s.dead.push_back(DeadLetter{t.name, s.name, m.offset, m.payload, a->second, "max deliveries",
+                                  now, m.headers, m.key});
+      s.counters.dead_lettered += 1;
+      s.attempts.erase(a);
+      s.cursor += 1;
+      continue;
+    }
     if (key_blocked(t, s, m.offset)) {
       // R31: passed over, it waits like a returned message; past the bound the line waits.
       if (s.redelivery.size() >= kMaxPassedOver) break;

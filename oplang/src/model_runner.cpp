@@ -29,13 +29,14 @@ struct Apply {
   Value operator()(const Partitions& o) const { return PartitionsResult{m.partitions(o.topic)}; }
   Value operator()(const Subscribe& o) const {
     m.subscribe(o.topic, o.name,
-                {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent, o.backoff});
+                {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent, o.backoff,
+                 o.durable_attempts});
     return Done{};
   }
   Value operator()(const SubscribePull& o) const {
     m.subscribe_pull(o.topic, o.name,
                      {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
-                      o.backoff, o.ordered_by_key});
+                      o.backoff, o.ordered_by_key, o.durable_attempts});
     return Done{};
   }
   Value operator()(const Unsubscribe& o) const {
@@ -80,7 +81,7 @@ struct Apply {
   Value operator()(const JoinGroup& o) const {
     return m.join_group(o.topic, o.group, o.member, o.assignor,
                         {o.filter, o.ack_timeout, o.max_deliveries, o.start, o.max_in_flight,
-                         o.backoff, o.ordered_by_key});
+                         o.backoff, o.ordered_by_key, o.durable_attempts});
   }
   Value operator()(const JoinGroupPush& o) const {
     model::PushOptions options;

@@ -399,11 +399,18 @@ class LineParser {
     Subscribe o;
     o.topic = value("a topic");
     o.name = value("a subscription name");
-    const char* expected = "filter=, max=, start=, group=, idempotent, script= or backoff=";
+    const char* expected =
+        "filter=, max=, start=, group=, idempotent, durable_attempts, script= or backoff=";
     while (true) {
       if (!o.idempotent && peek().kind == Token::Kind::kWord && peek().text == "idempotent") {
         next();
         o.idempotent = true;
+        continue;
+      }
+      if (!o.durable_attempts && peek().kind == Token::Kind::kWord &&
+          peek().text == "durable_attempts") {
+        next();
+        o.durable_attempts = true;
         continue;
       }
       const std::optional<std::string> key = option_key(expected);
@@ -450,12 +457,19 @@ class LineParser {
   void pull_options(T& o, model::Assignor* assignor) {
     const char* expected = assignor
                                ? "assignor=, filter=, timeout=, max=, start=, inflight=, "
-                                 "backoff= or ordered"
-                               : "filter=, timeout=, max=, start=, inflight=, backoff= or ordered";
+                                 "backoff=, ordered or durable_attempts"
+                               : "filter=, timeout=, max=, start=, inflight=, backoff=, ordered "
+                                 "or durable_attempts";
     while (true) {
       if (!o.ordered_by_key && peek().kind == Token::Kind::kWord && peek().text == "ordered") {
         next();
         o.ordered_by_key = true;
+        continue;
+      }
+      if (!o.durable_attempts && peek().kind == Token::Kind::kWord &&
+          peek().text == "durable_attempts") {
+        next();
+        o.durable_attempts = true;
         continue;
       }
       auto key = option_key(expected);

@@ -151,6 +151,7 @@ struct Printer {
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (!o.group.empty()) out += " group=" + format_value(o.group);
     if (o.idempotent) out += " idempotent";
+    if (o.durable_attempts) out += " durable_attempts";
     out += print_backoff(o.backoff);
     return out + print_script(o.script);
   }
@@ -166,6 +167,7 @@ struct Printer {
     if (o.start != Start{}) out += " start=" + print_start(o.start);
     if (o.max_in_flight != 0) out += " inflight=" + std::to_string(o.max_in_flight);
     if (o.ordered_by_key) out += " ordered";
+    if (o.durable_attempts) out += " durable_attempts";
     return out + print_backoff(o.backoff);
   }
   std::string operator()(const Unsubscribe& o) const {

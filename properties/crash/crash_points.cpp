@@ -1,12 +1,15 @@
 #include "crash_points.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "harness/model_states.h"
 #include "oplang/model_runner.h"
 #include "oplang/text.h"
 
@@ -121,8 +124,14 @@ Observed observe(Runner& runner, const std::vector<ProbeStep>& steps) {
 
 std::string describe(const CrashCase& c, const Verdict& v, const std::string& what) {
   std::ostringstream os;
-  os << what << "\n-- the disk died at point " << c.point << " (seed " << c.seed << ", "
-     << (c.always ? "always" : "none") << ") during op " << v.op + 1 << ": "
+  if (c.fault == CrashCase::Fault::kCrash) {
+    os << what << "\n-- the disk died at point " << c.point << " (seed " << c.seed << ", "
+       << (c.always ? "always" : "none") << ")";
+  } else {
+    os << what << "\n-- the disk failed call " << c.point << " with "
+       << (c.fault == CrashCase::Fault::kEio ? "EIO" : "ENOSPC");
+  }
+  os << " during op " << v.op + 1 << ": "
      << (v.op < c.script.size() ? oplang::print(c.script[v.op]) : std::string("-"))
      << "\n-- replay: save the case below to FILE and run " << replay_command("FILE") << "\n"
      << replay_text(c);
@@ -254,7 +263,57 @@ std::uint64_t count_points(const oplang::Script& script, bool always) {
   return ends.empty() ? 0 : ends.back();
 }
 
+namespace {
+
+/// R33: the disk fails call `c.point` and the script goes on; then a clean restart and the
+/// probe. Every step, the probe's too, is judged by the model's possible states.
+Verdict run_error_case(const CrashCase& c) {
+  Verdict v;
+  harness::BrokerRunner broker(setup_for(true));
+  broker::sim::SimFileSystem& disk = *broker.disk();
+  disk.fail_at(disk.points() + c.point, std::make_error_code(c.fault == CrashCase::Fault::kEio
+                                                                 ? std::errc::io_error
+                                                                 : std::errc::no_space_on_device)
+                                            .message());
+  const std::uint64_t fired_before = disk.failures_fired();
+  harness::ModelStates model;
+  model.arm();
+  std::vector<ProbeStep> steps;
+  for (const oplang::Op& op : c.script) steps.push_back({"", op});
+  const std::size_t script_steps = steps.size();
+  steps.push_back({"", oplang::Restart{}});
+  for (ProbeStep& p : probe(names_of(c.script))) steps.push_back(std::move(p));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (i < script_steps && !v.crashed && disk.failures_fired() > fired_before) {
+      v.crashed = true;  // the error fired in the op before this one
+      v.op = i - 1;
+    }
+    const oplang::Outcome got = broker.step(steps[i].op);
+    const harness::ModelStates::Verdict judged = model.step(steps[i].op, got);
+    if (judged.agrees) continue;
+    if (!v.crashed) v.op = std::min(i, script_steps - 1);
+    std::ostringstream why;
+    why << (i < script_steps ? "op " + std::to_string(i + 1)
+                             : "after the restart, probe step " + std::to_string(i - script_steps) +
+                                   " (" + steps[i].key + ")")
+        << ": " << oplang::print(steps[i].op) << "\n-- the model (" << model.size()
+        << " possible states) first says:\n"
+        << oplang::print(judged.expected) << "\n-- the broker:\n"
+        << oplang::print(got);
+    v.failure = describe(c, v, why.str());
+    return v;
+  }
+  if (!v.crashed && disk.failures_fired() > fired_before) {
+    v.crashed = true;
+    v.op = script_steps - 1;
+  }
+  return v;
+}
+
+}  // namespace
+
 Verdict run_case(const CrashCase& c) {
+  if (c.fault != CrashCase::Fault::kCrash) return run_error_case(c);
   Verdict v;
   harness::BrokerRunner broker(setup_for(c.always));
   broker.disk()->crash_at(broker.disk()->points() + c.point);
@@ -292,6 +351,11 @@ Verdict run_case(const CrashCase& c) {
 }
 
 std::string replay_text(const CrashCase& c) {
+  if (c.fault != CrashCase::Fault::kCrash) {
+    return "# error point=" + std::to_string(c.point) +
+           " error=" + (c.fault == CrashCase::Fault::kEio ? "eio" : "enospc") + " policy=always\n" +
+           oplang::print(c.script);
+  }
   return "# crash point=" + std::to_string(c.point) + " seed=" + std::to_string(c.seed) +
          " policy=" + (c.always ? "always" : "none") + "\n" + oplang::print(c.script);
 }
@@ -302,9 +366,16 @@ std::optional<CrashCase> parse_case(const std::string& text, std::string& error)
   unsigned long long point = 0;
   unsigned long long seed = 0;
   char policy[16] = {0};
-  if (std::sscanf(head.c_str(), "# crash point=%llu seed=%llu policy=%15s", &point, &seed,
-                  policy) != 3) {
-    error = "the first line must be: # crash point=N seed=S policy=always|none";
+  char fault[16] = {0};
+  if (std::sscanf(head.c_str(), "# error point=%llu error=%15s policy=%15s", &point, fault,
+                  policy) == 3 &&
+      (std::string(fault) == "eio" || std::string(fault) == "enospc")) {
+    c.fault = std::string(fault) == "eio" ? CrashCase::Fault::kEio : CrashCase::Fault::kEnospc;
+  } else if (std::sscanf(head.c_str(), "# crash point=%llu seed=%llu policy=%15s", &point, &seed,
+                         policy) != 3) {
+    error =
+        "the first line must be: # crash point=N seed=S policy=always|none, or "
+        "# error point=N error=eio|enospc policy=always";
     return std::nullopt;
   }
   c.point = point;

@@ -114,6 +114,17 @@ RC_GTEST_PROP(CrashPoints, ACrashWithoutFsyncKeepsAPrefixOfEachLog, ()) {
   check(c);
 }
 
+// R33: the disk fails one call (EIO, or ENOSPC: half an append written) and the script
+// goes on: that call throws IoError and is undecided, every later call throws IoError, and a
+// clean restart finds a state the failed call may have left.
+RC_GTEST_PROP(CrashPoints, AFailedWriteOrSyncIsUndecidedAndRefusesEveryLaterCall, ()) {
+  CrashCase c;
+  c.fault = props::one_in(2) ? CrashCase::Fault::kEio : CrashCase::Fault::kEnospc;
+  c.script = gen_crash_script(24);
+  c.point = gen_point(c.script, true);
+  check(c);
+}
+
 /// Short scripts that between them write every kind of record: topics created and
 /// deleted, segments rolled and dropped by retention, subscribes, commits of pull and
 /// push subscriptions, dead letters, a seek, and a journal compaction.
@@ -153,6 +164,29 @@ TEST(CrashPoints, EveryPointOfShortScriptsRecoversToAnAllowedState) {
   }
   EXPECT_EQ(crashed, cases) << "every point below the count must crash the script";
   std::printf("crash points: %zu cases checked\n", cases);
+}
+
+// Every I/O call of the short scripts, failed in turn with EIO and with ENOSPC (R33).
+TEST(CrashPoints, EveryErrorPointOfShortScriptsLeavesAnAllowedState) {
+  std::size_t cases = 0;
+  std::size_t fired = 0;
+  for (const std::string& text : kShortScripts) {
+    CrashCase c;
+    c.script = oplang::parse(text);
+    const std::uint64_t points = count_points(c.script, true);
+    for (std::uint64_t p = 0; p < points; ++p) {
+      for (const auto fault : {CrashCase::Fault::kEio, CrashCase::Fault::kEnospc}) {
+        c.point = p;
+        c.fault = fault;
+        const Verdict v = run_case(c);
+        ++cases;
+        fired += v.crashed ? 1 : 0;
+        ASSERT_TRUE(v.failure.empty()) << v.failure;
+      }
+    }
+  }
+  EXPECT_EQ(fired, cases) << "every point below the count must fail a call of the script";
+  std::printf("error points: %zu cases checked\n", cases);
 }
 
 TEST(CrashPoints, ReplayFromFile) {

@@ -314,6 +314,99 @@ TEST_F(SimFileSystemTest, FailAtThrowsIoErrorAndChangesNothing) {
   EXPECT_FALSE(fs_.crashed());
 }
 
+TEST_F(SimFileSystemTest, FailNextCountsOnlyCallsOfItsKind) {
+  fs_.fail_next(SimFileSystem::Call::kSync, 2, std::errc::io_error);
+  fs_.append("/d/f", "a");  // an open: not a sync
+  fs_.sync("/d/f");         // the first sync
+  fs_.append("/d/f", "b");  // an append: not a sync
+  EXPECT_EQ(fs_.failures_fired(), 0u);
+  try {
+    fs_.sync("/d/f");
+    FAIL() << "the second sync did not fail";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "sync /d/f: Input/output error");
+  }
+  EXPECT_EQ(fs_.failures_fired(), 1u);
+  fs_.sync("/d/f");  // fires once
+  EXPECT_THROW(fs_.fail_next(SimFileSystem::Call::kSync, 0, std::errc::io_error),
+               std::invalid_argument);
+}
+
+TEST_F(SimFileSystemTest, EveryKindOfCallCanFail) {
+  using Call = SimFileSystem::Call;
+  write_durable(fs_, "/d/f", "abc");
+  const auto fails = [&](Call call, auto&& run) {
+    fs_.fail_next(call, 1, std::errc::io_error);
+    EXPECT_THROW(run(), IoError);
+  };
+  fails(Call::kOpen, [&] { fs_.append("/d/new", "x"); });
+  EXPECT_FALSE(fs_.exists("/d/new"));
+  fails(Call::kAppend, [&] { fs_.append("/d/f", "x"); });
+  fails(Call::kSyncDir, [&] { fs_.sync_dir("/d"); });
+  fails(Call::kRename, [&] { fs_.rename("/d/f", "/d/g"); });
+  fails(Call::kRemove, [&] { fs_.remove("/d/f"); });
+  fails(Call::kTruncate, [&] { fs_.truncate("/d/f", 1); });
+  EXPECT_EQ(content(fs_, "/d/f"), "abc");  // none of them changed anything
+  EXPECT_FALSE(fs_.exists("/d/g"));
+  fs_.disarm_failures();
+  fs_.fail_next(Call::kSync, 1, std::errc::io_error);
+  fs_.disarm_failures();
+  EXPECT_NO_THROW(fs_.sync("/d/f"));
+}
+
+// fsyncgate: Linux may mark the pages of a failed fdatasync clean, so their bytes are gone
+// and a later sync reports success without them.
+TEST_F(SimFileSystemTest, AFailedSyncDropsTheUnsyncedBytesUnlessTheKernelIsKind) {
+  write_durable(fs_, "/d/f", "kept");
+  fs_.append("/d/f", " lost");
+  fs_.fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(fs_.sync("/d/f"), IoError);
+  EXPECT_EQ(content(fs_, "/d/f"), "kept");
+  fs_.sync("/d/f");  // succeeds, and makes nothing more durable
+  fs_.crash({.seed = 3});
+  EXPECT_EQ(content(fs_, "/d/f"), "kept");
+
+  fs_.set_failed_sync_keeps(true);
+  fs_.append("/d/f", " again");
+  fs_.fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(fs_.sync("/d/f"), IoError);
+  EXPECT_EQ(content(fs_, "/d/f"), "kept again");
+  fs_.sync("/d/f");
+  fs_.crash({.seed = 3});
+  EXPECT_EQ(content(fs_, "/d/f"), "kept again");
+}
+
+TEST_F(SimFileSystemTest, AFullDiskWritesHalfAnAppendThenFails) {
+  fs_.append("/d/f", "ab");
+  fs_.fail_next(SimFileSystem::Call::kAppend, 1, std::errc::no_space_on_device);
+  try {
+    fs_.append("/d/f", "123456");
+    FAIL() << "the append did not fail";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "append /d/f: No space left on device");
+  }
+  EXPECT_EQ(content(fs_, "/d/f"), "ab123");
+  fs_.fail_next(SimFileSystem::Call::kAppend, 1, std::errc::io_error);
+  EXPECT_THROW(fs_.append("/d/f", "789"), IoError);
+  EXPECT_EQ(content(fs_, "/d/f"), "ab123");  // EIO writes nothing
+}
+
+TEST_F(SimFileSystemTest, DamageAtRestChangesWhatSurvivesToo) {
+  write_durable(fs_, "/d/f", "abcdefgh");
+  write_durable(fs_, "/d/g", "gone");
+  fs_.zero_range("/d/f", 2, 3);
+  EXPECT_EQ(content(fs_, "/d/f"), std::string("ab\0\0\0fgh", 8));
+  fs_.zero_range("/d/f", 7, 100);  // clipped at the end
+  fs_.cut("/d/f", 6);
+  EXPECT_THROW(fs_.cut("/d/f", 7), IoError);
+  fs_.lose("/d/g");
+  EXPECT_THROW(fs_.lose("/d/g"), IoError);
+  EXPECT_EQ(fs_.files(), std::vector<std::string>{"/d/f"});
+  fs_.crash({.seed = 5});
+  EXPECT_EQ(content(fs_, "/d/f"), std::string("ab\0\0\0f", 6));
+  EXPECT_FALSE(fs_.exists("/d/g"));
+}
+
 TEST_F(SimFileSystemTest, FlipBitChangesExactlyOneBit) {
   const std::string before("\x00\x11\x22\x33\x44\x55\x66\x77", 8);
   write_durable(fs_, "/d/f", before);

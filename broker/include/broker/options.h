@@ -67,6 +67,11 @@ struct PushOptions {
   /// of the injected clock before it is offered again; newer messages are offered meanwhile
   /// (empty: no wait but the dispatcher's own retry_backoff, R15). As PullOptions::backoff.
   std::vector<Millis> backoff{};
+  /// SPEC R34 (durable brokers): each offer's attempt is saved, synced as commit_sync says,
+  /// before the handler is called, so a message whose handler kills the process is
+  /// dead-lettered ("max deliveries") once max_deliveries offers were saved, not offered
+  /// again after every restart. Costs a commit per offer (concurrent ones share a sync).
+  bool durable_attempts = false;
 };
 
 /// Options of a pull subscription (workers call poll / ack).
@@ -87,6 +92,10 @@ struct PullOptions {
   /// offset order, different keys to different workers at once (Pub/Sub ordering keys, SQS
   /// FIFO message groups). Messages without a key are not ordered.
   bool ordered_by_key = false;
+  /// SPEC R34 (durable brokers): poll saves the attempts of what it hands out (synced as
+  /// commit_sync says) before it returns, so a message whose processing kills the worker's
+  /// process is dead-lettered once max_deliveries hand-outs were saved. As PushOptions'.
+  bool durable_attempts = false;
   bool operator==(const PullOptions&) const = default;
 };
 

@@ -138,14 +138,16 @@ std::string encode_subscribed(const std::string& topic, const SavedSubscription&
   e.u64(s.position);
   put_attempts(e, s.attempts);
   put_dead(e, s.dead);
-  // R22's bound, R24's back-off and R31's order trail the record, written only when one is
-  // set: a journal of subscriptions without them stays what a build before them wrote (and
-  // reads); R31's byte only when it is set, for the same reason.
-  if (s.max_in_flight != 0 || !s.backoff.empty() || s.ordered_by_key) {
+  // R22's bound, R24's back-off and a flags byte (R31's order: 1, R34's durable attempts:
+  // 2) trail the record, written only when one is set: a journal of subscriptions without
+  // them stays what a build before them wrote (and reads); the flags byte only when a flag
+  // is set, for the same reason.
+  const std::uint8_t flags = (s.ordered_by_key ? 1 : 0) | (s.durable_attempts ? 2 : 0);
+  if (s.max_in_flight != 0 || !s.backoff.empty() || flags != 0) {
     e.u32(static_cast<std::uint32_t>(s.max_in_flight));
     e.u32(static_cast<std::uint32_t>(s.backoff.size()));
     for (Millis wait : s.backoff) e.i64(wait.count());
-    if (s.ordered_by_key) e.u8(1);
+    if (flags != 0) e.u8(flags);
   }
   return e.take();
 }
@@ -241,16 +243,18 @@ bool apply_record(std::string_view body, SavedState& state) {
                               (s.pull ? s.ack_timeout.count() > 0 && s.ack_timeout <= kMaxDuration
                                       : s.ack_timeout.count() == 0);
       const bool dead_ok = t && get_dead(d, t->name, s.name, s.dead);
-      std::uint8_t order_byte = 1;  // absent: not ordered (and nothing to refuse)
-      if (dead_ok && !d.done()) {   // absent: no bound, no back-off
+      std::uint8_t flags = 0;      // absent: neither ordered nor durable attempts
+      if (dead_ok && !d.done()) {  // absent: no bound, no back-off
         s.max_in_flight = d.u32();
         const std::uint32_t steps = d.u32();
         for (std::uint32_t i = 0; i < steps && i <= kMaxBackoffSteps && !d.failed(); ++i) {
           s.backoff.push_back(Millis{d.i64()});
         }
         if (!d.done()) {
-          order_byte = d.u8();
-          s.ordered_by_key = true;
+          flags = d.u8();
+          if (flags == 0) flags = 4;  // never written: refused below
+          s.ordered_by_key = (flags & 1) != 0;
+          s.durable_attempts = (flags & 2) != 0;
         }
       }
       const bool waits_ok = std::all_of(s.backoff.begin(), s.backoff.end(), [](Millis w) {
@@ -260,8 +264,8 @@ bool apply_record(std::string_view body, SavedState& state) {
                             s.backoff.size() <= kMaxBackoffSteps && waits_ok &&
                             (s.pull || s.max_in_flight == 0);
       if (!t || start_kind > 2 || !options_ok || !bound_ok || !attempts_ok(s.attempts) ||
-          order_byte != 1 || (s.ordered_by_key && !s.pull) || !dead_ok || !d.done() ||
-          s.name.empty() || t->find(s.name) || t->options.partitions > 1) {  // R29: routes only
+          flags > 3 || (s.ordered_by_key && !s.pull) || !dead_ok || !d.done() || s.name.empty() ||
+          t->find(s.name) || t->options.partitions > 1) {  // R29: routes only
         return false;
       }
       t->subscriptions.push_back(std::move(s));

@@ -25,6 +25,7 @@ struct SavedSubscription {
   std::size_t max_in_flight = 0;  // pull only (R22)
   std::vector<Millis> backoff{};  // R24
   bool ordered_by_key = false;    // pull only (R31)
+  bool durable_attempts = false;  // R34
   StartPosition start;  // as asked for: a repeated subscribe compares it (OptionsMismatch)
   Offset position = 0;  // everything below is confirmed, dead-lettered or skipped
   std::map<Offset, int> attempts;  // offers made so far of offsets >= position

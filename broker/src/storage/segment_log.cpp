@@ -348,6 +348,11 @@ void SegmentLog::drop_below(Offset oldest) {
   }
 }
 
+void SegmentLog::discard() {
+  sync::MutexLock lock(path_mu_);
+  active_path_.clear();
+}
+
 void SegmentLog::sync_active() {
   std::string path;
   {

@@ -72,6 +72,9 @@ class SegmentLog {
   void drop_below(Offset oldest);
   /// Group commit of the active segment (its sync is fdatasync of that file).
   Syncer& syncer() { return syncer_; }
+  /// The topic is deleted and its files are about to go: no sync from now on (a sync of a
+  /// removed file would fail the store, R33), the destructor's neither.
+  void discard() EXCLUDES(path_mu_);
 
  private:
   void sync_active() EXCLUDES(path_mu_);

@@ -275,13 +275,16 @@ std::uint64_t Store::create_topic(const std::string& name, const TopicOptions& o
   return id;
 }
 
-void Store::delete_topic(const std::string& name, std::uint64_t id, std::size_t partitions) {
+void Store::delete_topic(const std::string& name) {
   std::uint64_t ticket = 0;
   {
     sync::MutexLock lock(mu_);
     ticket = write(encode_topic_deleted(name));
   }
   journal_syncer_.wait(ticket);
+}
+
+void Store::remove_topic_files(std::uint64_t id, std::size_t partitions) {
   for (std::uint64_t i = id; i <= id + partitions; ++i) {
     const std::string tdir = topic_dir(options_.directory, i);
     if (partitions > 0 && i == id) continue;  // a partitioned topic's has no directory

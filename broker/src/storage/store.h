@@ -52,9 +52,11 @@ class Store final : public CommitSink {
   // Journal records. Control records are durable when the call returns (any policy).
   /// Records a new topic; returns its id (a partitioned topic's partitions get id + 1 + p).
   std::uint64_t create_topic(const std::string& name, const TopicOptions& options) EXCLUDES(mu_);
-  /// Records the deletion and removes the topic's segments (and those of its `partitions`).
-  void delete_topic(const std::string& name, std::uint64_t id, std::size_t partitions = 0)
-      EXCLUDES(mu_);
+  /// Records the deletion durably. Then the caller stops its logs' syncs (SegmentLog::
+  /// discard) and removes their files (remove_topic_files).
+  void delete_topic(const std::string& name) EXCLUDES(mu_);
+  /// Removes the segments of topic id (and those of its `partitions`). Throws IoError.
+  void remove_topic_files(std::uint64_t id, std::size_t partitions = 0);
   void subscribed(const std::string& topic, const SavedSubscription& s) EXCLUDES(mu_);
   void unsubscribed(const std::string& topic, const std::string& name) EXCLUDES(mu_);
 

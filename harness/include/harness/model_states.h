@@ -34,6 +34,10 @@ class ModelStates {
   /// outcome of the same op); see the class comment for an IoError after a fault.
   Verdict step(const oplang::Op& op, const oplang::Outcome& broker);
 
+  /// Says a fault is armed on the broker's disk without a `fault` op (a test that arms the
+  /// simulated disk itself): the next IoError is judged as the class comment says.
+  void arm() { fault_armed_ = true; }
+
   /// How many states are still possible.
   [[nodiscard]] std::size_t size() const { return states_.size(); }
   /// The first possible state.

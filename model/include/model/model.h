@@ -26,6 +26,8 @@ struct PushOptions {
   /// R24: after a failed offer of attempt k the message waits backoff[min(k, size) - 1] ms
   /// before it is offered again (empty: no wait).
   std::vector<Millis> backoff{};
+  /// R34: each offer's attempt is saved before the handler runs (a durable broker).
+  bool durable_attempts = false;
 };
 
 /// Options of a pull subscription (R11).
@@ -41,6 +43,8 @@ struct PullOptions {
   std::vector<Millis> backoff{};
   /// R31: at most one message per key held at once, a key's messages in offset order.
   bool ordered_by_key = false;
+  /// R34: poll saves the attempts of what it hands out before it returns (a durable broker).
+  bool durable_attempts = false;
   bool operator==(const PullOptions&) const = default;
 };
 
@@ -287,6 +291,7 @@ class Model {
     std::size_t max_in_flight = 0;     // pull only (R22)
     std::vector<Millis> backoff;       // R24
     bool ordered_by_key = false;       // pull only (R31)
+    bool durable_attempts = false;     // R34
     std::string group;                 // push group name, "" for a single subscription
     std::vector<std::string> members;  // push: member names in join order
     std::string last_member;           // push: who got the previous offer (R10)

@@ -79,6 +79,7 @@ struct Subscribe {
   model::Script script;
   bool idempotent = false;
   std::vector<Millis> backoff{};  // R24 (empty: no wait)
+  bool durable_attempts = false;  // R34
   bool operator==(const Subscribe&) const = default;
 };
 /// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start,
@@ -93,6 +94,7 @@ struct SubscribePull {
   std::size_t max_in_flight = 0;  // R22 (0: no bound)
   std::vector<Millis> backoff{};  // R24 (empty: no wait)
   bool ordered_by_key = false;    // R31
+  bool durable_attempts = false;  // R34
   bool operator==(const SubscribePull&) const = default;
 };
 /// unsubscribe(topic, name)
@@ -334,6 +336,7 @@ struct JoinGroup {
   std::size_t max_in_flight = 0;
   std::vector<Millis> backoff{};
   bool ordered_by_key = false;
+  bool durable_attempts = false;  // R34
   bool operator==(const JoinGroup&) const = default;
 };
 /// join_group(topic, group, member, handler running `script`, {assignor, push options as

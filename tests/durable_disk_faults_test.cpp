@@ -1,0 +1,192 @@
+// SPEC R33 on the simulated disk: a durable call whose write or sync fails throws IoError,
+// the store stays failed (every later call throws IoError naming that first failure, and
+// nothing is handed out), and reopening decides the failed call: it took effect or it did
+// not, never half and never twice. The generic checks are in properties/ (the `fault` op
+// in the durable mixes) and properties/crash (every I/O call of short scripts failed in
+// turn); these are the two cases a reader looks for first.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "broker/broker.h"
+#include "simfs/sim_file_system.h"
+
+namespace broker {
+namespace {
+
+using sim::SimFileSystem;
+
+/// A broker on a simulated disk, reopened at will; the disk outlives every broker.
+class DiskFaults : public testing::Test {
+ protected:
+  std::unique_ptr<Broker> open() {
+    StorageOptions o;
+    o.directory = "/store";
+    o.file_system = disk_;
+    return std::make_unique<Broker>(BrokerOptions::synchronous().with_storage(o));
+  }
+  /// The payloads a new subscription from the beginning is handed, in offset order.
+  std::vector<std::string> log_of(Broker& b, const std::string& topic) {
+    PullOptions o;
+    o.start = StartPosition::beginning();
+    const std::string reader = "reader" + std::to_string(readers_++);
+    b.subscribe_pull(topic, reader, o);
+    std::vector<std::string> out;
+    for (const Received& r : b.poll(topic, reader, "r", 100, Time{})) {
+      out.emplace_back(r.message->payload());
+    }
+    return out;
+  }
+  /// Asserts that call throws IoError whose text names the first failure.
+  template <class Call>
+  static void refused(Call call, const std::string& first) {
+    try {
+      call();
+      ADD_FAILURE() << "the call was not refused";
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find(first), std::string::npos) << e.what();
+    }
+  }
+
+  std::shared_ptr<SimFileSystem> disk_ = std::make_shared<SimFileSystem>();
+  int readers_ = 0;
+};
+
+// R33, publish: the sync of its record fails. It throws, its record is handed to no one,
+// every later call is refused naming the failure, and the reopen decides: a kernel that
+// dropped the unsynced bytes (Linux may) leaves the log without it.
+TEST_F(DiskFaults, R33APublishWhoseSyncFailsIsRefusedAndNeverHandedOut) {
+  auto b = open();
+  b->create_topic("t");
+  PullOptions from_start;
+  from_start.start = StartPosition::beginning();
+  b->subscribe_pull("t", "w", from_start);
+  ASSERT_EQ(b->publish("t", "a"), 0u);
+  EXPECT_FALSE(b->storage_failure());
+
+  disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(b->publish("t", "b"), IoError);
+  ASSERT_TRUE(b->storage_failure());
+  const std::string first = *b->storage_failure();
+  EXPECT_NE(first.find("sync /store/"), std::string::npos) << first;
+  EXPECT_NE(first.find("Input/output error"), std::string::npos) << first;
+
+  // Nothing more is handed out, written or answered: "b" never reaches a reader.
+  refused([&] { b->poll("t", "w", "w1", 10, Time{}); }, first);
+  refused([&] { b->publish("t", "c"); }, first);
+  refused([&] { (void)b->end_offset("t"); }, first);
+  refused([&] { (void)b->stats("t", "w"); }, first);
+
+  b.reset();
+  b = open();
+  EXPECT_FALSE(b->storage_failure());
+  EXPECT_EQ(log_of(*b, "t"), std::vector<std::string>{"a"});
+  const std::vector<Received> got = b->poll("t", "w", "w1", 10, Time{});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].message->payload(), "a");
+  // A publisher that got IoError retries after the reopen: the message is there once.
+  EXPECT_EQ(b->publish("t", "b"), 1u);
+  EXPECT_EQ(log_of(*b, "t"), (std::vector<std::string>{"a", "b"}));
+}
+
+// R33, publish on a kind kernel (the failed sync kept the bytes): the reopen finds the
+// record, so the failed publish took effect, once. Either way is allowed; half is not.
+TEST_F(DiskFaults, R33AFailedPublishThatTheDiskKeptComesBackOnceAfterTheReopen) {
+  disk_->set_failed_sync_keeps(true);
+  auto b = open();
+  b->create_topic("t");
+  b->publish("t", "a");
+  disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(b->publish("t", "b"), IoError);
+  b.reset();
+  b = open();
+  EXPECT_EQ(log_of(*b, "t"), (std::vector<std::string>{"a", "b"}));
+}
+
+// R33, ack: the sync of its commit fails. It throws, a second ack is refused (not "false":
+// the first one's fate is not known yet), and the reopen decides: with the commit's bytes
+// dropped, the message comes back as not confirmed, its attempt counted.
+TEST_F(DiskFaults, R33AnAckWhoseCommitSyncFailsIsRefusedAndTheReopenDecides) {
+  auto b = open();
+  b->create_topic("t");
+  PullOptions o;
+  o.start = StartPosition::beginning();
+  b->subscribe_pull("t", "w", o);
+  b->publish("t", "a");
+  const std::vector<Received> held = b->poll("t", "w", "w1", 1, Time{});
+  ASSERT_EQ(held.size(), 1u);
+
+  disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(b->ack(held[0].receipt, Time{}), IoError);
+  ASSERT_TRUE(b->storage_failure());
+  const std::string first = *b->storage_failure();
+  EXPECT_NE(first.find("/store/journal"), std::string::npos) << first;
+  refused([&] { b->ack(held[0].receipt, Time{}); }, first);
+  refused([&] { b->poll("t", "w", "w1", 1, Time{}); }, first);
+
+  b.reset();
+  b = open();
+  const std::vector<Received> again = b->poll("t", "w", "w1", 1, Time{});
+  ASSERT_EQ(again.size(), 1u) << "an ack that threw did not take effect here, so the "
+                                 "message must come back (at least once)";
+  EXPECT_EQ(again[0].message->payload(), "a");
+  EXPECT_TRUE(b->ack(again[0].receipt, Time{}));
+}
+
+// R33, ack on a kind kernel: the commit's bytes were kept, so the reopen finds the message
+// confirmed; nothing is handed out again.
+TEST_F(DiskFaults, R33AFailedAckThatTheDiskKeptIsConfirmedAfterTheReopen) {
+  disk_->set_failed_sync_keeps(true);
+  auto b = open();
+  b->create_topic("t");
+  PullOptions o;
+  o.start = StartPosition::beginning();
+  b->subscribe_pull("t", "w", o);
+  b->publish("t", "a");
+  const std::vector<Received> held = b->poll("t", "w", "w1", 1, Time{});
+  ASSERT_EQ(held.size(), 1u);
+  disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(b->ack(held[0].receipt, Time{}), IoError);
+  b.reset();
+  b = open();
+  EXPECT_TRUE(b->poll("t", "w", "w1", 1, Time{}).empty());
+  EXPECT_EQ(b->stats("t", "w").committed, 1u);
+}
+
+// R33: a failed sync is never tried again as a success. The kernel dropped the bytes it
+// failed to write; a later sync that "succeeds" would confirm data the disk never got
+// (PostgreSQL's fsyncgate). So once a sync failed, no later publish returns.
+TEST_F(DiskFaults, R33NoCallReturnsAfterAFailedSyncUntilTheReopen) {
+  auto b = open();
+  b->create_topic("t");
+  disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
+  EXPECT_THROW(b->publish("t", "a"), IoError);
+  for (int i = 0; i < 3; ++i) EXPECT_THROW(b->publish("t", "again"), IoError);
+  EXPECT_THROW(b->create_topic("u"), IoError);
+  b.reset();
+  b = open();
+  EXPECT_TRUE(log_of(*b, "t").empty());
+  EXPECT_EQ(b->publish("t", "a"), 0u);
+}
+
+// R33: a full disk (ENOSPC) writes half an append. The half record is the end of the
+// newest segment, so the reopen cuts it as a torn tail and reports it.
+TEST_F(DiskFaults, R33AFullDiskLeavesHalfARecordThatTheReopenCuts) {
+  auto b = open();
+  b->create_topic("t");
+  b->publish("t", "a");
+  disk_->fail_next(SimFileSystem::Call::kAppend, 1, std::errc::no_space_on_device);
+  EXPECT_THROW(b->publish("t", "a payload long enough to be cut in half"), IoError);
+  EXPECT_NE(b->storage_failure()->find("No space left on device"), std::string::npos);
+  b.reset();
+  b = open();
+  EXPECT_EQ(log_of(*b, "t"), std::vector<std::string>{"a"});
+  ASSERT_EQ(b->recovery().truncations.size(), 1u);
+  EXPECT_EQ(b->recovery().truncations[0].reason, "torn tail");
+}
+
+}  // namespace
+}  // namespace broker
