@@ -403,7 +403,9 @@ BrokerRunner::BrokerRunner()
 
 BrokerRunner::BrokerRunner(DurableSetup setup)
     : clock_(std::make_shared<broker::ManualClock>(to_broker(0))), setup_(std::move(setup)) {
-  if (setup_->directory.empty()) disk_ = std::make_shared<broker::sim::SimFileSystem>();
+  if (setup_->directory.empty()) {
+    disk_ = setup_->disk ? setup_->disk : std::make_shared<broker::sim::SimFileSystem>();
+  }
   broker_ = open();
 }
 

@@ -290,7 +290,8 @@ TEST(TextTest, ErrorsCarryLineColumnAndExpectation) {
   EXPECT_EQ(e.expected(), "a wait in ms (for no back-off leave backoff= out)");
 
   e = error_of("subscribe t s colour=red");
-  EXPECT_EQ(e.expected(), "filter=, max=, start=, group=, idempotent, script= or backoff=");
+  EXPECT_EQ(e.expected(),
+            "filter=, max=, start=, group=, idempotent, durable_attempts, script= or backoff=");
 
   e = error_of("drain now");
   EXPECT_EQ(e.expected(), "end of line");

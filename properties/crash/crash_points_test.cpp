@@ -10,12 +10,18 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "broker/broker.h"
+#include "harness/broker_runner.h"
 #include "op_generators.h"
 #include "oplang/text.h"
 #include "uniform.h"
@@ -123,6 +129,289 @@ RC_GTEST_PROP(CrashPoints, AFailedWriteOrSyncIsUndecidedAndRefusesEveryLaterCall
   c.script = gen_crash_script(24);
   c.point = gen_point(c.script, true);
   check(c);
+}
+
+// ---- damage at rest (R21) ----
+
+/// Fails the property with `why` unless ok.
+void require(bool ok, const std::string& why) {
+  if (!ok) RC_FAIL(why);
+}
+
+/// Every kept message of every topic the model has, by topic: what a reader from the
+/// beginning is handed (offset, payload). Partitioned topics are read through their
+/// partitions; what cannot be read (a topic with subscriptions that refuse a probe) is left out.
+template <class Runner>
+std::map<std::string, std::vector<std::pair<model::Offset, std::string>>> logs_of(
+    Runner& runner, const std::vector<std::string>& topics) {
+  std::map<std::string, std::vector<std::pair<model::Offset, std::string>>> out;
+  for (const std::string& t : topics) {
+    oplang::SubscribePull probe;
+    probe.topic = t;
+    probe.name = "~damage-probe";
+    probe.max_deliveries = 0;
+    probe.start = model::Start{model::Start::Kind::kBeginning, 0};
+    if (runner.step(probe).error) continue;
+    const oplang::Outcome got = runner.step(oplang::Poll{t, probe.name, "probe", 100000});
+    const auto* received = std::get_if<std::vector<model::Received>>(&got.value);
+    if (received == nullptr) continue;
+    auto& log = out[t];
+    for (const model::Received& r : *received) log.emplace_back(r.offset, r.payload);
+  }
+  return out;
+}
+
+/// The topics (and partitions) a model holds.
+std::vector<std::string> topics_of(oplang::ModelRunner& model) {
+  std::vector<std::string> out;
+  for (const std::string& t : model.model().topics()) {
+    const std::uint32_t parts = model.model().partitions(t);
+    if (parts <= 1) out.push_back(t);
+    for (std::uint32_t p = 0; parts > 1 && p < parts; ++p)
+      out.push_back(t + "-" + std::to_string(p));
+  }
+  return out;
+}
+
+/// The newest segment of each topic directory: the only file whose tail a crash can tear.
+bool newest_segment(const std::vector<std::string>& files, const std::string& path) {
+  const std::string dir = path.substr(0, path.rfind('/'));
+  if (!path.ends_with(".seg")) return false;
+  for (const std::string& f : files) {
+    if (f.ends_with(".seg") && f.substr(0, f.rfind('/')) == dir && f > path) return false;
+  }
+  return true;
+}
+
+// R21 under damage at rest: a generated script's directory, closed cleanly, then one bit
+// flipped, a block zeroed or the file cut at any byte of any file (or an older segment
+// lost). Opening it must give a typed CorruptLog naming the damaged file at or before the
+// damaged byte, or a recovery whose only cuts are torn tails at the end of a newest segment
+// (or of the journal), each reported; every message a reader is handed is the one
+// published at its offset; a log shorter than before is explained by a reported cut of its
+// newest segment, so a record followed by a good record is never dropped silently.
+RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) {
+  const oplang::Script script = gen_crash_script(16);
+  harness::DurableSetup setup;
+  setup.disk = std::make_shared<broker::sim::SimFileSystem>();
+  oplang::ModelRunner model;
+  // What was published at each offset of each log (a partition's under "topic-p").
+  std::map<std::string, std::map<model::Offset, std::string>> published;
+  {
+    harness::BrokerRunner runner(setup);
+    for (const oplang::Op& op : script) {
+      runner.step(op);
+      const oplang::Outcome o = model.step(op);
+      const auto* at = std::get_if<oplang::OffsetResult>(&o.value);
+      if (const auto* p = std::get_if<oplang::Publish>(&op); p != nullptr && at != nullptr) {
+        const std::string log =
+            at->partition ? p->topic + "-" + std::to_string(*at->partition) : p->topic;
+        published[log][at->offset] = p->payload;
+      }
+      if (const auto* p = std::get_if<oplang::PublishTo>(&op); p != nullptr && at != nullptr) {
+        published[p->topic + "-" + std::to_string(p->partition)][at->offset] = p->payload;
+      }
+      if (const auto* d = std::get_if<oplang::DeleteTopic>(&op); d != nullptr && !o.error) {
+        for (auto it = published.begin(); it != published.end();) {
+          const bool gone = it->first == d->name || it->first.starts_with(d->name + "-");
+          it = gone ? published.erase(it) : std::next(it);
+        }
+      }
+    }
+  }  // a clean close: everything synced
+  model.model().restart();
+  const std::vector<std::string> topics = topics_of(model);
+  oplang::ModelRunner reader = model;
+  const auto before = logs_of(reader, topics);
+
+  broker::sim::SimFileSystem& disk = *setup.disk;
+  std::vector<std::string> files;
+  for (const std::string& f : disk.files()) {
+    if (!f.ends_with("/LOCK") && disk.exists(f) && disk.size(f) > 0) files.push_back(f);
+  }
+  RC_PRE(!files.empty());
+  const std::string file = files[*props::uniform_in<std::size_t>(0, files.size())];
+  const std::uint64_t size = disk.size(file);
+  const std::uint64_t byte = *props::uniform_in<std::uint64_t>(0, size);
+  const int kind = *props::uniform_in(0, 4);
+  const std::string bytes_before = disk.read(file, 0, size);
+  std::string damage;
+  switch (kind) {
+    case 0: {
+      const int bit = *props::uniform_in(0, 8);
+      disk.flip_bit(file, byte, bit);
+      damage = "bit " + std::to_string(bit) + " of byte " + std::to_string(byte) + " flipped";
+      break;
+    }
+    case 1: {
+      const std::uint64_t length = *props::uniform_in<std::uint64_t>(1, 513);
+      disk.zero_range(file, byte, length);
+      damage = std::to_string(length) + " bytes from " + std::to_string(byte) + " zeroed";
+      break;
+    }
+    case 2:
+      disk.cut(file, byte);
+      damage = "cut at byte " + std::to_string(byte);
+      break;
+    default:
+      // A lost newest segment leaves nothing behind that says it was there: left out.
+      RC_PRE(file.ends_with(".seg") && !newest_segment(files, file));
+      disk.lose(file);
+      damage = "lost";
+      break;
+  }
+  // The first byte the damage changed (zeroing bytes that were zero changes nothing).
+  std::uint64_t changed = byte;
+  if (kind == 1) {
+    const std::string now = disk.read(file, 0, size);
+    changed = size;
+    for (std::uint64_t i = byte; i < size && changed == size; ++i) {
+      if (now[i] != bytes_before[i]) changed = i;
+    }
+  }
+  RC_TAG(std::string(kind == 0   ? "flip"
+                     : kind == 1 ? "zero"
+                     : kind == 2 ? "cut"
+                                 : "lose") +
+         (file.ends_with(".seg") ? " segment" : " " + file.substr(file.rfind('/') + 1)));
+  const std::string where = "\n-- " + file + ": " + damage + "\n-- the script:\n" +
+                            oplang::print(script) + "-- the disk:\n" + disk.describe();
+
+  broker::StorageOptions o;
+  o.directory = "/store";
+  o.file_system = setup.disk;
+  o.segment_bytes = setup.segment_bytes;
+  o.journal_compact_bytes = setup.journal_compact_bytes;
+  o.repair = props::one_in(2);
+  RC_TAG(o.repair ? "repair" : "no repair");
+  std::map<std::string, std::uint64_t> sizes;  // every file before the open
+  for (const std::string& f : disk.files()) {
+    if (disk.exists(f)) sizes[f] = disk.size(f);
+  }
+  std::unique_ptr<broker::Broker> b;
+  try {
+    b = std::make_unique<broker::Broker>(broker::BrokerOptions::synchronous().with_storage(o));
+  } catch (const broker::CorruptLog& e) {
+    RC_TAG("CorruptLog");
+    // Repair cuts what it finds; only a journal whose header is damaged stops it.
+    require(!o.repair || (e.file() == file && file.ends_with("/journal") && e.position() == 0),
+            "repair threw " + std::string(e.what()) + where);
+    const std::string dir = file.substr(0, file.rfind('/'));
+    if (kind == 3) {
+      require(e.file().starts_with(dir),
+              "a lost segment reported as " + std::string(e.what()) + where);
+    } else {
+      require(e.file() == file && e.position() <= changed,
+              "CorruptLog must name the damaged file at or before the damaged byte: " +
+                  std::string(e.what()) + where);
+    }
+    return;
+  } catch (const broker::NotBrokerStorage& e) {
+    // A journal whose magic is damaged is a file of someone else's, as far as anyone can tell.
+    require(file.ends_with("/journal") && byte < 8 && kind != 2,
+            "opening a damaged directory threw " + std::string(e.what()) + where);
+    RC_TAG("NotBrokerStorage");
+    return;
+  } catch (const broker::Error& e) {
+    RC_FAIL("opening a damaged directory threw " + std::string(e.what()) + where);
+  }
+  const broker::RecoveryReport& report = b->recovery();
+  std::set<std::string> cut_logs;  // topic directories whose newest segment lost its tail
+  bool journal_cut = false;
+  std::map<std::string, std::uint64_t> reported;  // bytes each file lost, as reported
+  for (const broker::Truncation& t : report.truncations) {
+    reported[t.file] += t.bytes;
+    if (t.file.ends_with("/journal")) {
+      journal_cut = true;
+    } else {
+      cut_logs.insert(t.file.substr(0, t.file.rfind('/')));
+    }
+    if (t.reason != "torn tail") {
+      require(o.repair,
+              "a cut that is no torn tail without repair: " + t.file + " " + t.reason + where);
+      continue;
+    }
+    require(t.file == file, "a torn tail cut from a file that was not damaged: " + t.file + where);
+    require(t.file.ends_with("/journal") || newest_segment(files, t.file),
+            "a torn tail cut from a segment that is not its topic's newest: " + t.file + where);
+  }
+  // Nothing is dropped that the report does not count: each file is shorter by exactly
+  // what was reported of it (a removed file by its whole size; the journal, if it was
+  // written anew, is left out; a deleted topic's leftover segments go unreported).
+  for (const auto& [f, before_size] : sizes) {
+    if (f.ends_with("/LOCK") || (f.ends_with("/journal") && reported.count(f) != 0)) continue;
+    const std::uint64_t now = disk.exists(f) ? disk.size(f) : 0;
+    const std::uint64_t lost = before_size >= now ? before_size - now : 0;
+    const std::uint64_t said = reported.count(f) != 0 ? reported.at(f) : 0;
+    // A deleted topic's directory goes whole and unreported; a live one's keeps files.
+    const std::string dir = f.substr(0, f.rfind('/') + 1);
+    bool dir_touched = false;
+    for (const std::string& g : disk.files()) dir_touched = dir_touched || g.starts_with(dir);
+    for (const auto& [g, n] : reported) dir_touched = dir_touched || g.starts_with(dir);
+    const bool deleted_topic = !disk.exists(f) && said == 0 && f.ends_with(".seg") && !dir_touched;
+    require(lost == said || deleted_topic, f + " lost " + std::to_string(lost) +
+                                               " bytes, the report says " + std::to_string(said) +
+                                               where);
+  }
+  RC_TAG(report.truncations.empty() ? "recovered, nothing cut" : "recovered, torn tail cut");
+  // The broker's logs, read as logs_of reads the model's.
+  struct Direct {
+    broker::Broker& b;
+    std::string refused;  // what the broker refused, for the report
+    oplang::Outcome step(const oplang::Op& op) {
+      oplang::Outcome out;
+      try {
+        if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
+          broker::PullOptions p;
+          p.max_deliveries = 0;
+          p.start = broker::StartPosition::beginning();
+          b.subscribe_pull(s->topic, s->name, p);
+          out.value = oplang::Done{};
+        } else if (const auto* p = std::get_if<oplang::Poll>(&op)) {
+          std::vector<model::Received> got;
+          for (const broker::Received& r :
+               b.poll(p->topic, p->sub, p->member, p->max, broker::Time{})) {
+            got.push_back(model::Received{r.message->offset(), std::string(r.message->payload()),
+                                          r.attempt, 0});
+          }
+          out.value = got;
+        }
+      } catch (const broker::Error& e) {
+        out.error = model::ErrorCode::kUnknownTopic;  // (not read: the log is left out)
+        refused += std::string(e.what()) + "\n";
+      }
+      return out;
+    }
+  } direct{*b, ""};
+  const auto after = logs_of(direct, topics);
+  // A file cut at a record's end lost its tail and nothing after it: that is a torn tail
+  // with nothing left to see, allowed where torn tails are (the newest segment, the journal).
+  const bool tail_lost = kind == 2 && (file.ends_with("/journal") || newest_segment(files, file));
+  const bool some_cut = journal_cut || !cut_logs.empty() || tail_lost;
+  for (const auto& [topic, messages] : before) {
+    const auto it = after.find(topic);
+    if (it == after.end()) {
+      require(journal_cut || (tail_lost && file.ends_with("/journal")), topic + " is gone, and no cut of the journal says why (" +
+                               direct.refused + ")" + where);
+      continue;
+    }
+    const auto& kept = it->second;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      const auto& [offset, payload] = kept[i];
+      const auto truth = published[topic].find(offset);
+      require(truth != published[topic].end() && truth->second == payload,
+              topic + " hands out offset " + std::to_string(offset) + " '" + payload +
+                  "', which was not published there" + where);
+      require(i == 0 || offset == kept[i - 1].first + 1,
+              topic + " skips from offset " + std::to_string(kept[i - 1].first) + " to " +
+                  std::to_string(offset) + where);
+    }
+    const model::Offset end_before = messages.empty() ? 0 : messages.back().first + 1;
+    const model::Offset end_after = kept.empty() ? 0 : kept.back().first + 1;
+    require(end_after >= end_before || some_cut, topic + " ends at " + std::to_string(end_after) +
+                                                     " instead of " + std::to_string(end_before) +
+                                                     ", and no cut was reported" + where);
+  }
 }
 
 /// Short scripts that between them write every kind of record: topics created and
