@@ -1,5 +1,7 @@
 // Scenario 8: durable storage. Publish throughput in memory, with storage and publish_sync
-// none, and with publish_sync always from 1 and from 8 publisher threads (group commit),
+// none, and with publish_sync always from 1 and from 8 publisher threads (group commit);
+// eight workers polling and acking under commit_sync always with and without
+// durable_attempts (SPEC R34),
 // next to the machine's own write + fdatasync rate; then recovery (constructing a Broker on
 // a directory of about 1 GiB of segments) next to a plain sequential read of the same
 // files. Real files under /tmp through the broker's default (POSIX) file system; every
@@ -176,6 +178,69 @@ void publish(benchmark::State& state, Store store, int threads, std::int64_t per
       // Includes the syncs of segment rolls (a 64 MiB segment holds about 600k records).
       state.counters["syncs_per_publish"] =
           static_cast<double>(fs->syncs() - syncs0) / static_cast<double>(published);
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+/// SPEC R34's cost: `workers` threads each polling one message and acking it, per_worker
+/// times a round, on one pull subscription under commit_sync always, with or without
+/// durable_attempts (a synced commit per hand-out besides the ack's; the workers' commits
+/// share syncs: group commit). The messages are published before the rounds (publish_sync
+/// none); an item is a message polled and acked.
+void consume(benchmark::State& state, bool durable_attempts, int workers, std::int64_t per_worker) {
+  try {
+    TempDir dir;
+    auto fs = std::make_shared<CountingFs>();
+    broker::Broker b(durable(dir.path(), broker::FsyncPolicy::none(), fs));
+    b.create_topic(kTopic);
+    broker::PullOptions o;
+    o.start = broker::StartPosition::beginning();
+    o.ack_timeout = broker::Millis{600000};
+    o.max_deliveries = 0;
+    o.durable_attempts = durable_attempts;
+    b.subscribe_pull(kTopic, "s", o);
+    const std::string payload = make_payload(kPayload);
+    const std::int64_t total = workers * per_worker * state.max_iterations;
+    for (std::int64_t i = 0; i < total; ++i) b.publish(kTopic, payload);
+    const std::int64_t syncs0 = fs->syncs();
+    std::int64_t consumed = 0;
+    for (auto _ : state) {
+      std::latch start(workers + 1);
+      std::mutex error_mu;
+      std::string error;
+      std::vector<std::thread> threads;
+      for (int w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+          const std::string member = "w" + std::to_string(w);
+          start.arrive_and_wait();
+          try {
+            for (std::int64_t i = 0; i < per_worker;) {
+              for (const broker::Received& r : b.poll(kTopic, "s", member, 1, broker::Time{})) {
+                if (!b.ack(r.receipt, broker::Time{})) throw std::runtime_error("ack refused");
+                ++i;
+              }
+            }
+          } catch (const std::exception& e) {
+            const std::lock_guard lock(error_mu);
+            error = e.what();
+          }
+        });
+      }
+      start.arrive_and_wait();
+      for (auto& t : threads) t.join();
+      if (!error.empty()) {
+        state.SkipWithError(error.c_str());
+        break;
+      }
+      consumed += workers * per_worker;
+    }
+    state.SetItemsProcessed(consumed);
+    state.counters["threads"] = workers;
+    if (consumed > 0) {
+      state.counters["syncs_per_message"] =
+          static_cast<double>(fs->syncs() - syncs0) / static_cast<double>(consumed);
     }
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
@@ -372,6 +437,11 @@ void register_all() {
       // syncs_per_publish near 1/4, and about 4x the 1-thread rate on a steady disk.
       {"publish_always_8_threads",
        [slow8](benchmark::State& s) { publish(s, Store::kAlways, 8, slow8); }},
+      // R34: eight workers polling and acking under commit_sync always, with and without
+      // durable_attempts, side by side like the publishers (the disk's sync rate drifts).
+      {"consume_8_workers", [slow8](benchmark::State& s) { consume(s, false, 8, slow8 / 2); }},
+      {"consume_8_workers_durable_attempts",
+       [slow8](benchmark::State& s) { consume(s, true, 8, slow8 / 2); }},
       {"publish_in_memory", [fast](benchmark::State& s) { publish(s, Store::kInMemory, 1, fast); }},
       {"publish_none", [fast](benchmark::State& s) { publish(s, Store::kNone, 1, fast); }},
   };

@@ -167,6 +167,28 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
   }
 }
 
+// R33, R34: the durable mixes make disk faults fail calls, reopen failed stores, and
+// dead-letter spent messages after restarts, in a stated share of their sequences.
+TEST(GeneratorCoverage, TheDurableMixesReachDiskFaultsAndSpentMessages) {
+  SKIP_LONG_TALLY_IF_SANITIZED();
+  Coverage::get().reset();
+  ASSERT_TRUE(rc::check("durable operation", [] { durable_operation(); }));
+  ASSERT_TRUE(rc::check("durable delivery", [] { durable_delivery(); }));
+  const Coverage& c = Coverage::get();
+  const std::map<std::string, double> wanted = {
+      {"disk fault failed a call", 8},
+      {"reopened after a storage failure", 4},
+      {"spent after a restart", 0.3},
+  };
+  for (const auto& [state, min_share] : wanted) {
+    auto it = c.sequences_reaching.find(state);
+    const double share = it == c.sequences_reaching.end() ? 0 : 100.0 * it->second / c.sequences;
+    std::printf("  reached %-34s %5.1f%% of %ld sequences (want >= %.1f%%)\n", state.c_str(), share,
+                c.sequences, min_share);
+    EXPECT_GE(share, min_share) << state;
+  }
+}
+
 // Swarm testing's claim, measured: the same number of every-operation sequences (at least
 // kSequences, whatever the budget), uniform and swarm, and the share of each that reaches
 // corners that need long runs of one kind. Swarm is "clearly more" where its share is at

@@ -62,6 +62,7 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   if (const auto* dead = std::get_if<std::vector<model::DeadLetter>>(&outcome.value)) {
     for (const auto& d : *dead) {
       if (d.reason == "terminated") states.insert("terminated dead letter");
+      if (d.reason == "max deliveries") states.insert("spent after a restart");  // R34
     }
   }
   // R25-R28: the controls doing something.

@@ -188,5 +188,62 @@ TEST_F(DiskFaults, R33AFullDiskLeavesHalfARecordThatTheReopenCuts) {
   EXPECT_EQ(b->recovery().truncations[0].reason, "torn tail");
 }
 
+// R34, pull: with durable_attempts a poll saves what it hands out before it returns, so a
+// worker whose process dies with the message uses up an attempt each time; once
+// max_deliveries were handed out, the next restart dead-letters it. Without the option a
+// poll saves nothing new, and the message comes back at attempt 1 after every power cut.
+TEST_F(DiskFaults, R34DurableAttemptsCountHandOutsThatNoAnswerFollowed) {
+  for (const bool durable : {true, false}) {
+    disk_ = std::make_shared<SimFileSystem>();
+    auto b = open();
+    b->create_topic("t");
+    PullOptions o;
+    o.start = StartPosition::beginning();
+    o.max_deliveries = 2;
+    o.durable_attempts = durable;
+    b->subscribe_pull("t", "w", o);
+    b->publish("t", "poison");
+    std::vector<int> attempts;
+    for (int death = 0; death < 3; ++death) {
+      for (const Received& r : b->poll("t", "w", "w1", 1, Time{})) attempts.push_back(r.attempt);
+      b.reset();  // the worker's process dies holding it: no ack, nack or expiry
+      disk_->crash({.seed = static_cast<std::uint64_t>(death)});
+      b = open();
+    }
+    if (durable) {
+      EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
+      const std::vector<DeadLetter> dead = b->dead_letters("t", "w");
+      ASSERT_EQ(dead.size(), 1u);
+      EXPECT_EQ(dead[0].reason, "max deliveries");
+      EXPECT_EQ(dead[0].attempts, 2);
+    } else {
+      EXPECT_EQ(attempts, (std::vector<int>{1, 1, 1}));
+      EXPECT_TRUE(b->dead_letters("t", "w").empty());
+    }
+  }
+}
+
+// R34: the option is part of the subscription's options: another value is OptionsMismatch,
+// and a restart keeps it.
+TEST_F(DiskFaults, R34DurableAttemptsIsAnOptionThatARestartKeeps) {
+  auto b = open();
+  b->create_topic("t");
+  PullOptions o;
+  o.durable_attempts = true;
+  b->subscribe_pull("t", "w", o);
+  PullOptions other = o;
+  other.durable_attempts = false;
+  try {
+    b->subscribe_pull("t", "w", other);
+    ADD_FAILURE() << "another durable_attempts was accepted";
+  } catch (const OptionsMismatch& e) {
+    EXPECT_EQ(e.option(), "durable_attempts");
+  }
+  b.reset();
+  b = open();
+  EXPECT_NO_THROW(b->subscribe_pull("t", "w", o));
+  EXPECT_THROW(b->subscribe_pull("t", "w", other), OptionsMismatch);
+}
+
 }  // namespace
 }  // namespace broker

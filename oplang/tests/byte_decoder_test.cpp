@@ -40,7 +40,8 @@ bool escaped(const oplang::Op& op) {
          std::holds_alternative<oplang::EndOffset>(op) ||
          std::holds_alternative<oplang::OldestOffset>(op) ||
          std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op) ||
-         std::holds_alternative<oplang::Term>(op) || std::holds_alternative<oplang::Redrive>(op) ||
+         std::holds_alternative<oplang::Fault>(op) || std::holds_alternative<oplang::Term>(op) ||
+         std::holds_alternative<oplang::Redrive>(op) ||
          std::holds_alternative<oplang::JoinGroup>(op) ||
          std::holds_alternative<oplang::JoinGroupPush>(op) ||
          std::holds_alternative<oplang::LeaveGroup>(op) ||
@@ -84,6 +85,20 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheEscapedOps) {
       "poll_wait t0 s1 w1 max=3\n"
       "wait_idle\n"
       "wait_delivered timeout=1\n");
+  const std::vector<std::uint8_t> bytes = encode_ops(script);
+  EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
+}
+
+// R33: a crash's seed byte from 224 on is a disk fault of any call, nth 1..4, EIO or ENOSPC.
+TEST(ByteDecoderTest, EncodesAndDecodesDiskFaultsAndCrashes) {
+  const oplang::Script script = oplang::parse(
+      "create_topic t0\n"
+      "fault sync\n"
+      "fault open nth=4 error=enospc\n"
+      "fault truncate nth=2\n"
+      "fault sync_dir nth=3 error=enospc\n"
+      "crash seed=223\n"
+      "restart\n");
   const std::vector<std::uint8_t> bytes = encode_ops(script);
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }

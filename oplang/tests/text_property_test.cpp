@@ -106,7 +106,18 @@ rc::Gen<oplang::Op> any_op(bool in_program = false) {
       rc::gen::construct<Op>(rc::gen::construct<WaitIdle>(millis())),
       rc::gen::construct<Op>(rc::gen::construct<WaitDelivered>(millis())),
       rc::gen::construct<Op>(rc::gen::construct<EndOffset>(s())),
-      rc::gen::construct<Op>(rc::gen::construct<OldestOffset>(s())));
+      rc::gen::construct<Op>(rc::gen::construct<OldestOffset>(s())),
+      rc::gen::construct<Op>(
+          rc::gen::apply(
+              [](int call, std::uint32_t nth, bool enospc) {
+                Fault f;
+                f.call = static_cast<IoCall>(call);
+                f.nth = nth;
+                f.error = enospc ? DiskError::kEnospc : DiskError::kEio;
+                return f;
+              },
+              rc::gen::inRange(0, 7), rc::gen::inRange<std::uint32_t>(1, 1001),
+              rc::gen::arbitrary<bool>())));
 }
 
 // A broker line: only the knobs of its dispatcher differ from their defaults (print() writes

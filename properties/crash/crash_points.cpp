@@ -148,14 +148,19 @@ std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before,
   const oplang::Outcome done = after.step(op);
   out.push_back(after);
   if (std::holds_alternative<oplang::Drain>(op)) {
-    for (std::size_t n = 0; n < done.calls.size(); ++n) {
-      oplang::ModelRunner partial = before;
-      try {
-        partial.model().drain_offers(n);
-      } catch (const model::Error&) {
+    // After n offers, or inside the nth (its attempt saved, R34; its result not).
+    for (std::size_t n = 0; n <= done.calls.size(); ++n) {
+      for (const bool unanswered : {false, true}) {
+        if (n == done.calls.size() && !unanswered) continue;  // that is `after`
+        if (n == 0 && unanswered) continue;
+        oplang::ModelRunner partial = before;
+        try {
+          partial.model().drain_offers(n, unanswered);
+        } catch (const model::Error&) {
+        }
+        partial.model().take_calls();
+        out.push_back(std::move(partial));
       }
-      partial.model().take_calls();
-      out.push_back(std::move(partial));
     }
   }
   for (auto& m : out) m.model().restart();
