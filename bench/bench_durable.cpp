@@ -184,12 +184,13 @@ void publish(benchmark::State& state, Store store, int threads, std::int64_t per
   }
 }
 
-/// SPEC R34's cost: `workers` threads each polling one message and acking it, per_worker
-/// times a round, on one pull subscription under commit_sync always, with or without
-/// durable_attempts (a synced commit per hand-out besides the ack's; the workers' commits
-/// share syncs: group commit). The messages are published before the rounds (publish_sync
-/// none); an item is a message polled and acked.
-void consume(benchmark::State& state, bool durable_attempts, int workers, std::int64_t per_worker) {
+/// SPEC R34's cost: `workers` threads each polling up to `batch` messages and acking each,
+/// until per_worker messages a round, on one pull subscription under commit_sync always,
+/// with or without durable_attempts (a synced commit per poll besides the acks'; the
+/// workers' commits share syncs: group commit). The messages are published before the
+/// rounds (publish_sync none); an item is a message polled and acked.
+void consume(benchmark::State& state, bool durable_attempts, int workers, std::size_t batch,
+             std::int64_t per_worker) {
   try {
     TempDir dir;
     auto fs = std::make_shared<CountingFs>();
@@ -217,7 +218,7 @@ void consume(benchmark::State& state, bool durable_attempts, int workers, std::i
           start.arrive_and_wait();
           try {
             for (std::int64_t i = 0; i < per_worker;) {
-              for (const broker::Received& r : b.poll(kTopic, "s", member, 1, broker::Time{})) {
+              for (const broker::Received& r : b.poll(kTopic, "s", member, batch, broker::Time{})) {
                 if (!b.ack(r.receipt, broker::Time{})) throw std::runtime_error("ack refused");
                 ++i;
               }
@@ -437,11 +438,16 @@ void register_all() {
       // syncs_per_publish near 1/4, and about 4x the 1-thread rate on a steady disk.
       {"publish_always_8_threads",
        [slow8](benchmark::State& s) { publish(s, Store::kAlways, 8, slow8); }},
-      // R34: eight workers polling and acking under commit_sync always, with and without
-      // durable_attempts, side by side like the publishers (the disk's sync rate drifts).
-      {"consume_8_workers", [slow8](benchmark::State& s) { consume(s, false, 8, slow8 / 2); }},
+      // R34: eight workers polling (one message, or up to four) and acking under commit_sync
+      // always, with and without durable_attempts, side by side like the publishers (the
+      // disk's sync rate drifts).
+      {"consume_8_workers", [slow8](benchmark::State& s) { consume(s, false, 8, 1, slow8 / 2); }},
       {"consume_8_workers_durable_attempts",
-       [slow8](benchmark::State& s) { consume(s, true, 8, slow8 / 2); }},
+       [slow8](benchmark::State& s) { consume(s, true, 8, 1, slow8 / 2); }},
+      {"consume_8_workers_batch_4",
+       [slow8](benchmark::State& s) { consume(s, false, 8, 4, slow8); }},
+      {"consume_8_workers_batch_4_durable_attempts",
+       [slow8](benchmark::State& s) { consume(s, true, 8, 4, slow8); }},
       {"publish_in_memory", [fast](benchmark::State& s) { publish(s, Store::kInMemory, 1, fast); }},
       {"publish_none", [fast](benchmark::State& s) { publish(s, Store::kNone, 1, fast); }},
   };

@@ -453,12 +453,14 @@ const std::vector<std::string> kShortScripts = {
     "publish t \"another longer payload, so the segment rolls\"\npoll t p w max=5\nack t p 0 w\n"
     "ack t p 1 w\nsubscribe t s group=g start=begin\ndrain\n",
     // Retention over rolling segments: publishes that drop whole segments as they go.
-    "create_topic t messages=2\nsubscribe_pull t p start=begin\n"
-    "publish t \"the first of several payloads long enough to roll\"\n"
-    "publish t \"the second of several payloads long enough to roll\"\n"
-    "publish t \"the third of several payloads long enough to roll a\"\n"
-    "publish t \"the fourth of several payloads long enough to roll\"\n"
-    "publish t \"the fifth of several payloads long enough to roll a\"\n"
+    "create_topic t messages=3\nsubscribe_pull t p start=begin\n"
+    "publish t \"payload number one, of some length\"\n"
+    "publish t \"payload number two, of some length\"\n"
+    "publish t \"payload number three of some length\"\n"
+    "publish t \"payload number four, of some length\"\n"
+    "publish t \"payload number five, of some length\"\n"
+    "publish t \"payload number six, of some length\"\n"
+    "publish t \"payload number seven of some length\"\n"
     "poll t p w max=5\n",
     // Enough commits to compact the journal (journal_compact_bytes 1024) twice.
     "create_topic t\nsubscribe_pull t p start=begin timeout=50 max=9\n"
