@@ -14,19 +14,7 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
                                            std::size_t offers) {
   std::vector<oplang::ModelRunner> out{before, std::move(after)};
   if (std::holds_alternative<oplang::Drain>(op)) {
-    // After n offers, or inside the nth after its handler ran (its effects are made).
-    for (std::size_t n = 0; n <= offers; ++n) {
-      for (bool unanswered : {false, true}) {
-        if (n == 0 && unanswered) continue;
-        oplang::ModelRunner partial = before;
-        try {
-          partial.model().drain_offers(n, unanswered);
-        } catch (const model::Error&) {
-        }
-        partial.model().take_calls();
-        out.push_back(std::move(partial));
-      }
-    }
+    for (auto& m : partial_drains(before, offers)) out.push_back(std::move(m));
   }
   if (const auto* r = std::get_if<oplang::RedriveTo>(&op)) {
     // Its publishes come before the commit that drops the dead letters (R25).
@@ -84,6 +72,24 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
 }
 
 }  // namespace
+
+std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
+                                                std::size_t offers) {
+  std::vector<oplang::ModelRunner> out;
+  for (std::size_t n = 0; n <= offers; ++n) {
+    for (const bool unanswered : {false, true}) {
+      if (n == 0 && unanswered) continue;
+      oplang::ModelRunner partial = before;
+      try {
+        partial.model().drain_offers(n, unanswered);
+      } catch (const model::Error&) {
+      }
+      partial.model().take_calls();
+      out.push_back(std::move(partial));
+    }
+  }
+  return out;
+}
 
 ModelStates::Verdict ModelStates::step(const oplang::Op& op, const oplang::Outcome& broker) {
   // Copied only while a fault may fire: the states before the call, should it be undecided.

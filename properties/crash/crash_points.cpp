@@ -149,19 +149,7 @@ std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before,
   out.push_back(after);
   if (std::holds_alternative<oplang::Drain>(op)) {
     // After n offers, or inside the nth (its attempt saved, R34; its result not).
-    for (std::size_t n = 0; n <= done.calls.size(); ++n) {
-      for (const bool unanswered : {false, true}) {
-        if (n == done.calls.size() && !unanswered) continue;  // that is `after`
-        if (n == 0 && unanswered) continue;
-        oplang::ModelRunner partial = before;
-        try {
-          partial.model().drain_offers(n, unanswered);
-        } catch (const model::Error&) {
-        }
-        partial.model().take_calls();
-        out.push_back(std::move(partial));
-      }
-    }
+    for (auto& m : harness::partial_drains(before, done.calls.size())) out.push_back(std::move(m));
   }
   for (auto& m : out) m.model().restart();
   return out;
