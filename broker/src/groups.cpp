@@ -348,8 +348,8 @@ std::vector<Received> BrokerImpl::poll_group(const std::string& topic, const std
       }
     }
     for (std::uint32_t p : mine) {
-      sync::MutexLock state_lock(g->parts[p].state->mu);
       SubscriptionState& s = *g->parts[p].state;
+      sync::MutexLock state_lock(s.mu);
       saves.emplace_back(g->parts[p].state,
                          s.save_position(s.config().durable_attempts && !out.empty()));
     }
