@@ -51,7 +51,7 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
             partial.model().subscribe_pull(
                 part, group,
                 {pull->filter, pull->ack_timeout, pull->max_deliveries, pull->start,
-                 pull->max_in_flight, pull->backoff, pull->ordered_by_key});
+                 pull->max_in_flight, pull->backoff, pull->ordered_by_key, pull->durable_attempts});
           } else {
             model::PushOptions o;
             o.header_filter = push->filter;
