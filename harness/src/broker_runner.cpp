@@ -420,6 +420,7 @@ std::unique_ptr<broker::Broker> BrokerRunner::open() {
   o.commit_sync = setup_->commit_sync;
   o.segment_bytes = setup_->segment_bytes;
   o.journal_compact_bytes = setup_->journal_compact_bytes;
+  o.repair = setup_->repair;
   return std::make_unique<broker::Broker>(
       broker::BrokerOptions::synchronous().with_clock(clock_).with_storage(o));
 }

@@ -18,15 +18,16 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
   }
   if (const auto* r = std::get_if<oplang::RedriveTo>(&op)) {
     // Its publishes come before the commit that drops the dead letters (R25).
-    for (std::size_t n = 1;; ++n) {
-      oplang::ModelRunner partial = before;
-      try {
-        if (n > partial.model().dead_letters(r->topic, r->name).size()) break;
+    try {
+      oplang::ModelRunner look = before;
+      const std::size_t dead = look.model().dead_letters(r->topic, r->name).size();
+      for (std::size_t n = 1; n <= dead; ++n) {
+        oplang::ModelRunner partial = before;
         partial.model().redrive_to_interrupted(r->topic, r->name, r->to, n);
-      } catch (const model::Error&) {
-        break;  // refused before it published anything
+        out.push_back(std::move(partial));
       }
-      out.push_back(std::move(partial));
+    } catch (const model::Error&) {
+      // refused before it published anything
     }
   }
   // A group's first join records each partition's subscription in turn (R32): a failure

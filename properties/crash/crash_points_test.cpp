@@ -292,24 +292,19 @@ RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) 
   const std::string where = "\n-- " + file + ": " + damage + "\n-- the script:\n" +
                             oplang::print(script) + "-- the disk:\n" + disk.describe();
 
-  broker::StorageOptions o;
-  o.directory = "/store";
-  o.file_system = setup.disk;
-  o.segment_bytes = setup.segment_bytes;
-  o.journal_compact_bytes = setup.journal_compact_bytes;
-  o.repair = props::one_in(2);
-  RC_TAG(o.repair ? "repair" : "no repair");
+  setup.repair = props::one_in(2);
+  RC_TAG(setup.repair ? "repair" : "no repair");
   std::map<std::string, std::uint64_t> sizes;  // every file before the open
   for (const std::string& f : disk.files()) {
     if (disk.exists(f)) sizes[f] = disk.size(f);
   }
-  std::unique_ptr<broker::Broker> b;
+  std::unique_ptr<harness::BrokerRunner> b;  // the same disk, opened again
   try {
-    b = std::make_unique<broker::Broker>(broker::BrokerOptions::synchronous().with_storage(o));
+    b = std::make_unique<harness::BrokerRunner>(setup);
   } catch (const broker::CorruptLog& e) {
     RC_TAG("CorruptLog");
     // Repair cuts what it finds; only a journal whose header is damaged stops it.
-    require(!o.repair || (e.file() == file && file.ends_with("/journal") && e.position() == 0),
+    require(!setup.repair || (e.file() == file && file.ends_with("/journal") && e.position() == 0),
             "repair threw " + std::string(e.what()) + where);
     const std::string dir = file.substr(0, file.rfind('/'));
     // A segment cut at a record's end, or lost, looks whole: the gap shows at the next one.
@@ -331,7 +326,7 @@ RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) 
   } catch (const broker::Error& e) {
     RC_FAIL("opening a damaged directory threw " + std::string(e.what()) + where);
   }
-  const broker::RecoveryReport& report = b->recovery();
+  const broker::RecoveryReport& report = b->broker().recovery();
   std::set<std::string> cut_logs;  // topic directories whose newest segment lost its tail
   bool journal_cut = false;
   std::map<std::string, std::uint64_t> reported;  // bytes each file lost, as reported
@@ -343,7 +338,7 @@ RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) 
       cut_logs.insert(t.file.substr(0, t.file.rfind('/')));
     }
     if (t.reason != "torn tail") {
-      require(o.repair,
+      require(setup.repair,
               "a cut that is no torn tail without repair: " + t.file + " " + t.reason + where);
       continue;
     }
@@ -373,36 +368,7 @@ RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) 
                                                             std::to_string(said) + where);
   }
   RC_TAG(report.truncations.empty() ? "recovered, nothing cut" : "recovered, torn tail cut");
-  // The broker's logs, read as logs_of reads the model's.
-  struct Direct {
-    broker::Broker& b;
-    std::string refused;  // what the broker refused, for the report
-    oplang::Outcome step(const oplang::Op& op) {
-      oplang::Outcome out;
-      try {
-        if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
-          broker::PullOptions p;
-          p.max_deliveries = 0;
-          p.start = broker::StartPosition::beginning();
-          b.subscribe_pull(s->topic, s->name, p);
-          out.value = oplang::Done{};
-        } else if (const auto* p = std::get_if<oplang::Poll>(&op)) {
-          std::vector<model::Received> got;
-          for (const broker::Received& r :
-               b.poll(p->topic, p->sub, p->member, p->max, broker::Time{})) {
-            got.push_back(model::Received{r.message->offset(), std::string(r.message->payload()),
-                                          r.attempt, 0});
-          }
-          out.value = got;
-        }
-      } catch (const broker::Error& e) {
-        out.error = model::ErrorCode::kUnknownTopic;  // (not read: the log is left out)
-        refused += std::string(e.what()) + "\n";
-      }
-      return out;
-    }
-  } direct{*b, ""};
-  const auto after = logs_of(direct, topics);
+  const auto after = logs_of(*b, topics);
   // A file cut at a record's end lost its tail and nothing after it: that is a torn tail
   // with nothing left to see, allowed where torn tails are (the newest segment, the journal).
   const bool tail_lost = kind == 2 && (file.ends_with("/journal") || newest_segment(files, file));
@@ -410,9 +376,8 @@ RC_GTEST_PROP(CrashPoints, DamageAtAnyByteIsATypedErrorOrAReportedTornTail, ()) 
   for (const auto& [topic, messages] : before) {
     const auto it = after.find(topic);
     if (it == after.end()) {
-      require(
-          journal_cut || (tail_lost && file.ends_with("/journal")),
-          topic + " is gone, and no cut of the journal says why (" + direct.refused + ")" + where);
+      require(journal_cut || (tail_lost && file.ends_with("/journal")),
+              topic + " is gone, and no cut of the journal says why" + where);
       continue;
     }
     const auto& kept = it->second;

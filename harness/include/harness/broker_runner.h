@@ -30,6 +30,7 @@ struct DurableSetup {
   broker::FsyncPolicy commit_sync = broker::FsyncPolicy::always();
   std::uint64_t segment_bytes = 256;
   std::uint64_t journal_compact_bytes = 1024;
+  bool repair = false;  // StorageOptions::repair (R21)
   /// The simulated disk to use (null: a fresh one; ignored with a directory), so a test can
   /// damage what a runner left and open it again itself.
   std::shared_ptr<broker::sim::SimFileSystem> disk{};
