@@ -447,6 +447,7 @@ void BrokerRunner::reopen(const oplang::Op& op) {
 oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
   oplang::Outcome out;
   calls_.clear();
+  calls_alive_ = 0;
   if (!broker_) throw std::logic_error("the durable broker could not be opened again");
   try {
     if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
@@ -481,6 +482,7 @@ oplang::Outcome BrokerRunner::step_pull(const oplang::Op& op) {
 
 // Script: record the call, run the step's side effect, then end with its verdict.
 bool BrokerRunner::handle(Handler& handler, const broker::Delivery& delivery) {
+  if (!disk_ || !disk_->crashed()) ++calls_alive_;
   calls_.push_back({*delivery.topic, handler.name, delivery.message->offset(),
                     std::string(delivery.message->payload()), delivery.attempt, ""});
   const std::size_t index = calls_.size() - 1;

@@ -75,9 +75,9 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
 }  // namespace
 
 std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
-                                                std::size_t offers) {
+                                                std::size_t offers, std::size_t called) {
   std::vector<oplang::ModelRunner> out;
-  for (std::size_t n = 0; n <= offers; ++n) {
+  for (std::size_t n = called; n <= offers; ++n) {
     for (const bool unanswered : {false, true}) {
       if (n == 0 && unanswered) continue;
       oplang::ModelRunner partial = before;

@@ -125,13 +125,21 @@ class LineParser {
       fail("a dispatcher: sync, lane or pool");
     }
     next();
-    const char* expected = b.dispatcher == D::kPool ? "threads=, timeout=, backoff= or shutdown"
-                           : b.dispatcher == D::kLane
-                               ? "backoff= or shutdown (threads= and timeout= are pool's)"
-                               : "end of line (sync has no options)";
+    const char* expected =
+        b.dispatcher == D::kPool   ? "threads=, timeout=, backoff=, shutdown or durable"
+        : b.dispatcher == D::kLane ? "backoff=, shutdown or durable (threads= and timeout= are "
+                                     "pool's)"
+                                   : "durable or end of line";
     while (peek().kind != Token::Kind::kEnd) {
       if (peek().kind != Token::Kind::kWord) fail(expected);
       const std::string key = peek().text;
+      if (key == "durable" && !b.durable) {
+        next();
+        b.durable = true;
+        durable_options(b);
+        if (peek().kind != Token::Kind::kEnd) fail("publish_sync=, commit_sync= or end of line");
+        break;
+      }
       if (key == "shutdown" && b.dispatcher != D::kSynchronous && !b.shutdown) {
         next();
         b.shutdown = true;
@@ -155,6 +163,29 @@ class LineParser {
       }
     }
     return b;
+  }
+
+  // `[publish_sync=P] [commit_sync=P]` after `durable`, P: always, none or every(MS).
+  void durable_options(BrokerSpec& b) {
+    while (peek().kind == Token::Kind::kWord &&
+           (peek().text == "publish_sync" || peek().text == "commit_sync")) {
+      SyncPolicy& p = next().text == "publish_sync" ? b.publish_sync : b.commit_sync;
+      expect_punct('=');
+      const std::string kind = value("always, none or every(MS)");
+      if (kind == "always") {
+        p = SyncPolicy{};
+      } else if (kind == "none") {
+        p = SyncPolicy{SyncPolicy::Kind::kNone, 0};
+      } else if (kind == "every") {
+        expect_punct('(');
+        p = SyncPolicy{SyncPolicy::Kind::kEvery,
+                       signed_number("an interval in ms >= 1", 1, 1000000)};
+        expect_punct(')');
+      } else {
+        --pos_;
+        fail("always, none or every(MS)");
+      }
+    }
   }
 
   // `fiber NAME`, the word `fiber` read.

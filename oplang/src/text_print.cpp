@@ -316,7 +316,30 @@ struct Printer {
   static std::string timeout(Millis ms) { return ms == 0 ? "" : " timeout=" + std::to_string(ms); }
 };
 
+std::string print_policy(const SyncPolicy& p) {
+  switch (p.kind) {
+    case SyncPolicy::Kind::kAlways:
+      return "always";
+    case SyncPolicy::Kind::kNone:
+      return "none";
+    case SyncPolicy::Kind::kEvery:
+      return "every(" + std::to_string(p.every) + ")";
+  }
+  return "always";
+}
+
+std::string print_dispatcher(const BrokerSpec& b);
+
 std::string print_broker(const BrokerSpec& b) {
+  std::string out = print_dispatcher(b);
+  if (!b.durable) return out;
+  out += " durable";
+  if (b.publish_sync != SyncPolicy{}) out += " publish_sync=" + print_policy(b.publish_sync);
+  if (b.commit_sync != SyncPolicy{}) out += " commit_sync=" + print_policy(b.commit_sync);
+  return out;
+}
+
+std::string print_dispatcher(const BrokerSpec& b) {
   using D = BrokerSpec::Dispatcher;
   const BrokerSpec defaults;
   switch (b.dispatcher) {

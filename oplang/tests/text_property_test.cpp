@@ -140,13 +140,39 @@ rc::Gen<oplang::BrokerSpec> any_broker() {
       rc::gen::inRange<model::Millis>(0, std::numeric_limits<model::Millis>::max()));
 }
 
+// A sync policy of a durable broker line (every(MS): 1 to 1000000 ms).
+rc::Gen<oplang::SyncPolicy> any_policy() {
+  using K = oplang::SyncPolicy::Kind;
+  return rc::gen::apply(
+      [](int kind, model::Millis every) {
+        const K k = static_cast<K>(kind);
+        return oplang::SyncPolicy{k, k == K::kEvery ? every : 0};
+      },
+      rc::gen::inRange(0, 3), rc::gen::inRange<model::Millis>(1, 1000001));
+}
+
+// A broker line, durable or not (any pair of policies).
+rc::Gen<oplang::BrokerSpec> any_broker_line() {
+  return rc::gen::apply(
+      [](oplang::BrokerSpec b, bool durable, oplang::SyncPolicy publish,
+         oplang::SyncPolicy commit) {
+        if (durable) {
+          b.durable = true;
+          b.publish_sync = publish;
+          b.commit_sync = commit;
+        }
+        return b;
+      },
+      any_broker(), rc::gen::arbitrary<bool>(), any_policy(), any_policy());
+}
+
 rc::Gen<oplang::Program> any_program() {
   auto script = rc::gen::container<oplang::Script>(any_op(true));
   auto fiber = rc::gen::construct<oplang::Fiber>(any_string(), script);
   auto fibers = rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, 4), [fiber](std::size_t n) {
     return rc::gen::container<std::vector<oplang::Fiber>>(n, fiber);
   });
-  return rc::gen::construct<oplang::Program>(any_broker(), script, fibers);
+  return rc::gen::construct<oplang::Program>(any_broker_line(), script, fibers);
 }
 
 RC_GTEST_PROP(TextPropertyTest, RoundTripOfArbitraryScripts, ()) {

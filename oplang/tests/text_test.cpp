@@ -215,6 +215,26 @@ TEST(TextTest, ParsesAndPrintsAProgram) {
   EXPECT_EQ(print(parse_program("broker lane backoff=0\n")), "broker lane backoff=0\n");
 }
 
+// A durable broker line (R19's policies) prints only what is not the default and reads
+// back equal; a policy that is not always, none or every(MS >= 1) is a ParseError there.
+TEST(TextTest, DurableBrokerLinesRoundTripAndRefuseBadPolicies) {
+  const Program p =
+      parse_program("broker pool threads=3 durable publish_sync=every(20) commit_sync=none\n");
+  EXPECT_TRUE(p.broker.durable);
+  EXPECT_EQ(p.broker.threads, 3u);
+  EXPECT_EQ(p.broker.publish_sync, (SyncPolicy{SyncPolicy::Kind::kEvery, 20}));
+  EXPECT_EQ(p.broker.commit_sync, (SyncPolicy{SyncPolicy::Kind::kNone, 0}));
+  EXPECT_EQ(parse_program(print(p)), p);
+  EXPECT_EQ(print(parse_program("broker sync durable publish_sync=always\n")),
+            "broker sync durable\n");
+  EXPECT_EQ(program_error_of("broker sync durable publish_sync=sometimes\n").expected(),
+            "always, none or every(MS)");
+  EXPECT_EQ(program_error_of("broker sync durable commit_sync=every(0)\n").expected(),
+            "an interval in ms >= 1");
+  EXPECT_EQ(program_error_of("broker lane durable shutdown\n").expected(),
+            "publish_sync=, commit_sync= or end of line");
+}
+
 TEST(TextTest, ProgramErrorsCarryLineColumnAndExpectation) {
   ParseError e = program_error_of("create_topic t\n");
   EXPECT_EQ(e.line(), 1u);

@@ -139,28 +139,30 @@ std::string describe(const CrashCase& c, const Verdict& v, const std::string& wh
 }
 
 /// The model states a recovered broker may equal, key by key: restarted before the op the
-/// disk died in, after it, and for a drain after each of its offers.
-std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before,
-                                            const oplang::Op& op) {
+/// disk died in, after it, and for a drain after each of its offers from the `called`th on
+/// (the handler calls the process made before it died all happened).
+std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before, const oplang::Op& op,
+                                            std::size_t called) {
   std::vector<oplang::ModelRunner> out;
-  out.push_back(before);
+  if (called == 0) out.push_back(before);
   oplang::ModelRunner after = before;
   const oplang::Outcome done = after.step(op);
   out.push_back(after);
   if (std::holds_alternative<oplang::Drain>(op)) {
     // After n offers, or inside the nth (its attempt saved, R34; its result not).
-    for (auto& m : harness::partial_drains(before, done.calls.size())) out.push_back(std::move(m));
+    for (auto& m : harness::partial_drains(before, done.calls.size(), called))
+      out.push_back(std::move(m));
   }
   for (auto& m : out) m.model().restart();
   return out;
 }
 
 Verdict judge_always(const CrashCase& c, Verdict v, harness::BrokerRunner& broker,
-                     const oplang::ModelRunner& before) {
+                     const oplang::ModelRunner& before, std::size_t called) {
   const std::vector<ProbeStep> steps = probe(names_of(c.script));
   const Observed got = observe(broker, steps);
   std::vector<Observed> allowed;
-  for (auto& m : candidates(before, c.script[v.op])) allowed.push_back(observe(m, steps));
+  for (auto& m : candidates(before, c.script[v.op], called)) allowed.push_back(observe(m, steps));
   for (const auto& [key, value] : got) {
     bool ok = false;
     for (const Observed& a : allowed) {
@@ -312,6 +314,7 @@ Verdict run_case(const CrashCase& c) {
   broker.disk()->crash_at(broker.disk()->points() + c.point);
   oplang::ModelRunner model;
   oplang::ModelRunner before;
+  std::size_t called = 0;  // handler calls of the op the disk died in, made before it died
   for (std::size_t i = 0; i < c.script.size(); ++i) {
     before = model;
     const oplang::Outcome want = model.step(c.script[i]);
@@ -319,6 +322,7 @@ Verdict run_case(const CrashCase& c) {
     if (broker.disk()->crashed()) {
       v.crashed = true;
       v.op = i;
+      called = broker.calls_before_death();
       break;
     }
     if (!(want == got)) {
@@ -338,7 +342,7 @@ Verdict run_case(const CrashCase& c) {
                              model::to_string(*reopened.error));
     return v;
   }
-  if (c.always) return judge_always(c, v, broker, before);
+  if (c.always) return judge_always(c, v, broker, before, called);
   model.step(c.script[v.op]);  // `model` stopped before it: the op may have happened
   return judge_none(c, v, broker, model);
 }

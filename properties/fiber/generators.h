@@ -84,6 +84,44 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
   });
 }
 
+/// A sync policy: always, none, or every(5|10|25|50).
+inline rc::Gen<oplang::SyncPolicy> gen_sync_policy() {
+  using K = oplang::SyncPolicy::Kind;
+  return rc::gen::oneOf(
+      rc::gen::just(oplang::SyncPolicy{}), rc::gen::just(oplang::SyncPolicy{K::kNone, 0}),
+      rc::gen::map(rc::gen::element<model::Millis>(5, 10, 25, 50), [](model::Millis ms) {
+        return oplang::SyncPolicy{K::kEvery, ms};
+      }));
+}
+
+/// Durable programs with a power cut: a pair of sync policies (every pair of kinds equally
+/// likely), 1-2 publishers of 1-6 messages 0-15 ms apart, 1-2 workers of up to 8 ops (poll,
+/// ack, nack, sleep), and a cut 0-150 ms into the run.
+inline rc::Gen<DurableScript> gen_durable_script() {
+  const std::vector<WorkerOp::Kind> kinds = {WorkerOp::kPoll,       WorkerOp::kPoll,
+                                             WorkerOp::kAckOldest,  WorkerOp::kAckAll,
+                                             WorkerOp::kNackOldest, WorkerOp::kSleep};
+  auto op = rc::gen::map(rc::gen::pair(rc::gen::elementOf(kinds), props::uniform_in(1, 4)),
+                         [](const std::pair<WorkerOp::Kind, int>& p) {
+                           return WorkerOp{p.first, p.second};
+                         });
+  return rc::gen::build<DurableScript>(
+      rc::gen::set(&DurableScript::publish_sync, gen_sync_policy()),
+      rc::gen::set(&DurableScript::commit_sync, gen_sync_policy()),
+      rc::gen::set(&DurableScript::publishers,
+                   rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
+                                          props::uniform_in(1, 7))))),
+      rc::gen::set(&DurableScript::publish_gap, props::uniform_in(0, 16)),
+      rc::gen::set(
+          &DurableScript::workers,
+          rc::gen::resize(
+              2, rc::gen::nonEmpty(
+                     rc::gen::container<std::vector<std::vector<WorkerOp>>>(rc::gen::resize(
+                         8, rc::gen::nonEmpty(rc::gen::container<std::vector<WorkerOp>>(op))))))),
+      rc::gen::set(&DurableScript::cut_after, props::uniform_in(0, 151)),
+      rc::gen::set(&DurableScript::seed, props::uniform_in<std::uint64_t>(0, 1u << 20)));
+}
+
 /// Handler behaviours, swarm-selected, with their usual weights.
 inline rc::Gen<std::vector<Behavior>> gen_handler(
     const std::vector<std::pair<int, Behavior>>& weighted, unsigned mask) {

@@ -23,8 +23,10 @@
 
 #include "broker/broker.h"
 #include "broker/idempotent.h"
+#include "durability.h"
 #include "history.h"
 #include "oplang/text.h"
+#include "simfs/sim_file_system.h"
 #include "sync/sync.h"
 #include "timing.h"
 
@@ -234,6 +236,10 @@ struct Recorder {
   std::map<Key, FinalState> pull_end;
   std::map<int, FinalState> push_alive;
   std::map<Key, FinalState> group_end;
+  // A durable program's power cut (the `crash` op) and what the reopened broker holds.
+  std::optional<Cut> cut;
+  std::uint64_t cut_seed = 0;
+  std::map<std::string, DurableTopic> reopened;  // by checked topic: end, kept, positions
 
   int member_id(const std::string& name) {
     return members.emplace(name, static_cast<int>(members.size())).first->second;
@@ -350,7 +356,37 @@ broker::StartPosition start_of(const model::Start& s) {
   return broker::StartPosition::end();
 }
 
-broker::BrokerOptions options_of(const oplang::BrokerSpec& spec) {
+broker::FsyncPolicy policy_of(const oplang::SyncPolicy& p) {
+  switch (p.kind) {
+    case oplang::SyncPolicy::Kind::kAlways:
+      return broker::FsyncPolicy::always();
+    case oplang::SyncPolicy::Kind::kEvery:
+      return broker::FsyncPolicy::every(broker::Millis{p.every});
+    case oplang::SyncPolicy::Kind::kNone:
+      return broker::FsyncPolicy::none();
+  }
+  return broker::FsyncPolicy::always();
+}
+
+broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec);
+
+// The broker of a `broker` line; a durable one on `disk`, with small segments and journal
+// (rolls and compactions happen in short programs, as in harness::DurableSetup).
+broker::BrokerOptions options_of(const oplang::BrokerSpec& spec,
+                                 const std::shared_ptr<broker::sim::SimFileSystem>& disk) {
+  broker::BrokerOptions options = dispatcher_of(spec);
+  if (!spec.durable) return options;
+  broker::StorageOptions storage;
+  storage.directory = "/broker";
+  storage.file_system = disk;
+  storage.publish_sync = policy_of(spec.publish_sync);
+  storage.commit_sync = policy_of(spec.commit_sync);
+  storage.segment_bytes = 256;
+  storage.journal_compact_bytes = 1024;
+  return options.with_storage(storage);
+}
+
+broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec) {
   switch (spec.dispatcher) {
     case Dispatcher::kSynchronous:
       return broker::BrokerOptions::synchronous();
@@ -371,6 +407,7 @@ broker::Time now() { return broker::at(broker::sync::steady_now()); }
 struct Ctx {
   broker::Broker* b = nullptr;
   std::shared_ptr<Recorder> rec;
+  std::shared_ptr<broker::sim::SimFileSystem> disk;  // a durable program's
 };
 
 // Whether a typed error from `op` is a failure: it names a checked topic or subscription.
@@ -840,12 +877,25 @@ class Exec {
       return text_of(got);
     });
   }
-  // A concurrent program's brokers live in memory: restarts are for sequential scripts.
+  // Restarts are for sequential scripts; a durable program cuts the power once, and is
+  // reopened after its fibers (durability.h).
   void operator()(const oplang::Restart&) {
     throw std::invalid_argument("restart is for sequential scripts on a durable runner");
   }
-  void operator()(const oplang::Crash&) {
-    throw std::invalid_argument("crash is for sequential scripts on a durable runner");
+  // The simulated process dies now: no write or sync it makes from here reaches the disk.
+  void operator()(const oplang::Crash& o) {
+    if (!c_.disk) throw std::invalid_argument("crash in a program needs `broker ... durable`");
+    if (rec().cut) throw std::invalid_argument("a program cuts the power at most once");
+    Cut cut;
+    cut.ms = broker::sync::steady_now().count();
+    const Called r = call([&] {
+      c_.disk->die();
+      return std::string("ok (power cut)");
+    });
+    cut.invoke = r.invoke;
+    cut.ret = r.ret;
+    rec().cut = cut;
+    rec().cut_seed = o.seed;
   }
   void operator()(const oplang::Fault&) {
     throw std::invalid_argument("fault is for sequential scripts on a durable runner");
@@ -1181,8 +1231,52 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
 }
 
 // `ctx` outlives the run: a handler abandoned after its timeout may still run after ~Broker.
+// A durable program after its cut: the power goes off (the dead process's broker is
+// destroyed first; its writes reach nothing), and a broker opened on what the disk kept
+// reads back every checked topic's log and its checked pull subscriptions' positions.
+void reopen_after_cut(const oplang::Program& p, Ctx& ctx, std::unique_ptr<broker::Broker> b) {
+  Recorder& h = *ctx.rec;
+  b.reset();
+  ctx.b = nullptr;
+  broker::sim::SimFileSystem::CrashOptions cut;
+  cut.seed = h.cut_seed;
+  cut.lose_unsynced_entries = h.cut_seed % 2 == 0;
+  ctx.disk->crash(cut);
+  const std::uint64_t t = h.tick();
+  std::string read_back;
+  try {
+    broker::Broker reopened(options_of(p.broker, ctx.disk));
+    for (const std::string& topic : h.plan.topics) {
+      if (h.plan.retained.count(topic) > 0) continue;
+      DurableTopic& d = h.reopened[topic];
+      d.end = reopened.end_offset(topic);
+      broker::PullOptions all;
+      all.start = broker::StartPosition::beginning();
+      all.ack_timeout = broker::Millis{1} * 3600 * 1000;
+      reopened.subscribe_pull(topic, "read_back", all);
+      for (int round = 0; round < 100; ++round) {
+        const auto got = reopened.poll(topic, "read_back", "final", 1000, now());
+        if (got.empty()) break;
+        for (const broker::Received& r : got) {
+          const broker::Message& m = *r.message;
+          d.kept[m.offset()] = Recorder::content(m.payload(), m.headers(), m.key());
+        }
+      }
+      read_back += " " + topic + " end_offset=" + std::to_string(d.end);
+      for (const Key& sub : h.plan.pull) {
+        if (sub.first != topic) continue;
+        d.positions[sub.second] = reopened.stats(topic, sub.second).committed;
+        read_back += " " + sub.second + ".committed=" + std::to_string(d.positions[sub.second]);
+      }
+    }
+  } catch (const broker::Error& e) {
+    h.errors += std::string("reopen-failed: after the power cut: ") + e.what() + "\n";
+  }
+  h.lines.push_back({t, h.tick(), "(final)", "power cut, reopen, read back:" + read_back});
+}
+
 void body(const oplang::Program& p, Ctx& ctx) {
-  auto b = std::make_unique<broker::Broker>(options_of(p.broker));
+  auto b = std::make_unique<broker::Broker>(options_of(p.broker, ctx.disk));
   ctx.b = b.get();
   {
     Publishers publishers;  // gone before the broker
@@ -1213,7 +1307,10 @@ void body(const oplang::Program& p, Ctx& ctx) {
                   sub.second + " -> error:" + broker::to_string(e.code()) + "\n";
     }
   }
-  if (!p.broker.shutdown) return;
+  if (!p.broker.shutdown) {
+    if (h.cut) reopen_after_cut(p, ctx, std::move(b));
+    return;
+  }
   // R16: destroy the broker with its dispatcher mid-work; handlers still running may finish.
   h.shutdown_began = h.tick();
   h.lines.push_back({h.shutdown_began, 0, "(final)", "~Broker"});
@@ -1223,6 +1320,7 @@ void body(const oplang::Program& p, Ctx& ctx) {
   h.shutdown_returned = h.tick();
   h.lines[line].ret = h.shutdown_returned;
   h.lines[line].text += " -> returned";
+  if (h.cut) reopen_after_cut(p, ctx, nullptr);
 }
 
 // ---- judging ----
@@ -1482,6 +1580,54 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
   return failures;
 }
 
+// A durable program's cut (durability.h), per checked topic without retention: its publishes,
+// what polls handed out before the cut, and its checked pull subscriptions' confirmations
+// (an accepted ack or term, or any dead letter: a commit may pass those).
+std::string judge_cut(const Recorder& h, const oplang::BrokerSpec& spec, std::string& checked) {
+  std::string failures;
+  const Cut& cut = *h.cut;
+  for (const auto& [topic, reopened] : h.reopened) {
+    DurableTopic d = reopened;
+    if (auto it = h.published_at.find(topic); it != h.published_at.end()) {
+      for (const auto& [offset, at] : it->second) {
+        auto sent = h.sent.find({topic, offset});
+        d.published[offset] = {at.ret, at.ms, sent == h.sent.end() ? "" : sent->second};
+      }
+    }
+    for (const PullRecord& r : h.pull) {
+      if (r.sub.first != topic) continue;
+      const PullCall& c = r.call;
+      if (c.kind == PullCall::Kind::kPoll && c.ret < cut.invoke) {
+        for (const auto& [offset, attempt] : c.got) d.read_before_cut.insert(offset);
+      }
+      const bool checked_sub = h.plan.pull.count(r.sub) > 0 && h.plan.late.count(r.sub) == 0 &&
+                               h.plan.seeked.count(r.sub) == 0;
+      const bool confirms = c.kind == PullCall::Kind::kAck || c.kind == PullCall::Kind::kTerm;
+      if (checked_sub && confirms && c.accepted)
+        d.confirms[r.sub.second].push_back({c.offset, c.invoke, c.ret, c.ret_ms});
+    }
+    for (auto it = d.positions.begin(); it != d.positions.end();) {
+      const Key key{topic, it->first};
+      if (h.plan.late.count(key) > 0 || h.plan.seeked.count(key) > 0) {
+        it = d.positions.erase(it);
+        continue;
+      }
+      d.confirms[it->first];  // judged even with no confirmation
+      if (auto end = h.pull_end.find(key); end != h.pull_end.end()) {
+        for (Offset dead : end->second.dead)
+          d.confirms[it->first].push_back({dead, 0, std::numeric_limits<std::uint64_t>::max(), 0});
+      }
+      ++it;
+    }
+    const CutVerdict v = check_cut(topic, d, cut, spec.publish_sync, spec.commit_sync);
+    failures += v.failures;
+    checked += "; " + topic + ": power cut at " + std::to_string(cut.ms) + " ms took back " +
+               std::to_string(v.publishes_taken_back) + " returned publishes and " +
+               std::to_string(v.position_taken_back) + " confirmed offsets";
+  }
+  return failures;
+}
+
 std::string indent(const std::string& text, const std::string& prefix) {
   std::string out;
   std::size_t begin = 0;
@@ -1556,6 +1702,7 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     auto ctx = std::make_shared<Ctx>();
     ctx->rec = std::make_shared<Recorder>();
     ctx->rec->plan = make_plan(programs[i]);
+    if (programs[i].broker.durable) ctx->disk = std::make_shared<broker::sim::SimFileSystem>();
     ctxs.push_back(ctx);
     bodies.push_back([shared, ctx, i] { body((*shared)[i], *ctx); });
   }
@@ -1599,7 +1746,8 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     timing.shutdown_began = rec.shutdown_began;
     timing.shutdown_returned = rec.shutdown_returned;
     std::string checked;
-    const std::string failures = judge(rec, timing, checked);
+    std::string failures = judge(rec, timing, checked);
+    if (rec.cut) failures += judge_cut(rec, program.broker, checked);
     out.failures += several ? tagged(failures, label(i)) : failures;
     out.checked += (several ? (i ? "\n" : "") + label(i) : "") + checked;
   }

@@ -61,26 +61,12 @@ oplang::HandlerScript unroll(const std::vector<Behavior>& cycle, std::size_t cal
   return out;
 }
 
-}  // namespace
-
-oplang::Program PullScript::program() const {
-  oplang::Program p;
-  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
-  oplang::SubscribePull sub;
-  sub.topic = kTopic;
-  sub.name = kPullSub;
-  sub.ack_timeout = 30;
-  sub.max_deliveries = kMaxDeliveries;
-  sub.start = model::Start{model::Start::Kind::kBeginning, 0};
-  sub.max_in_flight = max_in_flight;
-  p.setup.push_back(sub);
-  for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
-  for (std::size_t i = 0; i < publishers.size(); ++i)
-    p.fibers.push_back(publisher(i, publishers[i], publish_gap));
-  for (std::size_t w = 0; w < workers.size(); ++w) {
-    const std::string member = "w" + std::to_string(w);
-    oplang::Fiber f{member, {}};
-    for (const WorkerOp& op : workers[w]) {
+// Worker `index` (member w<index>) of subscription p on topic t, its ops translated.
+oplang::Fiber worker(std::size_t index, const std::vector<WorkerOp>& ops) {
+  const std::string member = "w" + std::to_string(index);
+  oplang::Fiber f{member, {}};
+  {
+    for (const WorkerOp& op : ops) {
       switch (op.kind) {
         case WorkerOp::kPoll:
           f.ops.push_back(oplang::Poll{kTopic, kPullSub, member, static_cast<std::size_t>(op.arg)});
@@ -109,8 +95,27 @@ oplang::Program PullScript::program() const {
           break;
       }
     }
-    p.fibers.push_back(std::move(f));
   }
+  return f;
+}
+
+}  // namespace
+
+oplang::Program PullScript::program() const {
+  oplang::Program p;
+  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
+  oplang::SubscribePull sub;
+  sub.topic = kTopic;
+  sub.name = kPullSub;
+  sub.ack_timeout = 30;
+  sub.max_deliveries = kMaxDeliveries;
+  sub.start = model::Start{model::Start::Kind::kBeginning, 0};
+  sub.max_in_flight = max_in_flight;
+  p.setup.push_back(sub);
+  for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
+  for (std::size_t i = 0; i < publishers.size(); ++i)
+    p.fibers.push_back(publisher(i, publishers[i], publish_gap));
+  for (std::size_t w = 0; w < workers.size(); ++w) p.fibers.push_back(worker(w, workers[w]));
   if (late_after >= 0) {
     oplang::Fiber f{"late", {}};
     if (late_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(late_after)});
@@ -215,6 +220,39 @@ oplang::Program PushScript::program() const {
     f.ops.push_back(oplang::Redrive{kTopic, "s0"});
     p.fibers.push_back(std::move(f));
   }
+  return p;
+}
+
+oplang::Program DurableScript::program() const {
+  oplang::Program p;
+  p.broker.durable = true;
+  p.broker.publish_sync = publish_sync;
+  p.broker.commit_sync = commit_sync;
+  p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
+  oplang::SubscribePull sub;
+  sub.topic = kTopic;
+  sub.name = kPullSub;
+  sub.ack_timeout = 30;
+  sub.max_deliveries = kMaxDeliveries;
+  sub.start = model::Start{model::Start::Kind::kBeginning, 0};
+  p.setup.push_back(sub);
+  for (std::size_t i = 0; i < publishers.size(); ++i) {
+    oplang::Fiber f{"pub" + std::to_string(i), {}};
+    for (int k = 0; k < publishers[i]; ++k) {
+      if (publish_gap > 0) f.ops.push_back(oplang::Advance{publish_gap});
+      // Distinct payloads, a byte >= 0x80 among them: a record read back from the wrong
+      // place, or damaged, shows.
+      oplang::Publish publish{kTopic, "m" + std::to_string(i) + "\xe9" + std::to_string(k), {}, {}};
+      publish.via_publisher = i % 2 == 1;
+      f.ops.push_back(publish);
+    }
+    p.fibers.push_back(std::move(f));
+  }
+  for (std::size_t w = 0; w < workers.size(); ++w) p.fibers.push_back(worker(w, workers[w]));
+  oplang::Fiber cut{"cut", {}};
+  if (cut_after > 0) cut.ops.push_back(oplang::Advance{cut_after});
+  cut.ops.push_back(oplang::Crash{seed});
+  p.fibers.push_back(std::move(cut));
   return p;
 }
 

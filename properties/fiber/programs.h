@@ -90,4 +90,24 @@ struct PushScript {
   [[nodiscard]] oplang::Program program() const;
 };
 
+/// A durable broker and one power cut (SPEC R19, R20; judged by durability.h): publisher
+/// fibers and pull workers on p, and a fiber that cuts the power after `cut_after` ms of
+/// virtual time, under one pair of sync policies. program():
+///   broker sync durable [publish_sync=P] [commit_sync=P]
+///   create_topic t
+///   subscribe_pull t p timeout=30 max=3 start=begin
+///   fiber pub0              ([advance GAP] publish t "m0\xe9K", K = 0, 1, ...)
+///   fiber w0                (as PullScript's workers)
+///   fiber cut               ([advance MS] crash seed=S)
+struct DurableScript {
+  oplang::SyncPolicy publish_sync{};
+  oplang::SyncPolicy commit_sync{};
+  std::vector<int> publishers;
+  int publish_gap = 0;
+  std::vector<std::vector<WorkerOp>> workers;
+  int cut_after = 0;
+  std::uint64_t seed = 0;  // the cut's: which unsynced bytes and entries survive
+  [[nodiscard]] oplang::Program program() const;
+};
+
 }  // namespace fiberprop

@@ -421,6 +421,12 @@ void SimFileSystem::crash_at(std::uint64_t point) {
   state_->crash_point = point;
 }
 
+void SimFileSystem::die() {
+  MutexLock lock(state_->mu);
+  state_->crash_point.reset();
+  state_->crashed = true;
+}
+
 bool SimFileSystem::crashed() const {
   MutexLock lock(state_->mu);
   return state_->crashed;

@@ -285,6 +285,23 @@ TEST_F(SimFileSystemTest, DeadProcessCallsDoNothingAndNeverThrow) {
   EXPECT_FALSE(fs_.exists("/e"));
 }
 
+// die(): the process dies between two calls, so even the next append leaves nothing, torn
+// or whole, whatever a cut keeps of unsynced bytes.
+TEST_F(SimFileSystemTest, AProcessThatDiedBetweenCallsWritesNothingMore) {
+  write_durable(fs_, "/d/f", "abc");
+  fs_.append("/d/f", "de");
+  fs_.die();
+  ASSERT_TRUE(fs_.crashed());
+  fs_.append("/d/f", "xyz");
+  fs_.sync("/d/f");
+  EXPECT_EQ(content(fs_, "/d/f"), "abcde");
+  SimFileSystem::CrashOptions keep_all;
+  keep_all.torn_tail = false;
+  fs_.crash(keep_all);
+  EXPECT_FALSE(fs_.crashed());
+  EXPECT_EQ(content(fs_, "/d/f"), "abc");
+}
+
 TEST_F(SimFileSystemTest, ArmingAPassedPointIsRefused) {
   fs_.append("/d/f", "a");
   EXPECT_THROW(fs_.crash_at(0), std::invalid_argument);

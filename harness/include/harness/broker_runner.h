@@ -69,6 +69,9 @@ class BrokerRunner {
   [[nodiscard]] broker::Broker& broker() { return *broker_; }
   /// The simulated disk of a durable runner (null otherwise, and on a real directory).
   [[nodiscard]] broker::sim::SimFileSystem* disk() { return disk_.get(); }
+  /// How many handler calls the last step made while the simulated disk was alive (before
+  /// an armed crash fired): the calls the process really made before it died.
+  [[nodiscard]] std::size_t calls_before_death() const { return calls_alive_; }
 
  private:
   // One subscribed handler's script and position.
@@ -90,6 +93,7 @@ class BrokerRunner {
   std::optional<DurableSetup> setup_;
   std::shared_ptr<broker::sim::SimFileSystem> disk_;
   std::vector<model::HandlerCall> calls_;
+  std::size_t calls_alive_ = 0;             // of calls_, made before the disk died
   std::unique_ptr<broker::Broker> broker_;  // destroyed after the publishers, with its handlers
   // Publish ops via_publisher go through these, one per topic name, made at the first and
   // kept (a topic deleted and created again under the name is the Publisher's to find).

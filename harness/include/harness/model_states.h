@@ -12,10 +12,12 @@
 namespace harness {
 
 /// R19, R33: the model states a drain cut short may leave: after each of its first n
-/// offers (n from 0 to `offers`), each with its commit, and inside each (its handler ran,
-/// with its effects; its result was not applied). `before` is the state before the drain.
+/// offers (n from `called` to `offers`), each with its commit, and inside each (its handler
+/// ran, with its effects; its result was not applied). `before` is the state before the
+/// drain; `called`: how many handler calls the broker is known to have made before the
+/// cut (each of them happened, with its attempt saved first under R34).
 std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
-                                                std::size_t offers);
+                                                std::size_t offers, std::size_t called = 0);
 
 /// The model, as a set of states the broker may be in. One state, except after a call that
 /// threw IoError while a `fault` was armed (R33): that call is undecided until a reopen, so

@@ -13,11 +13,23 @@
 
 namespace oplang {
 
-/// `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]`: the broker a
-/// program runs on. threads and timeout (handler timeout, 0 = none) are the pool's; backoff
-/// (the wait before re-offering after a second failure in a row) is lane's and pool's.
-/// shutdown (lane, pool): once the fibers are done the broker is destroyed at once, with its
-/// dispatcher mid-work (R16), instead of being left to deliver everything.
+/// When a durable program's broker syncs (broker::FsyncPolicy, SPEC R19): `always`,
+/// `every(MS)` (a flusher, on the fiber runtime's virtual time) or `none`.
+struct SyncPolicy {
+  enum class Kind { kAlways, kEvery, kNone };
+  Kind kind = Kind::kAlways;
+  Millis every = 0;  // kEvery only, > 0
+  bool operator==(const SyncPolicy&) const = default;
+};
+
+/// `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown] [durable
+/// [publish_sync=P] [commit_sync=P]]`: the broker a program runs on. threads and timeout
+/// (handler timeout, 0 = none) are the pool's; backoff (the wait before re-offering after a
+/// second failure in a row) is lane's and pool's. shutdown (lane, pool): once the fibers are
+/// done the broker is destroyed at once, with its dispatcher mid-work (R16), instead of
+/// being left to deliver everything. durable: the broker keeps its topics on a simulated
+/// disk with these policies (P: always, none or every(MS)); a `crash` op in a fiber cuts
+/// the power there, and after the run the broker is reopened on what the disk kept.
 struct BrokerSpec {
   enum class Dispatcher { kSynchronous, kLane, kPool };
   Dispatcher dispatcher = Dispatcher::kSynchronous;
@@ -25,6 +37,9 @@ struct BrokerSpec {
   Millis timeout = 0;
   Millis backoff = 5;
   bool shutdown = false;
+  bool durable = false;
+  SyncPolicy publish_sync{};
+  SyncPolicy commit_sync{};
   bool operator==(const BrokerSpec&) const = default;
 };
 

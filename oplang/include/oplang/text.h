@@ -48,7 +48,10 @@
 //     yield 3                 # three scheduling points
 //     unsubscribe t s0
 //
-// threads= and timeout= are the pool's, backoff= lane's and pool's. Fiber names are values;
+// threads= and timeout= are the pool's, backoff= lane's and pool's. `durable
+// [publish_sync=P] [commit_sync=P]` ends a broker line (P: always, none, every(MS)): the
+// broker is on a simulated disk and `crash [seed=N]` in a fiber cuts its power there, once
+// (properties/fiber/durability.h). Fiber names are values;
 // an op line that is not indented after the first fiber is an error (the setup is over).
 // `oldest` and `all` are for programs only: parse() of a sequential script rejects them
 // with a ParseError (a sequential script names offsets).

@@ -96,7 +96,14 @@ class SimFileSystem final : public FileSystem {
   /// has already been passed.
   void crash_at(std::uint64_t point);
 
-  /// Whether the armed crash has happened (and crash() has not been called since).
+  /// The simulated process dies now, between two calls: every later mutating call does
+  /// nothing and returns normally, as after an armed crash fired (and no append of it
+  /// survives, torn or not). crashed() is then true until crash() reboots. Forgets an
+  /// armed crash point.
+  void die();
+
+  /// Whether the armed crash has happened, or die() was called (and crash() has not been
+  /// called since).
   [[nodiscard]] bool crashed() const;
 
   /// Power off now and reboot: every file keeps its synced prefix plus what `options`
