@@ -186,6 +186,8 @@ TEST(GeneratorCoverage, TheDurableMixesReachDiskFaults) {
   const std::map<std::string, double> wanted = {
       {"disk fault failed a call", 8},
       {"reopened after a storage failure", 4},
+      {"damage at rest cut a log", 4},
+      {"damage at rest was CorruptLog, then repaired", 2},
   };
   expect_reached(c, wanted);
 }

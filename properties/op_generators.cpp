@@ -558,9 +558,19 @@ oplang::Op gen_op<oplang::Restart>(const Hints&) {
 }
 
 // The seed picks which unsynced bytes survive (torn tails); under `always` none matter.
+// A third of the cuts also damage a segment at rest (R21): truncate or corrupt, the seed
+// picking the file, the byte and the bit.
 template <>
 oplang::Op gen_op<oplang::Crash>(const Hints&) {
-  return oplang::Crash{*uniform_in<std::uint64_t>(0, 1000)};
+  const std::uint64_t seed = *uniform_in<std::uint64_t>(0, 1000);
+  switch (*uniform_in(0, 6)) {
+    case 0:
+      return oplang::Crash{seed, oplang::Damage::kTruncate};
+    case 1:
+      return oplang::Crash{seed, oplang::Damage::kCorrupt};
+    default:
+      return oplang::Crash{seed};
+  }
 }
 
 // R33: any kind of call, one of the next few of it, failing with EIO or a full disk. Syncs

@@ -86,6 +86,11 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     const harness::ModelStates::Verdict v = pair.model.step(op, actual);
     pair.reached.observe(op, v.expected);
     if (v.undecided) pair.reached.states.insert("disk fault failed a call");
+    if (const auto* cut = std::get_if<oplang::CutResult>(&actual.value);
+        cut != nullptr && v.agrees) {
+      if (!cut->topic.empty()) pair.reached.states.insert("damage at rest cut a log");
+      if (cut->corrupt) pair.reached.states.insert("damage at rest was CorruptLog, then repaired");
+    }
     if (was_failed && (std::holds_alternative<oplang::Restart>(op) ||
                        std::holds_alternative<oplang::Crash>(op))) {
       pair.reached.states.insert("reopened after a storage failure");
@@ -99,7 +104,7 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
                                   : std::string())
         << ":\n"
         << oplang::print(v.expected) << "\n-- broker:\n"
-        << oplang::print(actual)
+        << oplang::print(actual) << (v.why.empty() ? "" : "\n-- why: " + v.why)
         << "\n-- the whole script (prelude included); replay with: spec-trace "
         << (pair.durable ? "--durable " : "") << "FILE\n"
         << oplang::print(pair.script);

@@ -130,10 +130,12 @@ int main(int argc, char** argv) {
     const oplang::StepResult b = oplang::run_step(broker, script[i]);
     oplang::StepResult m;
     bool same = false;
+    std::string why;  // a rule that refused the broker's outcome (R21's cuts)
     if (b.outcome) {
       try {
         const harness::ModelStates::Verdict v = model.step(script[i], *b.outcome);
         same = v.agrees;
+        why = v.why;
         // An undecided call shows the broker's outcome: the model allows it (R33).
         m.outcome = v.undecided ? *b.outcome : v.expected;
       } catch (const std::exception& e) {
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
       std::cout << "*** FIRST DIFFERENCE at step " << i + 1 << "\n"
                 << "    model:  " << oplang::show(m) << "\n"
                 << "    broker: " << oplang::show(b) << "\n";
+      if (!why.empty()) std::cout << "    why:    " << why << "\n";
       return kDifferent;
     }
     if (same) continue;
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
     std::cout << oplang::step_heading(i + 1, script[i]) << "\n"
               << "    model:  " << oplang::show(m) << "\n"
               << "    broker: " << oplang::show(b) << "\n";
+    if (!why.empty()) std::cout << "    why:    " << why << "\n";
     // A side whose step threw is in an unknown state: comparing further steps means nothing.
     if (!m.outcome || !b.outcome) break;
   }

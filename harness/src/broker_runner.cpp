@@ -1,6 +1,10 @@
 // The broker runner: the same ops as the model runner, against broker::Broker.
 #include "harness/broker_runner.h"
 
+#include <iterator>
+#include <map>
+#include <optional>
+#include <random>
 #include <stdexcept>
 
 #include "broker/idempotent.h"
@@ -444,12 +448,101 @@ void BrokerRunner::reopen(const oplang::Op& op) {
   broker_ = open();
 }
 
+namespace {
+
+// The base offset of a segment file "<dir>/<base>.seg" (nullopt for any other file).
+std::optional<broker::Offset> segment_base(const std::string& path) {
+  if (!path.ends_with(".seg")) return std::nullopt;
+  const std::size_t from = path.rfind('/') + 1;
+  const std::string digits = path.substr(from, path.size() - 4 - from);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(digits);
+}
+
+}  // namespace
+
+oplang::CutResult BrokerRunner::reopen_damaged(const oplang::Crash& crash) {
+  if (!setup_ || !disk_)
+    throw std::logic_error("crash needs a durable runner on the simulated disk");
+  // The power cut and a first reopen, which decides what the cut kept (and an undecided
+  // call, R33): every log's end then, and a clean close. The damage comes after, at rest.
+  reopen(oplang::Crash{crash.seed});
+  std::map<std::string, broker::Offset> ends;
+  for (const std::string& name : broker_->topics()) {
+    const std::uint32_t parts = broker_->partitions(name);
+    for (std::uint32_t p = 0; p < parts; ++p) {
+      const std::string log = parts > 1 ? broker::partition_name(name, p) : name;
+      ends[log] = broker_->end_offset(log);
+    }
+  }
+  broker_.reset();
+  // The damage, drawn from the seed: a topic directory, then its newest segment (truncate)
+  // or any of its segments (corrupt), then a byte (and a bit).
+  std::mt19937_64 rng(crash.seed);
+  std::map<std::string, std::map<broker::Offset, std::string>> segments;  // by directory
+  for (const std::string& f : disk_->files()) {
+    if (auto base = segment_base(f)) segments[f.substr(0, f.rfind('/'))][*base] = f;
+  }
+  oplang::CutResult out;
+  if (!segments.empty()) {
+    const auto& segs =
+        std::next(segments.begin(), static_cast<long>(rng() % segments.size()))->second;
+    auto seg = crash.damage == oplang::Damage::kTruncate
+                   ? std::prev(segs.end())
+                   : std::next(segs.begin(), static_cast<long>(rng() % segs.size()));
+    out.file = seg->second;
+    out.damaged = seg->first;
+    out.newest = segs.rbegin()->first;
+    const std::uint64_t size = disk_->size(seg->second);
+    if (size > 0) {
+      const std::uint64_t at = rng() % size;
+      if (crash.damage == oplang::Damage::kTruncate) {
+        disk_->cut(seg->second, at);
+      } else {
+        disk_->flip_bit(seg->second, at, static_cast<int>(rng() % 8));
+      }
+    }
+  }
+  try {
+    broker_ = open();
+  } catch (const broker::Error& e) {
+    if (e.code() != broker::ErrorCode::kCorruptLog) throw;
+    out.corrupt = true;
+    const bool repair = setup_->repair;
+    setup_->repair = true;  // R21: the operator's way on
+    try {
+      broker_ = open();
+    } catch (...) {
+      setup_->repair = repair;
+      throw;
+    }
+    setup_->repair = repair;
+  }
+  out.noticed = out.corrupt || !broker_->recovery().truncations.empty();
+  for (const auto& [log, before] : ends) {
+    const broker::Offset after = broker_->end_offset(log);
+    if (after < before) {
+      out.topic = log;
+      out.end = after;
+      out.oldest = broker_->oldest_offset(log);
+      break;
+    }
+  }
+  return out;
+}
+
 oplang::Outcome BrokerRunner::step(const oplang::Op& op) {
   oplang::Outcome out;
   calls_.clear();
   calls_alive_ = 0;
   if (!broker_) throw std::logic_error("the durable broker could not be opened again");
   try {
+    if (const auto* c = std::get_if<oplang::Crash>(&op);
+        c != nullptr && c->damage != oplang::Damage::kNone) {
+      out.value = reopen_damaged(*c);
+      return out;
+    }
     if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op)) {
       reopen(op);
       out.value = oplang::Done{};

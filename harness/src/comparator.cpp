@@ -14,14 +14,15 @@ std::optional<Difference> first_difference(const oplang::Script& script) {
   for (std::size_t i = 0; i < script.size(); ++i) {
     oplang::Outcome b = broker->step(script[i]);
     ModelStates::Verdict v = model.step(script[i], b);
-    if (!v.agrees) return Difference{i, script[i], std::move(v.expected), std::move(b)};
+    if (!v.agrees) return Difference{i, script[i], std::move(v.expected), std::move(b), v.why};
   }
   return std::nullopt;
 }
 
 std::string describe(const Difference& d) {
   return "step " + std::to_string(d.step + 1) + ": " + oplang::print(d.op) +
-         "\n  model:  " + oplang::print(d.model) + "\n  broker: " + oplang::print(d.broker) + "\n";
+         "\n  model:  " + oplang::print(d.model) + "\n  broker: " + oplang::print(d.broker) + "\n" +
+         (d.why.empty() ? "" : "  why:    " + d.why + "\n");
 }
 
 }  // namespace harness

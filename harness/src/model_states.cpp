@@ -92,7 +92,96 @@ std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& befor
   return out;
 }
 
+namespace {
+
+using model::Offset;
+
+// R21: why a damaged reopen's cut is not one recovery may make of `m` (restarted), or "".
+std::string refused_cut(const model::Model& m, const oplang::Crash& crash,
+                        const oplang::CutResult& cut) {
+  if (cut.file.empty()) {
+    return cut.topic.empty() && !cut.noticed ? "" : "nothing was damaged, yet recovery cut a log";
+  }
+  if (cut.topic.empty()) {
+    if (crash.damage == oplang::Damage::kCorrupt && !cut.noticed)
+      return "a flipped bit in a segment went unnoticed: no CorruptLog, no truncation reported";
+    return "";
+  }
+  Offset model_end = 0;
+  try {
+    model_end = m.end_offset(cut.topic);
+  } catch (const model::Error&) {
+    return "the log of " + cut.topic + ", which the model does not have, lost its tail";
+  }
+  if (cut.end >= model_end) {
+    return cut.topic + " ends at " + std::to_string(cut.end) +
+           " after the reopen, the model's at " + std::to_string(model_end);
+  }
+  if (cut.end < cut.damaged) {
+    return "recovery dropped " + cut.topic + " from offset " + std::to_string(cut.end) +
+           ", below the damaged segment (base " + std::to_string(cut.damaged) + ")";
+  }
+  if (crash.damage == oplang::Damage::kCorrupt && !cut.corrupt && cut.end + 1 < model_end) {
+    return "a flipped bit took " + cut.topic + " back from " + std::to_string(model_end) + " to " +
+           std::to_string(cut.end) + " without CorruptLog: only the newest record may pass " +
+           "for a torn write (a record followed by a good one is never dropped silently)";
+  }
+  if (!cut.corrupt && cut.end < cut.newest) {
+    return "a cut without CorruptLog took " + cut.topic + " back to " + std::to_string(cut.end) +
+           ", below its newest segment (base " + std::to_string(cut.newest) +
+           "): only a torn tail of the newest segment may be cut silently";
+  }
+  return "";
+}
+
+}  // namespace
+
+ModelStates::Verdict ModelStates::step_damaged(const oplang::Crash& crash,
+                                               const oplang::Outcome& broker) {
+  fault_armed_ = false;  // a fault that has not fired is forgotten at a reopen
+  Verdict v;
+  const oplang::Crash plain{crash.seed, oplang::Damage::kNone};
+  const auto* cut = std::get_if<oplang::CutResult>(&broker.value);
+  std::vector<oplang::ModelRunner> agree;
+  for (auto& m : states_) {
+    v.expected = m.step(plain);
+    if (broker.error || cut == nullptr) {
+      v.why = "a damaged reopen answers with what it cut (the runner repairs after CorruptLog)";
+      continue;
+    }
+    const std::string why = refused_cut(m.model(), crash, *cut);
+    if (!why.empty()) {
+      v.why = why;
+      continue;
+    }
+    if (!cut->topic.empty()) {
+      // Retention applied again may find messages it had dropped (Model::lose_tail): the
+      // model takes back those from the reopened log's oldest offset, and must then agree.
+      m.model().lose_tail(cut->topic, cut->end, cut->oldest);
+      const Offset oldest = m.model().oldest_offset(cut->topic);
+      if (oldest != cut->oldest) {
+        v.why = "the reopened " + cut->topic + " keeps from offset " + std::to_string(cut->oldest) +
+                "; retention applied again to the model's " + "messages keeps from " +
+                std::to_string(oldest);
+        continue;
+      }
+    }
+    agree.push_back(std::move(m));
+  }
+  if (!agree.empty()) {
+    states_ = std::move(agree);
+    v.expected = broker;
+    v.agrees = true;
+    v.why.clear();
+  }
+  return v;
+}
+
 ModelStates::Verdict ModelStates::step(const oplang::Op& op, const oplang::Outcome& broker) {
+  if (const auto* crash = std::get_if<oplang::Crash>(&op);
+      crash != nullptr && crash->damage != oplang::Damage::kNone) {
+    return step_damaged(*crash, broker);
+  }
   // Copied only while a fault may fire: the states before the call, should it be undecided.
   std::vector<oplang::ModelRunner> before;
   if (fault_armed_) before = states_;

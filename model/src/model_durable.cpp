@@ -1,5 +1,6 @@
 // Durability: what a durable broker saves and what a restart gives back (R19, R20).
 #include <algorithm>
+#include <iterator>
 
 #include "model/model.h"
 
@@ -39,6 +40,25 @@ void Model::restart() {
   }
   calls_.clear();
   storage_failed_ = false;  // R33: the reopened broker has decided the failed call
+}
+
+void Model::lose_tail(const std::string& topic, Offset end, Offset oldest) {
+  Topic& t = topic_or_throw(topic);
+  if (end >= t.end) return;
+  t.log.erase(t.log.lower_bound(end), t.log.end());
+  t.dropped.erase(t.dropped.lower_bound(end), t.dropped.end());
+  while (!t.dropped.empty() && t.dropped.rbegin()->first >= oldest)
+    t.log.insert(t.dropped.extract(std::prev(t.dropped.end())));
+  apply_retention(t);  // what recovery keeps is within retention, as at every publish
+  t.end = end;
+  for (auto& [id, s] : t.subs) {
+    s.saved.position = std::min(s.saved.position, end);
+    s.cursor = std::min(s.cursor, end);
+    for (auto* attempts : {&s.attempts, &s.saved.attempts})
+      attempts->erase(attempts->lower_bound(end), attempts->end());
+    for (auto* dead : {&s.dead, &s.saved.dead})
+      std::erase_if(*dead, [&](const DeadLetter& d) { return d.offset >= end; });
+  }
 }
 
 // R33: once a write or sync failed, nothing more is written or read until a reopen.

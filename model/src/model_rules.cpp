@@ -10,8 +10,9 @@ Offset Model::oldest(const Topic& t) { return t.log.empty() ? t.end : t.log.begi
 
 // R3: after an append keep the newest N messages and at most B payload bytes (newest stays).
 void Model::apply_retention(Topic& t) {
+  const auto drop_oldest = [&t] { t.dropped.insert(t.log.extract(t.log.begin())); };
   if (t.retention_messages > 0) {
-    while (t.log.size() > t.retention_messages) t.log.erase(t.log.begin());
+    while (t.log.size() > t.retention_messages) drop_oldest();
   }
   if (t.retention_bytes > 0) {
     auto bytes = [&t] {
@@ -19,7 +20,7 @@ void Model::apply_retention(Topic& t) {
       for (const auto& [offset, m] : t.log) sum += m.payload.size();
       return sum;
     };
-    while (t.log.size() > 1 && bytes() > t.retention_bytes) t.log.erase(t.log.begin());
+    while (t.log.size() > 1 && bytes() > t.retention_bytes) drop_oldest();
   }
 }
 

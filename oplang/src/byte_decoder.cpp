@@ -33,7 +33,9 @@ constexpr std::uint8_t kTopicsKind = 207;            //
 constexpr std::uint8_t kEndOffset = 209;             // 208: a committed input reads it
 constexpr std::uint8_t kOldestOffset = 210;          //
 constexpr std::uint8_t kRestart = 211;               // durable runners only
-constexpr std::uint8_t kCrash = 212;                 // a seed below kFaultSeeds, or a fault
+constexpr std::uint8_t kCrash = 212;                 // a seed below kDamageSeeds, or a fault
+constexpr std::uint8_t kDamageSeeds = 192;           // kCrash's bytes from here: damage (R21),
+constexpr std::uint8_t kCorruptSeeds = 208;          // truncate below this, corrupt from it
 constexpr std::uint8_t kFaultSeeds = 224;            // kCrash's bytes from here: fault (R33)
 constexpr std::uint8_t kTerm = 213;                  // ack's fields (R23)
 constexpr std::uint8_t kBoundedPull = 214;           // subscribe_pull's, then max_in_flight 0..3
@@ -247,10 +249,13 @@ oplang::Op read_op(Reader& r) {
     case kRestart:
       return Restart{};
     case kCrash: {
-      // Its seed byte: below kFaultSeeds a crash; from there a fault (R33) and its fields
-      // (no committed input reads a crash, so none decodes differently).
+      // Its seed byte: below kDamageSeeds a crash, then a crash with damage (R21), from
+      // kFaultSeeds a fault (R33) and its fields (no committed input reads a crash, so none
+      // decodes differently).
       const std::uint8_t seed = r.byte();
-      if (seed < kFaultSeeds) return Crash{seed};
+      if (seed < kDamageSeeds) return Crash{seed};
+      if (seed < kCorruptSeeds) return Crash{seed, Damage::kTruncate};
+      if (seed < kFaultSeeds) return Crash{seed, Damage::kCorrupt};
       Fault op;
       op.call = static_cast<IoCall>(r.pick(7));
       op.nth = static_cast<std::uint32_t>(1 + r.pick(4));
@@ -647,7 +652,17 @@ struct OpWriter {
   void operator()(const oplang::EndOffset& op) { w.byte(kEndOffset), w.name(op.topic, kTopics); }
   void operator()(const oplang::Restart&) { w.byte(kRestart); }
   void operator()(const oplang::Crash& op) {
-    w.byte(kCrash), w.byte(static_cast<std::uint8_t>(op.seed % kFaultSeeds));
+    switch (op.damage) {
+      case oplang::Damage::kNone:
+        w.byte(kCrash), w.byte(static_cast<std::uint8_t>(op.seed % kDamageSeeds));
+        break;
+      case oplang::Damage::kTruncate:
+        w.byte(kCrash), w.byte(static_cast<std::uint8_t>(kDamageSeeds + op.seed % 16));
+        break;
+      case oplang::Damage::kCorrupt:
+        w.byte(kCrash), w.byte(static_cast<std::uint8_t>(kCorruptSeeds + op.seed % 16));
+        break;
+    }
   }
   void operator()(const oplang::Fault& op) {
     w.byte(kCrash), w.byte(kFaultSeeds), w.byte(static_cast<std::uint8_t>(op.call)),

@@ -124,6 +124,8 @@ struct Apply {
     m.restart();
     return Done{};
   }
+  // A crash with damage (R21) too: what recovery cuts is the broker's to say, and
+  // harness::ModelStates judges it (Model::lose_tail); the model alone restarts.
   Value operator()(const Crash&) const {
     m.restart();
     return Done{};

@@ -78,6 +78,19 @@ void print_value(std::ostream& os, const model::Stats& s) {
 
 void print_value(std::ostream& os, const MovedResult& r) { os << "moved " << r.count; }
 
+void print_value(std::ostream& os, const CutResult& r) {
+  if (r.file.empty()) {
+    os << "reopened, no segment to damage";
+    return;
+  }
+  os << "reopened" << (r.corrupt ? " after CorruptLog, with repair" : "")
+     << (r.noticed ? ", damage reported" : ", nothing reported");
+  if (!r.topic.empty())
+    os << "; " << format_value(r.topic) << " now keeps [" << r.oldest << ", " << r.end << ")";
+  os << " (damaged " << format_value(r.file) << ", base " << r.damaged << ", newest " << r.newest
+     << ")";
+}
+
 void print_value(std::ostream& os, const OffsetsResult& r) {
   os << "offsets [";
   for (std::size_t i = 0; i < r.offsets.size(); ++i) os << (i ? " " : "") << r.offsets[i];

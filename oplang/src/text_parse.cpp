@@ -661,8 +661,18 @@ class LineParser {
   }
   Op crash() {
     Crash o;
-    while (auto key = option_key("seed=")) {
-      if (*key != "seed") fail("seed=");
+    const char* expected = "seed=, truncate, corrupt or end of line";
+    while (peek().kind != Token::Kind::kEnd) {
+      if (peek().kind != Token::Kind::kWord) fail(expected);
+      const std::string word = peek().text;
+      if ((word == "truncate" || word == "corrupt") && o.damage == Damage::kNone) {
+        next();
+        o.damage = word == "truncate" ? Damage::kTruncate : Damage::kCorrupt;
+        continue;
+      }
+      if (word != "seed") fail(expected);
+      next();
+      expect_punct('=');
       o.seed = unsigned_number("a seed");
     }
     return o;

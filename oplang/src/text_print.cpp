@@ -311,7 +311,10 @@ struct Printer {
     return out;
   }
   std::string operator()(const Crash& o) const {
-    return o.seed == 0 ? "crash" : "crash seed=" + std::to_string(o.seed);
+    std::string out = o.seed == 0 ? "crash" : "crash seed=" + std::to_string(o.seed);
+    if (o.damage == Damage::kTruncate) out += " truncate";
+    if (o.damage == Damage::kCorrupt) out += " corrupt";
+    return out;
   }
   static std::string timeout(Millis ms) { return ms == 0 ? "" : " timeout=" + std::to_string(ms); }
 };

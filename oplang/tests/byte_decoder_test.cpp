@@ -89,7 +89,8 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheEscapedOps) {
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
 
-// R33: a crash's seed byte from 224 on is a disk fault of any call, nth 1..4, EIO or ENOSPC.
+// R33: a crash's seed byte from 224 on is a disk fault of any call, nth 1..4, EIO or ENOSPC;
+// R21: from 192 a crash with damage at rest (192-207 truncate, 208-223 corrupt).
 TEST(ByteDecoderTest, EncodesAndDecodesDiskFaultsAndCrashes) {
   const oplang::Script script = oplang::parse(
       "create_topic t0\n"
@@ -97,7 +98,9 @@ TEST(ByteDecoderTest, EncodesAndDecodesDiskFaultsAndCrashes) {
       "fault open nth=4 error=enospc\n"
       "fault truncate nth=2\n"
       "fault sync_dir nth=3 error=enospc\n"
-      "crash seed=223\n"
+      "crash seed=191\n"
+      "crash seed=200 truncate\n"
+      "crash seed=223 corrupt\n"
       "restart\n");
   const std::vector<std::uint8_t> bytes = encode_ops(script);
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));

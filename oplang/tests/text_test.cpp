@@ -235,6 +235,20 @@ TEST(TextTest, DurableBrokerLinesRoundTripAndRefuseBadPolicies) {
             "publish_sync=, commit_sync= or end of line");
 }
 
+// R21: a crash may carry damage at rest, after its seed or before it; anything else after
+// `crash` is a ParseError naming what may come.
+TEST(TextTest, CrashesWithDamageRoundTripAndRefuseOtherWords) {
+  const Script s = parse("crash seed=3 corrupt\ncrash truncate seed=9\ncrash\n");
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(std::get<Crash>(s[0]), (Crash{3, Damage::kCorrupt}));
+  EXPECT_EQ(std::get<Crash>(s[1]), (Crash{9, Damage::kTruncate}));
+  EXPECT_EQ(std::get<Crash>(s[2]), Crash{});
+  EXPECT_EQ(print(s), "crash seed=3 corrupt\ncrash seed=9 truncate\ncrash\n");
+  EXPECT_EQ(error_of("crash seed=3 melt\n").expected(), "seed=, truncate, corrupt or end of line");
+  EXPECT_EQ(error_of("crash corrupt truncate\n").expected(),
+            "seed=, truncate, corrupt or end of line");
+}
+
 TEST(TextTest, ProgramErrorsCarryLineColumnAndExpectation) {
   ParseError e = program_error_of("create_topic t\n");
   EXPECT_EQ(e.line(), 1u);

@@ -886,6 +886,8 @@ class Exec {
   void operator()(const oplang::Crash& o) {
     if (!c_.disk) throw std::invalid_argument("crash in a program needs `broker ... durable`");
     if (rec().cut) throw std::invalid_argument("a program cuts the power at most once");
+    if (o.damage != oplang::Damage::kNone)
+      throw std::invalid_argument("damage at rest is for sequential scripts on a durable runner");
     Cut cut;
     cut.ms = broker::sync::steady_now().count();
     const Called r = call([&] {

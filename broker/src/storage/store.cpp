@@ -134,14 +134,23 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
     const SegmentLog::Loaded& log = out.logs[t.id];
     out.report.messages += log.sizes.size();
     for (SavedSubscription& s : t.subscriptions) {
-      // A position saved before its messages were synced (publish_sync none) may point
-      // past what survived: it moves back to the end (R20), and that is saved, or the
-      // old position would skip the messages published at those offsets next.
-      if (s.position > log.end) {
-        s.position = log.end;
-        moved_back.emplace_back(t.name, &s);
-      }
-      std::erase_if(s.attempts, [&](const auto& a) { return a.first < s.position; });
+      // A position saved before its messages were synced (publish_sync none), or past a
+      // tail recovery cut (R21), may point past what survived: it moves back to the end
+      // (R20), and that is saved, or the old position would skip the messages published
+      // at those offsets next. The attempts and dead letters of lost offsets go with them
+      // (saved too): a message published at such an offset later is a new one.
+      const auto lost = [&](Offset o) { return o >= log.end; };
+      const bool forgets = s.position > log.end ||
+                           std::any_of(s.attempts.begin(), s.attempts.end(),
+                                       [&](const auto& a) { return lost(a.first); }) ||
+                           std::any_of(s.dead.begin(), s.dead.end(), [&](const DeadLetter& d) {
+                             return lost(d.message->offset());
+                           });
+      s.position = std::min(s.position, log.end);
+      std::erase_if(s.attempts,
+                    [&](const auto& a) { return a.first < s.position || lost(a.first); });
+      std::erase_if(s.dead, [&](const DeadLetter& d) { return lost(d.message->offset()); });
+      if (forgets) moved_back.emplace_back(t.name, &s);
       ++out.report.subscriptions;
     }
     ++out.report.topics;
@@ -150,7 +159,7 @@ std::unique_ptr<Store> Store::open(const StorageOptions& options, Opened& out) {
       new Store(options, std::move(fs), std::move(lock), out.saved, journal_size));
   for (const auto& [topic, s] : moved_back) {
     const std::pmr::map<Offset, int> attempts(s->attempts.begin(), s->attempts.end());
-    store->wait(store->commit(topic, s->name, s->position, attempts, {}, false, true));
+    store->wait(store->commit(topic, s->name, s->position, attempts, s->dead, true, true));
   }
   return store;
 }

@@ -88,6 +88,9 @@ class BrokerRunner {
   std::string run_effect(const model::Step& step, const Handler& handler);
   std::unique_ptr<broker::Broker> open();
   void reopen(const oplang::Op& op);
+  /// R21: a power cut (and a reopen and clean close, which read every log's end), damage at
+  /// rest the seed picks, and the reopen (with repair after CorruptLog); says what it cut.
+  oplang::CutResult reopen_damaged(const oplang::Crash& crash);
 
   std::shared_ptr<broker::ManualClock> clock_;
   std::optional<DurableSetup> setup_;

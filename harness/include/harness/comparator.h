@@ -16,6 +16,7 @@ struct Difference {
   oplang::Op op;
   oplang::Outcome model;
   oplang::Outcome broker;
+  std::string why{};  // the rule that refused the broker's outcome, when one says (R21)
 };
 
 /// Runs `script` step by step on a fresh model and a fresh broker; nullopt if every

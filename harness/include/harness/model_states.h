@@ -34,12 +34,15 @@ class ModelStates {
     bool agrees = false;       // some state gave the broker's outcome (or an undecided call)
     bool undecided = false;    // this step's IoError made a call undecided
     oplang::Outcome expected;  // the first state's outcome (what a report shows)
+    std::string why;           // when no state agrees and a rule says why ("" otherwise)
   };
 
   ModelStates() : states_(1) {}
 
   /// Runs op on every state and keeps those whose outcome equals `broker` (the broker's
-  /// outcome of the same op); see the class comment for an IoError after a fault.
+  /// outcome of the same op); see the class comment for an IoError after a fault. A crash
+  /// with damage (R21) is judged by what the broker says the reopen cut (CutResult): a
+  /// cut R21 allows is applied to every state (Model::lose_tail), any other is refused.
   Verdict step(const oplang::Op& op, const oplang::Outcome& broker);
 
   /// Says a fault is armed on the broker's disk without a `fault` op (a test that arms the
@@ -54,6 +57,8 @@ class ModelStates {
   [[nodiscard]] bool storage_failed() const { return states_.front().model().storage_failed(); }
 
  private:
+  Verdict step_damaged(const oplang::Crash& crash, const oplang::Outcome& broker);
+
   std::vector<oplang::ModelRunner> states_;
   bool fault_armed_ = false;  // a fault since the last reopen that no call has met
 };

@@ -247,6 +247,15 @@ class Model {
   /// returned, not paused (R26) and its counters at zero; push subscriptions and groups stay
   /// without handlers until subscribe resumes them (R20); handler calls in flight are gone.
   void restart();
+  /// R20, R21: a reopen whose recovery cut `topic`'s log at `end` (damage at rest: a torn
+  /// tail, or a corrupt record and all after it under repair). Call after restart(). The
+  /// messages at and after `end` are gone and the log continues at `end`; a subscription
+  /// saved past it is saved at it, and the attempts and dead letters of the lost offsets
+  /// are forgotten (a message published there later is a new one). Retention, applied
+  /// again to the shorter log, may keep older messages it had dropped that their segments
+  /// still hold: those from `oldest` (what the reopened log's oldest_offset says) are back.
+  /// Nothing changes if `end` is not below the log's end. Throws Error(kUnknownTopic).
+  void lose_tail(const std::string& topic, Offset end, Offset oldest);
   /// R33: the storage of a durable broker failed (a write or sync threw IoError) in a call
   /// whose effect the next restart() decides. From now until restart(), every call of the
   /// broker throws IoError and changes nothing (check_storage).
@@ -357,6 +366,9 @@ class Model {
     std::size_t retention_messages = 0;
     std::size_t retention_bytes = 0;
     std::map<Offset, Message> log;  // kept messages only
+    // Messages retention dropped (R3): a recovery that cuts the log's tail applies
+    // retention again to what its segments still hold, and may find some (lose_tail).
+    std::map<Offset, Message> dropped;
     Offset end = 0;
     std::vector<std::uint64_t> order;                      // subscription states in creation order
     std::map<std::uint64_t, Sub> subs;                     // by state id

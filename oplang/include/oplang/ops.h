@@ -245,11 +245,20 @@ struct OldestOffset {
 struct Restart {
   bool operator==(const Restart&) const = default;
 };
+/// Damage at rest between a power cut and the reopen (R21), in one segment file the seed
+/// picks: `truncate` cuts a topic's newest segment at a byte; `corrupt` flips a bit of any
+/// segment (every byte of a segment is checksummed, so recovery must notice).
+enum class Damage { kNone, kTruncate, kCorrupt };
+
 /// A power cut between two calls: the broker dies, the simulated disk keeps only what was
 /// synced (seeded torn tails of the rest), and a broker opens it again. Under
 /// FsyncPolicy::always nothing that returned is lost, so the model treats it as restart.
+/// With damage, the reopen may cut the damaged topic's log (a torn tail; or `CorruptLog`,
+/// then the runner opens it again with repair): the outcome is a CutResult, and the model
+/// restarts and loses that tail (Model::lose_tail) if the cut is one R21 allows.
 struct Crash {
   std::uint64_t seed = 0;
+  Damage damage = Damage::kNone;
   bool operator==(const Crash&) const = default;
 };
 

@@ -56,11 +56,27 @@ struct NamesResult {
   bool operator==(const NamesResult&) const = default;
 };
 
+/// A crash with damage at rest (R21): what the reopen did. The damaged file is a segment
+/// of some topic's log; `topic` is the one whose log's end fell (if any), and `end` its end
+/// after the reopen.
+struct CutResult {
+  std::string file;           // the damaged segment ("" if the disk held none)
+  bool corrupt = false;       // the reopen threw CorruptLog (then one with repair opened it)
+  bool noticed = false;       // it threw, or its RecoveryReport names a truncation
+  std::string topic;          // "" when no log's end fell
+  model::Offset end = 0;      // that log's end after the reopen
+  model::Offset oldest = 0;   // and its oldest kept offset (R3 applied again)
+  model::Offset damaged = 0;  // base offset of the damaged segment
+  model::Offset newest = 0;   // base offset of the newest segment of the damaged one's log
+  bool operator==(const CutResult&) const = default;
+};
+
 /// Any return value of an op.
-using Value = std::variant<Done, OffsetResult, BoolResult, CountResult,
-                           std::vector<model::Received>, std::vector<model::Expired>, model::Stats,
-                           std::vector<model::DeadLetter>, NamesResult, MovedResult, OffsetsResult,
-                           model::Lag, PartitionsResult, model::Membership, model::GroupStats>;
+using Value =
+    std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
+                 std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>,
+                 NamesResult, MovedResult, OffsetsResult, model::Lag, PartitionsResult,
+                 model::Membership, model::GroupStats, CutResult>;
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {

@@ -19,7 +19,7 @@
 //   yield [N]                       subscriptions TOPIC             topics
 //   wait_idle [timeout=MS]          wait_delivered [timeout=MS]
 //   end_offset TOPIC                oldest_offset TOPIC
-//   restart                         crash [seed=N]     # durable runners only (R20)
+//   restart                         crash [seed=N] [truncate|corrupt]  # durable only (R20, R21)
 //   redrive TOPIC NAME              redrive_to TOPIC NAME TOPIC     purge_dead_letters TOPIC NAME
 //   pause TOPIC NAME                resume TOPIC NAME               lag TOPIC NAME
 //   offset_for_time TOPIC MS        seek_to_time TOPIC NAME MS      # R25-R28
