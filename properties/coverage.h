@@ -14,6 +14,8 @@ struct Coverage {
   long steps = 0;
   long sequences = 0;
   long swarm_sequences = 0;  // sequences that turned some command kinds off (state_machine.h)
+  long keyed_publishes = 0;  // publish steps with a key
+  long keyed_high = 0;       // of them, keys with a byte >= 0x80
 
   static Coverage& get();
   void reset() { *this = Coverage{}; }

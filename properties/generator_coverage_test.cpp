@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -172,6 +173,11 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"publish via a Publisher after a delete", 0.2},
   };
   expect_reached(c, wanted);
+  // R29: keys from the whole byte range (partitioners and the text format bit for bit).
+  const double high = 100.0 * static_cast<double>(c.keyed_high) /
+                      static_cast<double>(std::max(1L, c.keyed_publishes));
+  std::printf("  keyed publishes with a byte >= 0x80: %.1f%% of %ld\n", high, c.keyed_publishes);
+  EXPECT_GT(high, 20.0);
 }
 
 // R33: the durable mixes make disk faults fail calls and reopen failed stores in a stated

@@ -25,12 +25,77 @@ T pick(const std::vector<T>& xs) {
   return *g::elementOf(xs);
 }
 
+// The UTF-8 encoding of code point cp (surrogates too: an ill-formed sequence).
+std::string utf8_of(std::uint32_t cp) {
+  std::string out;
+  const auto put = [&out](std::uint32_t b) { out += static_cast<char>(b); };
+  if (cp < 0x80) {
+    put(cp);
+  } else if (cp < 0x800) {
+    put(0xC0 | cp >> 6), put(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    put(0xE0 | cp >> 12), put(0x80 | (cp >> 6 & 0x3F)), put(0x80 | (cp & 0x3F));
+  } else {
+    put(0xF0 | cp >> 18), put(0x80 | (cp >> 12 & 0x3F)), put(0x80 | (cp >> 6 & 0x3F)),
+        put(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+
+// 1 to 4 pieces, each any byte (NUL and 0x80-0xFF included), the UTF-8 of a code point of
+// any plane, such a sequence cut short (ill-formed), or an ASCII letter: what R29's
+// partitioners and the text format must take bit for bit.
+std::string gen_bytes() {
+  std::string out;
+  const int pieces = *uniform_in(1, 5);
+  for (int i = 0; i < pieces; ++i) {
+    switch (*uniform_in(0, 4)) {
+      case 0:
+        out += static_cast<char>(*uniform_in(0, 256));
+        break;
+      case 1:
+        out += utf8_of(*uniform_in<std::uint32_t>(0x80, 0x110000));
+        break;
+      case 2: {
+        const std::string whole = utf8_of(*uniform_in<std::uint32_t>(0x80, 0x110000));
+        out += whole.substr(0, *uniform_in<std::size_t>(1, whole.size()));
+        break;
+      }
+      default:
+        out += static_cast<char>('a' + *uniform_in(0, 26));
+    }
+  }
+  return out;
+}
+
+// R29, R31: a key: half the named ones (ASCII, Java's negative hashes), half from the whole
+// byte range.
+std::string gen_key() { return one_in(2) ? pick(kKeys) : gen_bytes(); }
+
+// A payload: mostly "m<N>", some with bytes of the whole range after it, a few long.
+std::string gen_payload(const Hints& h) {
+  std::string out = "m" + std::to_string(h.payloads);
+  if (one_in(4)) out += gen_bytes();
+  if (one_in(16)) out += std::string(static_cast<std::size_t>(*uniform_in(200, 600)), 'x');
+  return out;
+}
+
+// Headers a filter matches, and near misses: a value that extends the filter's (a prefix
+// comparison would take it), one with a NUL after it, a non-ASCII one, a name of any bytes.
 model::Headers gen_headers() {
   return *g::weightedOneOf<model::Headers>({
-      {3, g::just(model::Headers{})},
-      {2, g::just(model::Headers{{"type", "created"}})},
-      {2, g::just(model::Headers{{"type", "paid"}})},
-      {1, g::just(model::Headers{{"type", "created"}, {"prio", "high"}})},
+      {6, g::just(model::Headers{})},
+      {4, g::just(model::Headers{{"type", "created"}})},
+      {4, g::just(model::Headers{{"type", "paid"}})},
+      {2, g::just(model::Headers{{"type", "created"}, {"prio", "high"}})},
+      {1, g::just(model::Headers{{"type", "created-late"}})},
+      {1, g::just(model::Headers{{"type", std::string("created\0", 8)}})},
+      {1, g::just(model::Headers{{"type",
+                                  "cr\xc3\xa9"
+                                  "\xe9"
+                                  "ated"},
+                                 {"prio", "higher"}})},
+      {1, g::just(model::Headers{{std::string("\xfe\0n", 3), "\xff"}, {"type", "paid"}})},
   });
 }
 
@@ -218,12 +283,12 @@ template <>
 oplang::Op gen_op<oplang::Publish>(const Hints& h) {
   oplang::Publish op;
   op.topic = gen_publish_topic(h);
-  op.payload = "m" + std::to_string(h.payloads);
+  op.payload = gen_payload(h);
   op.headers = gen_headers();
   // R29 routes by the key, R31 orders by it: half the publishes have one, half of those the
   // last one again, so a key's messages follow each other.
   if (one_in(2)) {
-    op.key = !h.last_key.empty() && one_in(2) ? h.last_key : pick(kKeys);
+    op.key = !h.last_key.empty() && one_in(2) ? h.last_key : gen_key();
   }
   // Half through the runner's Publisher for the topic, which outlives deletes and
   // re-creations of it (R2: the same outcome as by name). The mixes list publish twice, so
@@ -238,9 +303,9 @@ oplang::Op gen_op<oplang::PublishTo>(const Hints& h) {
   oplang::PublishTo op;
   op.topic = gen_publish_topic(h);
   op.partition = static_cast<std::uint32_t>(*uniform_in(0, 4));
-  op.payload = "m" + std::to_string(h.payloads);
+  op.payload = gen_payload(h);
   op.headers = gen_headers();
-  if (one_in(3)) op.key = pick(kKeys);
+  if (one_in(3)) op.key = gen_key();
   return op;
 }
 

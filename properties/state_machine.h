@@ -81,6 +81,12 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     const std::string text = oplang::print(op);
     ++Coverage::get().steps_by_kind[text.substr(0, text.find(' '))];
     ++Coverage::get().steps;
+    if (const auto* p = std::get_if<oplang::Publish>(&op); p != nullptr && !p->key.empty()) {
+      ++Coverage::get().keyed_publishes;
+      const bool high = std::any_of(p->key.begin(), p->key.end(),
+                                    [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+      if (high) ++Coverage::get().keyed_high;
+    }
     const bool was_failed = pair.model.storage_failed();
     const oplang::Outcome actual = pair.broker->step(op);
     const harness::ModelStates::Verdict v = pair.model.step(op, actual);

@@ -3,7 +3,11 @@
 // errors (each changes nothing), and a durable broker that reopens its directory.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,6 +62,86 @@ TEST(Partitions, JavaHashIsStringHashCode) {
   EXPECT_EQ(java_string_hash("hello"), 99162322);
   EXPECT_EQ(java_string_hash("order-0"), -1207111311);  // negative: Math.abs matters
   EXPECT_EQ(java_string_hash("polygenelubricants"), INT32_MIN);
+}
+
+// A key is text in UTF-8 to seed 003's Java broker: its chars are UTF-16 code units (a
+// code point above U+FFFF is two), and an ill-formed sequence's maximal subpart is U+FFFD.
+TEST(Partitions, R29JavaHashReadsTheKeyAsUtf8IntoUtf16) {
+  EXPECT_EQ(java_string_hash("\xc3\xa9"), 233);                         // "é" is one char
+  EXPECT_EQ(java_string_hash("\xf0\x9f\x98\x80"), 55357 * 31 + 56832);  // U+1F600: a pair
+  EXPECT_EQ(java_string_hash("\xff"), 0xFFFD);                          // never a lead byte
+  EXPECT_EQ(java_string_hash("\xe0\xa0"), 0xFFFD);                      // a truncated sequence: one
+  EXPECT_EQ(java_string_hash("\xed\xa0\x80"), (0xFFFD * 31 + 0xFFFD) * 31 + 0xFFFD);  // surrogate
+}
+
+// Generated keys from the whole byte range (random bytes, UTF-8 of random code points,
+// truncated and overlong sequences, NULs), each hashed by the broker and by
+// tests/reference/partitioners.py, which implements Kafka's Utils.murmur2 and Java's
+// String.hashCode from their published definitions (Python's own UTF-8 decoding).
+TEST(Partitions, R29PartitionersMatchIndependentReferencesOnGeneratedBytes) {
+  std::mt19937_64 rng(29);
+  const auto utf8 = [](std::uint32_t cp) {
+    std::string out;
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | cp >> 6), out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | cp >> 12);
+      out += static_cast<char>(0x80 | (cp >> 6 & 0x3F)),
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | cp >> 18), out += static_cast<char>(0x80 | (cp >> 12 & 0x3F));
+      out += static_cast<char>(0x80 | (cp >> 6 & 0x3F)),
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return out;
+  };
+  std::vector<std::string> keys = {"", "a", "order-0", "polygenelubricants"};
+  for (int i = 0; i < 3000; ++i) {
+    std::string key;
+    const std::size_t parts = rng() % 8;
+    for (std::size_t p = 0; p < parts; ++p) {
+      switch (rng() % 4) {
+        case 0:  // any byte, NUL and 0x80-0xFF included
+          key += static_cast<char>(rng() % 256);
+          break;
+        case 1:  // a code point of any plane (surrogates, encoded anyway, are ill-formed)
+          key += utf8(static_cast<std::uint32_t>(rng() % 0x110000));
+          break;
+        case 2: {  // a sequence cut short
+          const std::string whole = utf8(0x80 + static_cast<std::uint32_t>(rng() % 0x10FF80));
+          key += whole.substr(0, 1 + rng() % whole.size());
+          break;
+        }
+        default:
+          key += static_cast<char>('a' + rng() % 26);
+      }
+    }
+    keys.push_back(key);
+  }
+  const testing::TempDir dir;
+  const std::string in = dir.str() + "/keys", out = dir.str() + "/hashes";
+  {
+    std::ofstream f(in);
+    for (const std::string& k : keys) {
+      for (unsigned char c : k) f << "0123456789abcdef"[c >> 4] << "0123456789abcdef"[c & 15];
+      f << '\n';
+    }
+  }
+  const std::string script =
+      (std::filesystem::path(__FILE__).parent_path() / "reference" / "partitioners.py").string();
+  ASSERT_EQ(std::system(("python3 '" + script + "' < '" + in + "' > '" + out + "'").c_str()), 0);
+  std::ifstream f(out);
+  std::size_t high = 0;
+  for (const std::string& key : keys) {
+    std::int32_t murmur = 0, java = 0;
+    ASSERT_TRUE(f >> murmur >> java) << "the reference stopped early";
+    EXPECT_EQ(kafka_murmur2(key), murmur) << ::testing::PrintToString(key);
+    EXPECT_EQ(java_string_hash(key), java) << ::testing::PrintToString(key);
+    for (unsigned char c : key) high += c >= 0x80 ? 1 : 0;
+  }
+  EXPECT_GT(high, keys.size());  // the generator reaches the bytes that matter
 }
 
 // Seed 003's output: "Produced order-0 -> partition 1 ... order-3 -> partition 0" (its

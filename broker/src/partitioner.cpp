@@ -39,9 +39,52 @@ std::int32_t kafka_murmur2(std::string_view bytes) noexcept {
   return static_cast<std::int32_t>(h);
 }
 
+namespace {
+
+// The next code point of UTF-8 `s` from `i` (advanced past it): U+FFFD for an ill-formed
+// sequence's maximal subpart (Unicode Table 3-7: the second byte's range depends on the
+// first; every later one is 80..BF).
+std::uint32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned b = at(i++);
+  if (b < 0x80) return b;
+  int more = 0;
+  unsigned lo = 0x80, hi = 0xBF;
+  std::uint32_t cp = 0;
+  if (b >= 0xC2 && b <= 0xDF) {
+    more = 1, cp = b & 0x1F;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    more = 2, cp = b & 0x0F;
+    if (b == 0xE0) lo = 0xA0;
+    if (b == 0xED) hi = 0x9F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    more = 3, cp = b & 0x07;
+    if (b == 0xF0) lo = 0x90;
+    if (b == 0xF4) hi = 0x8F;
+  } else {
+    return 0xFFFD;
+  }
+  for (int k = 0; k < more; ++k) {
+    if (i >= s.size() || at(i) < lo || at(i) > hi) return 0xFFFD;  // the subpart so far
+    cp = cp << 6 | (at(i++) & 0x3F);
+    lo = 0x80, hi = 0xBF;
+  }
+  return cp;
+}
+
+}  // namespace
+
 std::int32_t java_string_hash(std::string_view key) noexcept {
   std::uint32_t h = 0;
-  for (char c : key) h = 31 * h + static_cast<unsigned char>(c);
+  for (std::size_t i = 0; i < key.size();) {
+    const std::uint32_t cp = next_code_point(key, i);
+    if (cp < 0x10000) {
+      h = 31 * h + cp;
+    } else {  // a surrogate pair: two chars
+      h = 31 * h + (0xD800 + ((cp - 0x10000) >> 10));
+      h = 31 * h + (0xDC00 + ((cp - 0x10000) & 0x3FF));
+    }
+  }
   return static_cast<std::int32_t>(h);
 }
 

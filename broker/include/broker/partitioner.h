@@ -13,8 +13,10 @@ namespace broker {
 /// Checked against Kafka's own test vectors. Never throws.
 std::int32_t kafka_murmur2(std::string_view bytes) noexcept;
 
-/// Java's String.hashCode of the key, each byte one char (as `new String(bytes,
-/// ISO_8859_1)`): equal to Java's for ASCII keys. Never throws.
+/// Java's String.hashCode of the key read as UTF-8, as seed 003's Java broker sees a key a
+/// client sent as text: `new String(bytes, UTF_8).hashCode()`, over UTF-16 code units (a
+/// code point above U+FFFF is a surrogate pair), each ill-formed sequence's maximal
+/// subpart one U+FFFD (Unicode §3.9, as JDK 8 and later decode). Never throws.
 std::int32_t java_string_hash(std::string_view key) noexcept;
 
 /// The partition of a message with a non-empty key on a topic of `partitions` (>= 1)
