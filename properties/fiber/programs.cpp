@@ -99,11 +99,8 @@ oplang::Fiber worker(std::size_t index, const std::vector<WorkerOp>& ops) {
   return f;
 }
 
-}  // namespace
-
-oplang::Program PullScript::program() const {
-  oplang::Program p;
-  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
+// `subscribe_pull t p timeout=30 max=3 start=begin [inflight=N]`: the workers' subscription.
+oplang::SubscribePull workers_subscription(std::size_t max_in_flight) {
   oplang::SubscribePull sub;
   sub.topic = kTopic;
   sub.name = kPullSub;
@@ -111,7 +108,15 @@ oplang::Program PullScript::program() const {
   sub.max_deliveries = kMaxDeliveries;
   sub.start = model::Start{model::Start::Kind::kBeginning, 0};
   sub.max_in_flight = max_in_flight;
-  p.setup.push_back(sub);
+  return sub;
+}
+
+}  // namespace
+
+oplang::Program PullScript::program() const {
+  oplang::Program p;
+  p.setup.push_back(oplang::CreateTopic{kTopic, retention, 0});
+  p.setup.push_back(workers_subscription(max_in_flight));
   for (int i = 0; i < setup_messages; ++i) p.setup.push_back(oplang::Publish{kTopic, "m", {}, {}});
   for (std::size_t i = 0; i < publishers.size(); ++i)
     p.fibers.push_back(publisher(i, publishers[i], publish_gap));
@@ -229,13 +234,7 @@ oplang::Program DurableScript::program() const {
   p.broker.publish_sync = publish_sync;
   p.broker.commit_sync = commit_sync;
   p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
-  oplang::SubscribePull sub;
-  sub.topic = kTopic;
-  sub.name = kPullSub;
-  sub.ack_timeout = 30;
-  sub.max_deliveries = kMaxDeliveries;
-  sub.start = model::Start{model::Start::Kind::kBeginning, 0};
-  p.setup.push_back(sub);
+  p.setup.push_back(workers_subscription(0));
   for (std::size_t i = 0; i < publishers.size(); ++i) {
     oplang::Fiber f{"pub" + std::to_string(i), {}};
     for (int k = 0; k < publishers[i]; ++k) {

@@ -49,7 +49,9 @@ class BrokerRunner {
   BrokerRunner();
   /// A durable broker on a fresh simulated disk (or setup.directory): `restart` closes and
   /// reopens it, `crash` cuts the power first (SimFileSystem::crash with the op's seed;
-  /// std::logic_error on a real directory), `fault` arms the simulated disk (R33; forgotten
+  /// std::logic_error on a real directory), and with damage (`crash truncate|corrupt`,
+  /// R21) damages a segment at rest before the reopen and answers with a CutResult (see
+  /// reopen_damaged), `fault` arms the simulated disk (R33; forgotten
   /// at the next reopen if it has not fired). A reopen that throws a broker::Error is that
   /// op's outcome; later steps then throw std::logic_error. The constructor throws
   /// broker::Error if the directory cannot be opened.
