@@ -88,6 +88,9 @@ class BrokerImpl {
   bool term(const Receipt& receipt, Time now);
   bool extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
+  /// expire(now), and `next`: the earliest deadline a message still holds afterwards (for
+  /// the ExpiryTimer). Locks each pull subscription's mu in turn.
+  std::vector<Expired> expire(Time now, std::optional<Time>& next);
 
   // groups.cpp
   /// handler: null for a pull group's member, else the push member's handler.

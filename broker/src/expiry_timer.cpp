@@ -5,8 +5,7 @@
 
 namespace broker {
 
-ExpiryTimer::ExpiryTimer(std::shared_ptr<const Clock> clock, Millis period,
-                         std::function<void()> expire)
+ExpiryTimer::ExpiryTimer(std::shared_ptr<const Clock> clock, Millis period, Expire expire)
     : clock_(std::move(clock)),
       period_(period),
       expire_(std::move(expire)),
@@ -46,7 +45,9 @@ void ExpiryTimer::run() {
       if (deadline_passed) next_.reset();
     }
     last_run = real;
-    expire_();
+    const std::optional<Time> next = expire_();
+    sync::MutexLock lock(mu_);
+    if (next && (!next_ || *next < *next_)) next_ = next;
   }
 }
 

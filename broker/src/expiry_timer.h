@@ -10,13 +10,15 @@
 
 namespace broker {
 
-/// Calls `expire` soon after every armed deadline has passed on the injected clock, and
-/// at least once per `period` (real time) in any case, so deadlines it was not told of
-/// (and clocks that jump) are caught within one period. Thread-safe; its mutex is a leaf.
-/// `expire` runs on the timer's thread with no lock held.
+/// Calls `expire` soon after every deadline has passed on the injected clock, and at least
+/// once per `period` (real time) in any case, so clocks that jump are caught within one
+/// period. It knows a deadline from `arm` or from `expire` itself, which returns the
+/// earliest deadline still held after it ran (an extended one, a later poll's). Thread-safe;
+/// its mutex is a leaf. `expire` runs on the timer's thread with no lock held.
 class ExpiryTimer {
  public:
-  ExpiryTimer(std::shared_ptr<const Clock> clock, Millis period, std::function<void()> expire);
+  using Expire = std::function<std::optional<Time>()>;
+  ExpiryTimer(std::shared_ptr<const Clock> clock, Millis period, Expire expire);
   /// Stops the thread; waits for a running expire to return.
   ~ExpiryTimer();
   ExpiryTimer(const ExpiryTimer&) = delete;
@@ -32,7 +34,7 @@ class ExpiryTimer {
   // Constant after construction.
   const std::shared_ptr<const Clock> clock_;
   const Millis period_;
-  const std::function<void()> expire_;
+  const Expire expire_;
 
   sync::Mutex mu_;
   sync::CondVar wake_;

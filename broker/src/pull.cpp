@@ -200,7 +200,13 @@ bool BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
 }
 
 std::vector<Expired> BrokerImpl::expire(Time now) {
+  std::optional<Time> next;
+  return expire(now, next);
+}
+
+std::vector<Expired> BrokerImpl::expire(Time now, std::optional<Time>& next) {
   std::vector<Expired> out;
+  next.reset();
   for (const auto& t : topic_snapshot()) {
     for (const auto& s : t->snapshot(Kind::kPull)) {
       std::uint64_t saved = 0;
@@ -215,6 +221,8 @@ std::vector<Expired> BrokerImpl::expire(Time now) {
           wake = s->waiting_polls > 0;
         }
         saved = s->save_position();
+        const std::optional<Time> held = s->earliest_deadline();
+        if (held && *held != Time::max() && (!next || *held < *next)) next = held;
       }
       if (wake) s->log()->wake_waiters();
       s->wait_saved(saved);

@@ -76,6 +76,7 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
   std::shared_ptr<Topic> t = find_topic(topic);
   StatePtr s;
   bool state_gone = false;
+  bool wake = false;  // a poll_wait on it ends at once (UnknownSubscription, R11)
   {
     sync::MutexLock lock(t->mu);
     auto it = t->by_name.find(name);
@@ -99,11 +100,13 @@ bool BrokerImpl::unsubscribe(const std::string& topic, const std::string& name) 
       if (state_gone) {
         s->offers.close();  // from here on no offer can start (offer_next checks)
         s->cut_runs();      // nor does a lane's run go on to its next message
+        wake = s->waiting_polls > 0;
       }
     }
     if (it != t->by_name.end()) t->by_name.erase(it);
     if (state_gone) t->remove(s);
   }
+  if (wake) s->log()->wake_waiters();
   if (state_gone && s->config().kind == Kind::kPush) dispatcher_->detach(s);
   wait_for_offer_end(*s, state_gone ? std::string() : name, waits_);
   return true;

@@ -32,8 +32,11 @@ BrokerImpl::BrokerImpl(BrokerOptions options)
     recover(opened);
   }
   if (options.auto_expire()) {
-    expiry_ = std::make_unique<ExpiryTimer>(clock_, options.auto_expire_period(),
-                                            [this] { expire(clock_->now()); });
+    expiry_ = std::make_unique<ExpiryTimer>(clock_, options.auto_expire_period(), [this] {
+      std::optional<Time> next;
+      expire(clock_->now(), next);
+      return next;
+    });
   }
 }
 

@@ -108,8 +108,8 @@ class LineParser {
   LineParser(std::vector<Token> tokens, std::size_t line, bool in_program = false)
       : tokens_(std::move(tokens)), line_(line), in_program_(in_program) {}
 
-  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]`, the word
-  // `broker` read.
+  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]
+  // [auto_expire=MS] [durable ...]`, the word `broker` read.
   BrokerSpec broker_line() {
     using D = BrokerSpec::Dispatcher;
     BrokerSpec b;
@@ -126,10 +126,10 @@ class LineParser {
     }
     next();
     const char* expected =
-        b.dispatcher == D::kPool   ? "threads=, timeout=, backoff=, shutdown or durable"
-        : b.dispatcher == D::kLane ? "backoff=, shutdown or durable (threads= and timeout= are "
-                                     "pool's)"
-                                   : "durable or end of line";
+        b.dispatcher == D::kPool ? "threads=, timeout=, backoff=, shutdown, auto_expire= or durable"
+        : b.dispatcher == D::kLane
+            ? "backoff=, shutdown, auto_expire= or durable (threads= and timeout= are pool's)"
+            : "auto_expire=, durable or end of line";
     while (peek().kind != Token::Kind::kEnd) {
       if (peek().kind != Token::Kind::kWord) fail(expected);
       const std::string key = peek().text;
@@ -143,6 +143,12 @@ class LineParser {
       if (key == "shutdown" && b.dispatcher != D::kSynchronous && !b.shutdown) {
         next();
         b.shutdown = true;
+        continue;
+      }
+      if (key == "auto_expire" && b.auto_expire == 0) {
+        next();
+        expect_punct('=');
+        b.auto_expire = signed_number("an expiry period in ms >= 1", 1, 1000000);
         continue;
       }
       const bool pool_only = key == "threads" || key == "timeout";

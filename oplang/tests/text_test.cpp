@@ -235,6 +235,20 @@ TEST(TextTest, DurableBrokerLinesRoundTripAndRefuseBadPolicies) {
             "publish_sync=, commit_sync= or end of line");
 }
 
+// R17: any dispatcher may expire by itself; the period is a positive number of ms, once.
+TEST(TextTest, AutoExpireBrokerLinesRoundTripAndRefuseBadPeriods) {
+  const Program p = parse_program("broker lane shutdown auto_expire=40 durable\n");
+  EXPECT_EQ(p.broker.auto_expire, 40);
+  EXPECT_TRUE(p.broker.durable);
+  EXPECT_EQ(print(p), "broker lane shutdown auto_expire=40 durable\n");
+  EXPECT_EQ(parse_program(print(p)), p);
+  EXPECT_EQ(parse_program("broker sync auto_expire=7\n").broker.auto_expire, 7);
+  EXPECT_EQ(program_error_of("broker sync auto_expire=0\n").expected(),
+            "an expiry period in ms >= 1");
+  EXPECT_EQ(program_error_of("broker sync auto_expire=5 auto_expire=6\n").expected(),
+            "auto_expire=, durable or end of line");
+}
+
 // R21: a crash may carry damage at rest, after its seed or before it; anything else after
 // `crash` is a ParseError naming what may come.
 TEST(TextTest, CrashesWithDamageRoundTripAndRefuseOtherWords) {

@@ -84,6 +84,48 @@ inline rc::Gen<PullScript> gen_pull_script(bool swarm) {
   });
 }
 
+/// Timed pull programs (R11's waits, R17): an expiry period of 5, 20, 50 or 200 ms against
+/// ack timeouts of 10 or 30 ms, 1-2 publishers of 1-5 messages 0-20 ms apart, 1-3 workers of
+/// up to 8 ops (poll and poll_wait most, acks rare so holds expire, extends of every
+/// length), every side option of q equally often, 1-2 waiters on q and a move a fifth of
+/// the time each.
+inline rc::Gen<TimedPullScript> gen_timed_pull_script() {
+  using S = TimedPullScript::Side;
+  using M = TimedPullScript::Move;
+  auto kind = rc::gen::weightedElement<WorkerOp::Kind>({{3, WorkerOp::kPoll},
+                                                        {2, WorkerOp::kPollWait},
+                                                        {1, WorkerOp::kAckOldest},
+                                                        {1, WorkerOp::kNackOldest},
+                                                        {2, WorkerOp::kExtendOldest},
+                                                        {2, WorkerOp::kSleep}});
+  auto op = rc::gen::map(rc::gen::pair(std::move(kind), props::uniform_in(1, 5)),
+                         [](const std::pair<WorkerOp::Kind, int>& p) {
+                           return WorkerOp{p.first, p.second};
+                         });
+  return rc::gen::build<TimedPullScript>(
+      rc::gen::set(&TimedPullScript::publishers,
+                   rc::gen::resize(2, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(
+                                          props::uniform_in(1, 6))))),
+      rc::gen::set(&TimedPullScript::publish_gap, rc::gen::element(0, 3, 10, 20)),
+      rc::gen::set(&TimedPullScript::period, rc::gen::element<std::int64_t>(5, 20, 50, 200)),
+      rc::gen::set(&TimedPullScript::ack_timeout, rc::gen::element<std::int64_t>(10, 30)),
+      rc::gen::set(
+          &TimedPullScript::workers,
+          rc::gen::resize(
+              3, rc::gen::nonEmpty(
+                     rc::gen::container<std::vector<std::vector<WorkerOp>>>(rc::gen::resize(
+                         8, rc::gen::nonEmpty(rc::gen::container<std::vector<WorkerOp>>(op))))))),
+      rc::gen::set(&TimedPullScript::side,
+                   rc::gen::element(S::kPlain, S::kFilter, S::kOrdered, S::kBounded, S::kPaused)),
+      rc::gen::set(&TimedPullScript::side_waiters, props::uniform_in(1, 3)),
+      rc::gen::set(&TimedPullScript::waits, props::uniform_in(1, 4)),
+      rc::gen::set(&TimedPullScript::wait_ms, rc::gen::element<std::int64_t>(7, 20, 45)),
+      rc::gen::set(&TimedPullScript::move,
+                   rc::gen::weightedElement<M>(
+                       {{2, M::kNone}, {1, M::kSeek}, {1, M::kResume}, {1, M::kUnsubscribe}})),
+      rc::gen::set(&TimedPullScript::move_after, props::uniform_in(0, 40)));
+}
+
 /// A sync policy: always, none, or every(5|10|25|50).
 inline rc::Gen<oplang::SyncPolicy> gen_sync_policy() {
   using K = oplang::SyncPolicy::Kind;

@@ -10,21 +10,33 @@
 #include "failures.h"
 
 namespace fiberprop {
-namespace {
-
-using broker::Offset;
-constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
 std::string name_of(const std::map<int, std::string>& names, int id, const std::string& prefix) {
   auto it = names.find(id);
   return it != names.end() ? it->second : prefix + std::to_string(id);
 }
 
+namespace {
+
+using broker::Offset;
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
 struct Hold {
   int worker;
   Offset offset;
   std::uint64_t invoke, ret, release;
+  std::int64_t invoke_ms = 0;
 };
+
+// The first tick a pull call began or ended at virtual time `ms` or later (kNever if none).
+std::uint64_t first_tick_at(const History& h, std::int64_t ms) {
+  std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+  for (const PullCall& c : h.pull) {
+    if (c.invoke_ms >= ms) first = std::min(first, c.invoke);
+    if (c.ret_ms >= ms) first = std::min(first, c.ret);
+  }
+  return first;
+}
 
 // Offers (offset, attempt) in hand-out order: no (offset, attempt) twice, no attempt jump;
 // `restarts(i)`: whether offer i may start its offset's attempts again at 1 (R25: a redrive
@@ -230,11 +242,11 @@ std::string check_pull(const History& h, const FinalState& end) {
       ++delivered;
       if (a > 1) ++redelivered;
       offers.push_back({o, a});
-      holds.push_back({c.worker, o, c.invoke, c.ret, kNever});
+      holds.push_back({c.worker, o, c.invoke, c.ret, kNever, c.invoke_ms});
       if (!published.count(o))
         f.add("unexpected") << "poll returned offset " << o << " never published\n";
       if (a == 1) {
-        if (any_new && o <= prev_new)
+        if (any_new && o <= prev_new && !h.ordered)
           f.add("nonmonotonic") << "one poll returned new offsets " << prev_new << " then " << o
                                 << "\n";
         prev_new = o;
@@ -260,6 +272,16 @@ std::string check_pull(const History& h, const FinalState& end) {
       const bool expired = c.kind == PullCall::Kind::kExpire && c.ret > hold.invoke &&
                            std::count(c.expired.begin(), c.expired.end(), hold.offset);
       if (own || expired) hold.release = std::min(hold.release, c.invoke);
+    }
+    // R17: under automatic expiry a hold may end by the timer, from its earliest deadline
+    // on (an accepted extend may set an earlier one).
+    if (h.auto_expire_ms > 0) {
+      std::int64_t deadline = hold.invoke_ms + h.ack_timeout_ms;
+      for (const PullCall& c : h.pull)
+        if (c.kind == PullCall::Kind::kExtend && c.accepted && c.worker == hold.worker &&
+            c.offset == hold.offset && c.invoke > hold.ret)
+          deadline = std::min(deadline, c.invoke_ms + c.extension_ms);
+      hold.release = std::min(hold.release, first_tick_at(h, deadline));
     }
   }
   for (const Hold& a : holds) {
@@ -291,6 +313,7 @@ std::string check_pull(const History& h, const FinalState& end) {
   }
   // Polls that did not overlap hand out new offsets in increasing order.
   for (const PullCall& x : h.pull) {
+    if (h.ordered) break;
     for (const PullCall& y : h.pull) {
       if (x.kind != PullCall::Kind::kPoll || y.kind != PullCall::Kind::kPoll || x.ret >= y.invoke)
         continue;

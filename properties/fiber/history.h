@@ -14,7 +14,7 @@ namespace fiberprop {
 
 /// One call of a pull worker: invoked and returned at logical ticks.
 struct PullCall {
-  enum class Kind { kPoll, kAck, kNack, kExpire, kTerm };
+  enum class Kind { kPoll, kAck, kNack, kExpire, kTerm, kExtend };
   PullCall(Kind k, int w, std::uint64_t at) : kind(k), worker(w), invoke(at) {}
   Kind kind = Kind::kPoll;
   int worker = 0;
@@ -24,8 +24,10 @@ struct PullCall {
   std::size_t max = 0;                              // poll: max messages (0: not known)
   bool wait = false;                                // poll: poll_wait
   std::vector<std::pair<broker::Offset, int>> got;  // poll: (offset, attempt)
-  broker::Offset offset = 0;                        // ack / nack
-  bool accepted = false;                            // ack / nack
+  std::int64_t timeout_ms = 0;                      // poll_wait: its timeout
+  broker::Offset offset = 0;                        // ack / nack / term / extend
+  bool accepted = false;                            // ack / nack / term / extend
+  std::int64_t extension_ms = 0;                    // extend: the deadline is invoke_ms + this
   std::vector<broker::Offset> expired;              // expire
 };
 
@@ -50,12 +52,17 @@ struct History {
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
   bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)
   std::size_t keeps = 0;   // R3: the topic keeps the newest `keeps` messages (0: no such bound)
-  int max_deliveries = 0;  // R23: the push subscription's (0: no limit, or not known)
+  int max_deliveries = 0;  // R23: the subscription's (0: no limit, or not known)
   std::size_t max_in_flight = 0;  // the subscription's bound (R22), 0: none
   // A hand-back (nack, expiry) is ready at once and an ack frees its place at once: no
   // back-off, no nack delay, no order by key. Only then are poll_wait's wake-ups judged
   // against hand-backs and acks.
   bool ready_at_once = true;
+  bool ordered = false;  // R31: a key held back lets later offsets out first (no new-offset order)
+  // R17: the broker expires by itself every `auto_expire_ms` (0: only `expire` calls do) and
+  // a hand-out is held until its poll's now + `ack_timeout_ms`.
+  std::int64_t auto_expire_ms = 0;
+  std::int64_t ack_timeout_ms = 0;
   std::vector<PullCall> pull;
   std::vector<HandlerCall> handlers;
   std::map<int, std::uint64_t> unsubscribed_at;  // sub -> tick when unsubscribe returned
@@ -75,6 +82,9 @@ struct FinalState {
   std::set<broker::Offset> dead;
   std::map<broker::Offset, std::string> reasons;  // dead letters' reasons
 };
+
+/// The name `names` gives id, else prefix + id (for reports).
+std::string name_of(const std::map<int, std::string>& names, int id, const std::string& prefix);
 
 /// Checks a pull history; returns "" or "<failure-name>: details" lines.
 std::string check_pull(const History& h, const FinalState& end);

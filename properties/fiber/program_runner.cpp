@@ -29,6 +29,7 @@
 #include "simfs/sim_file_system.h"
 #include "sync/sync.h"
 #include "timing.h"
+#include "waits.h"
 
 #ifndef FIBER_REPLAY_PATH
 #define FIBER_REPLAY_PATH "fiber-replay"
@@ -61,6 +62,12 @@ struct Plan {
   // Pull subscriptions whose hand-backs may wait (a back-off list, a nack with a delay) or
   // whose readiness hangs on other messages' keys (R31): no "ready at once" judgement.
   std::set<Key> held_back;
+  std::set<Key> ordered;                     // pull subscriptions ordered by key (R31)
+  std::map<Key, std::int64_t> ack_timeouts;  // pull subscriptions' (R11)
+  std::int64_t auto_expire_ms = 0;           // the broker line's (R17; 0: none)
+  // Pull subscriptions created once, with no filter, bound, order or back-off, never paused:
+  // a seek that leaves a message at or after its offset makes one ready at once.
+  std::set<Key> plain_pull;
   // Checked push groups, (topic, group) -> member names: members may join from a fiber while
   // publishers run; the group as a whole is judged like one subscription from the beginning.
   std::map<Key, std::vector<std::string>> groups;
@@ -78,7 +85,8 @@ Plan make_plan(const oplang::Program& p) {
   std::set<Key> push_subs, pull_subs, disqualified, unsubscribed, seeked, paused;
   std::map<Key, std::vector<std::string>> group_members;
   std::map<Key, std::size_t> bounds;
-  std::set<Key> bad_groups, held_back;
+  std::set<Key> bad_groups, held_back, disqualified_plain, ordered;
+  std::map<Key, std::int64_t> ack_timeouts;
   // Where a subscription starts: from the beginning (setup or fiber), or at the end when a
   // fiber subscribes while publishers run; explicit offsets are not judged.
   auto start_ok = [&](const Key& key, const model::Start& start, bool in_setup) {
@@ -129,6 +137,11 @@ Plan make_plan(const oplang::Program& p) {
       pull_subs.insert(key);
       if (o->max_in_flight > 0) bounds[key] = o->max_in_flight;
       if (!o->backoff.empty() || o->ordered_by_key) held_back.insert(key);
+      if (o->ordered_by_key) ordered.insert(key);
+      max_deliveries[key] = o->max_deliveries;
+      ack_timeouts[key] = o->ack_timeout;
+      if (!o->filter.empty() || o->max_in_flight > 0 || o->ordered_by_key || !o->backoff.empty())
+        disqualified_plain.insert(key);
     } else if (const auto* o = std::get_if<oplang::Nack>(&op)) {
       if (o->delay) held_back.insert({o->topic, o->sub});
     } else if (const auto* o = std::get_if<oplang::Seek>(&op)) {
@@ -145,6 +158,12 @@ Plan make_plan(const oplang::Program& p) {
   Plan plan;
   plan.held_back = held_back;
   plan.max_deliveries = max_deliveries;
+  plan.ack_timeouts = ack_timeouts;
+  plan.ordered = ordered;
+  plan.auto_expire_ms = p.broker.auto_expire;
+  for (const Key& key : pull_subs)
+    if (created[key] == 1 && !disqualified_plain.count(key) && !paused.count(key))
+      plan.plain_pull.insert(key);
   for (const auto& [name, count] : topics_created) {
     if (count != 1 || deleted.count(name)) continue;
     plan.topics.insert(name);
@@ -218,7 +237,11 @@ struct Recorder {
   std::map<Key, std::uint64_t> paused_since;
   std::map<Key, std::vector<std::pair<std::uint64_t, std::uint64_t>>> pause_windows;
   std::vector<PullRecord> pull;
-  std::vector<HandlerCall> handlers;  // HandlerCall::sub indexes `push`
+  std::vector<PollSeen> polls;  // every poll and poll_wait, of any subscription (waits.h)
+  std::vector<WakeSeen> wakes;  // the calls that must end a poll_wait at once
+  std::map<Key, std::vector<std::uint64_t>> subscribe_calls;  // every subscribe's invoke tick
+  std::map<Key, std::vector<std::uint64_t>> moves;  // return ticks of seeks and seeks by time
+  std::vector<HandlerCall> handlers;                // HandlerCall::sub indexes `push`
   std::vector<PushIncarnation> push;
   std::map<Key, int> current_push;  // the latest incarnation of a push subscription
   std::map<int, std::uint64_t> unsubscribed_at;
@@ -375,6 +398,7 @@ broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec);
 broker::BrokerOptions options_of(const oplang::BrokerSpec& spec,
                                  const std::shared_ptr<broker::sim::SimFileSystem>& disk) {
   broker::BrokerOptions options = dispatcher_of(spec);
+  if (spec.auto_expire > 0) options = options.with_auto_expire(broker::Millis{spec.auto_expire});
   if (!spec.durable) return options;
   broker::StorageOptions storage;
   storage.directory = "/broker";
@@ -631,6 +655,7 @@ class Exec {
     h.push.push_back({key, h.plan.push.count(key) > 0});
     std::optional<int> previous;
     if (auto it = h.current_push.find(key); it != h.current_push.end()) previous = it->second;
+    h.subscribe_calls[key].push_back(h.clock + 1);
     h.current_push[key] = index;  // before subscribe: a lane may offer at once
     broker::PushOptions options;
     options.header_filter = o.filter;
@@ -670,6 +695,7 @@ class Exec {
   }
   void operator()(const oplang::SubscribePull& o) {
     const broker::PullOptions options = pull_options(o);
+    rec().subscribe_calls[{o.topic, o.name}].push_back(rec().clock + 1);
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
@@ -677,24 +703,51 @@ class Exec {
     if (r.ok) rec().subscribed.emplace(Key{o.topic, o.name}, std::make_pair(r.invoke, r.ret));
   }
   void operator()(const oplang::Unsubscribe& o) {
-    call([&] {
-      const bool r = c_.b->unsubscribe(o.topic, o.name);
+    bool removed = false;
+    const Called r = call([&] {
+      removed = c_.b->unsubscribe(o.topic, o.name);
       rec().note_unsubscribed({o.topic, o.name});
-      return text_of(r);
+      return text_of(removed);
     });
+    if (r.ok && removed)
+      rec().wakes.push_back({{o.topic, o.name},
+                             "the unsubscribe of its subscription",
+                             r.invoke,
+                             r.ret,
+                             broker::sync::steady_now().count(),
+                             true});
   }
   void operator()(const oplang::Seek& o) {
     const Called r = call([&] {
       c_.b->seek(o.topic, o.name, o.offset);
       return std::string("ok");
     });
-    if (r.ok) rec().seeks[{o.topic, o.name}].push_back({r.invoke, r.ret, o.offset});
+    if (!r.ok) return;
+    Recorder& h = rec();
+    h.seeks[{o.topic, o.name}].push_back({r.invoke, r.ret, o.offset});
+    h.moves[{o.topic, o.name}].push_back(r.ret);
+    // R11, R12: on a plain subscription a message at or after the offset, published before
+    // the seek began, is ready once it returns.
+    if (!h.plan.plain_pull.count({o.topic, o.name})) return;
+    auto at = h.published_at.find(o.topic);
+    if (at == h.published_at.end()) return;
+    for (const auto& [offset, when] : at->second) {
+      if (offset < o.offset || when.ret >= r.invoke) continue;
+      h.wakes.push_back({{o.topic, o.name},
+                         "a seek to " + std::to_string(o.offset) + " (offset " +
+                             std::to_string(offset) + " ready)",
+                         r.invoke,
+                         r.ret,
+                         broker::sync::steady_now().count(),
+                         false});
+      return;
+    }
   }
   void operator()(const oplang::Drain&) {
     call([&] { return std::to_string(c_.b->drain()); });
   }
   void operator()(const oplang::Poll& o) {
-    poll(o.topic, o.sub, o.member, o.max, false,
+    poll(o.topic, o.sub, o.member, o.max, false, 0,
          [&] { return c_.b->poll(o.topic, o.sub, o.member, o.max, now()); });
   }
   void operator()(const oplang::Ack& o) {
@@ -712,17 +765,25 @@ class Exec {
     const std::vector<Offset> targets = pick(hand, o.offset, o.which, false);
     if (targets.empty()) return nothing_held();
     for (Offset off : targets) {
-      call(
+      PullCall pc(PullCall::Kind::kExtend, rec().member_id(o.member), 0);
+      pc.offset = off;
+      pc.extension_ms = o.extension;
+      pc.invoke_ms = broker::sync::steady_now().count();
+      const Called r = call(
           [&] {
-            return text_of(c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), now(),
-                                        broker::Millis{o.extension}));
+            pc.accepted = c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), now(),
+                                       broker::Millis{o.extension});
+            pc.ret_ms = broker::sync::steady_now().count();
+            return text_of(pc.accepted);
           },
           resolved(off));
+      if (r.ok) keep({o.topic, o.sub}, std::move(pc), r, {});
     }
   }
   void operator()(const oplang::Expire&) {
     std::vector<broker::Expired> expired;
     PullCall pc(PullCall::Kind::kExpire, -1, 0);
+    pc.invoke_ms = broker::sync::steady_now().count();
     const Called r = call([&] {
       expired = c_.b->expire(now());
       pc.ret_ms = broker::sync::steady_now().count();
@@ -762,7 +823,7 @@ class Exec {
   }
   // poll_wait: recorded like poll (a kPoll PullCall; what it got goes into the member's hand).
   void operator()(const oplang::PollWait& o) {
-    poll(o.topic, o.sub, o.member, o.max, true, [&] {
+    poll(o.topic, o.sub, o.member, o.max, true, o.timeout, [&] {
       return c_.b->poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout});
     });
   }
@@ -813,10 +874,11 @@ class Exec {
     });
   }
   void operator()(const oplang::SeekToTime& o) {
-    call([&] {
+    const Called r = call([&] {
       return std::to_string(
           c_.b->seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time})));
     });
+    if (r.ok) rec().moves[{o.topic, o.name}].push_back(r.ret);
   }
   // R32: consumer groups. poll_group's messages go into the hand of (partition topic, group,
   // member), so ack / nack / term / extend with `oldest` or `all` answer them.
@@ -907,6 +969,7 @@ class Exec {
   struct Called {
     bool ok = false;
     std::uint64_t invoke = 0, ret = 0;
+    std::string error;  // the broker::Error's code, when it threw one
   };
 
   Recorder& rec() { return *c_.rec; }
@@ -933,7 +996,8 @@ class Exec {
       result = f();
       c.ok = true;
     } catch (const broker::Error& e) {
-      result = std::string("error:") + broker::to_string(e.code());
+      c.error = broker::to_string(e.code());
+      result = "error:" + c.error;
       if (names_checked(h.plan, *op_))
         h.errors +=
             "unexpected-error: " + who_ + ": " + oplang::print(*op_) + " -> " + result + "\n";
@@ -953,11 +1017,12 @@ class Exec {
   // virtual times; what it got goes into the member's hand.
   template <typename Take>
   void poll(const std::string& topic, const std::string& sub, const std::string& member,
-            std::size_t max, bool wait, Take&& take) {
+            std::size_t max, bool wait, std::int64_t timeout_ms, Take&& take) {
     Recorder& h = rec();
     PullCall pc(PullCall::Kind::kPoll, h.member_id(member), 0);
     pc.max = max;
     pc.wait = wait;
+    pc.timeout_ms = timeout_ms;
     pc.invoke_ms = broker::sync::steady_now().count();
     const Called r = call([&] {
       const std::vector<broker::Received> got = take();
@@ -970,6 +1035,16 @@ class Exec {
       }
       return text_of(got);
     });
+    h.polls.push_back({{topic, sub},
+                       member,
+                       wait,
+                       r.invoke,
+                       r.ret,
+                       pc.invoke_ms,
+                       r.ok ? pc.ret_ms : broker::sync::steady_now().count(),
+                       timeout_ms,
+                       pc.got.size(),
+                       r.error});
     if (r.ok) keep({topic, sub}, std::move(pc), r, {});
   }
 
@@ -1023,6 +1098,7 @@ class Exec {
     for (Offset off : targets) {
       PullCall pc(kind, h.member_id(member), 0);
       pc.offset = off;
+      pc.invoke_ms = broker::sync::steady_now().count();
       const Called r = call(
           [&] {
             const broker::Receipt receipt = this->receipt(topic, sub, member, off, generation);
@@ -1193,9 +1269,12 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
   const broker::Time later = now() + std::chrono::hours(10);
   const int w = kFinalWorker;
   for (int round = 0; round < 100; ++round) {
+    // (virtual times too: a hold automatic expiry ended before this drain ends by then)
+    const std::int64_t ms = broker::sync::steady_now().count();
     PullRecord ex{{}, PullCall(PullCall::Kind::kExpire, w, h.tick()), {}};
     ex.expired = b.expire(later);
     ex.call.ret = h.tick();
+    ex.call.invoke_ms = ex.call.ret_ms = ms;
     h.lines.push_back(
         {ex.call.invoke, ex.call.ret, "(final)", "expire (10 h later) -> " + text_of(ex.expired)});
     const bool expired_any = !ex.expired.empty();
@@ -1204,6 +1283,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
     const std::vector<broker::Received> got =
         b.poll(sub.first, sub.second, kFinalMember, 100, later);
     c.call.ret = h.tick();
+    c.call.invoke_ms = c.call.ret_ms = ms;
     for (const auto& r : got) {
       h.note_seen(sub.first, r.message);
       c.call.got.push_back({r.message->offset(), r.attempt});
@@ -1222,6 +1302,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
       a.call.offset = r.message->offset();
       a.call.accepted = b.ack(r.receipt, later);
       a.call.ret = h.tick();
+      a.call.invoke_ms = a.call.ret_ms = ms;
       h.lines.push_back({a.call.invoke, a.call.ret, "(final)",
                          "ack " + oplang::format_value(sub.first) + " " +
                              oplang::format_value(sub.second) + " " +
@@ -1527,6 +1608,12 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       hp.retention = retained;
       if (auto b = h.plan.bounds.find(sub); b != h.plan.bounds.end()) hp.max_in_flight = b->second;
       hp.ready_at_once = !h.plan.held_back.count(sub);
+      hp.auto_expire_ms = h.plan.auto_expire_ms;
+      hp.ordered = h.plan.ordered.count(sub) > 0;
+      if (auto t = h.plan.ack_timeouts.find(sub); t != h.plan.ack_timeouts.end())
+        hp.ack_timeout_ms = t->second;
+      if (auto m = h.plan.max_deliveries.find(sub); m != h.plan.max_deliveries.end())
+        hp.max_deliveries = m->second;
       hp.clock = h.clock;
       if (auto at = h.published_at.find(topic); at != h.published_at.end())
         for (const auto& [o, when] : at->second) hp.published_at[o] = {when.ret, when.ms};
@@ -1558,6 +1645,10 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
       hp.published = owed_offsets(h, sub, lowest, failures);
       failures += tagged(check_pull(hp, end->second), sub.second);
       checked += ", pull " + sub.second;
+      if (hp.auto_expire_ms > 0 && hp.ready_at_once && !hp.retention) {
+        failures += tagged(check_expiry(hp), sub.second);
+        checked += " (with R17 late-expiry)";
+      }
       if (h.plan.late.count(sub)) checked += " (subscribed by a fiber)";
     }
   }
@@ -1568,6 +1659,27 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
                           " ms of virtual time after the fibers ended (a message stayed hot)\n"
                     : "stuck: live subscriptions never settled (backlog or in-flight left)\n";
   failures += check_shutdown(h.handlers, timing);
+  // R11: every poll_wait of any subscription waits its timeout out or is woken at once.
+  checked += ", poll_wait waits";
+  std::vector<WakeSeen> wakes;
+  for (const WakeSeen& w : h.wakes) {
+    // A subscription made again under the name after an unsubscribe began is what a waiting
+    // poll_wait polls from then on: that wait need not end.
+    auto again = h.subscribe_calls.find(w.sub);
+    if (w.ends_with_error && again != h.subscribe_calls.end() &&
+        std::any_of(again->second.begin(), again->second.end(),
+                    [&](std::uint64_t at) { return at > w.invoke; }))
+      continue;
+    // Likewise another seek that may have taken effect after this one's (it may have left
+    // nothing ready).
+    auto moved = h.moves.find(w.sub);
+    if (!w.ends_with_error && moved != h.moves.end() &&
+        std::count_if(moved->second.begin(), moved->second.end(),
+                      [&](std::uint64_t ret) { return ret > w.invoke; }) > 1)
+      continue;
+    wakes.push_back(w);
+  }
+  failures += check_waits(h.polls, wakes);
   // Every message read is the one published at its offset (checked topics or not).
   checked += ", content";
   failures += h.content_errors;

@@ -93,6 +93,12 @@ oplang::Fiber worker(std::size_t index, const std::vector<WorkerOp>& ops) {
           f.ops.push_back(
               oplang::PollWait{kTopic, kPullSub, member, static_cast<std::size_t>(op.arg), 20});
           break;
+        case WorkerOp::kExtendOldest: {
+          oplang::Extend extend{kTopic, kPullSub, 0, member, extension_ms(op.arg)};
+          extend.which = oplang::Which::kOldest;
+          f.ops.push_back(extend);
+          break;
+        }
       }
     }
   }
@@ -112,6 +118,19 @@ oplang::SubscribePull workers_subscription(std::size_t max_in_flight) {
 }
 
 }  // namespace
+
+std::int64_t extension_ms(int arg) {
+  switch (arg) {
+    case 1:
+      return 1;
+    case 2:
+      return 5;
+    case 3:
+      return 20;
+    default:
+      return 60;
+  }
+}
 
 oplang::Program PullScript::program() const {
   oplang::Program p;
@@ -223,6 +242,53 @@ oplang::Program PushScript::program() const {
     oplang::Fiber f{"redriver", {oplang::Advance{backoff}}};
     if (redrive_after > 0) f.ops.push_back(oplang::Yield{static_cast<std::size_t>(redrive_after)});
     f.ops.push_back(oplang::Redrive{kTopic, "s0"});
+    p.fibers.push_back(std::move(f));
+  }
+  return p;
+}
+
+oplang::Program TimedPullScript::program() const {
+  oplang::Program p;
+  p.broker.auto_expire = period;
+  p.setup.push_back(oplang::CreateTopic{kTopic, 0, 0});
+  oplang::SubscribePull sub = workers_subscription(0);
+  sub.ack_timeout = ack_timeout;
+  p.setup.push_back(sub);
+  oplang::SubscribePull q = sub;
+  q.name = "q";
+  if (side == Side::kFilter) q.filter = {{"h", "a"}};
+  if (side == Side::kOrdered) q.ordered_by_key = true;
+  if (side == Side::kBounded) q.max_in_flight = 1;
+  p.setup.push_back(q);
+  if (side == Side::kPaused) p.setup.push_back(oplang::Pause{kTopic, "q"});
+  int sent = 0;
+  for (std::size_t i = 0; i < publishers.size(); ++i) {
+    oplang::Fiber f{"pub" + std::to_string(i), {}};
+    for (int k = 0; k < publishers[i]; ++k, ++sent) {
+      if (publish_gap > 0) f.ops.push_back(oplang::Advance{publish_gap});
+      oplang::Publish publish{
+          kTopic, "m", {{"h", sent % 2 == 0 ? "a" : "b"}}, "k" + std::to_string(sent / 2 % 2)};
+      publish.via_publisher = i % 2 == 1;
+      f.ops.push_back(publish);
+    }
+    p.fibers.push_back(std::move(f));
+  }
+  for (std::size_t w = 0; w < workers.size(); ++w) p.fibers.push_back(worker(w, workers[w]));
+  for (int i = 0; i < side_waiters; ++i) {
+    const std::string member = "q" + std::to_string(i);
+    oplang::Fiber f{member, {}};
+    for (int n = 0; n < waits; ++n) {
+      f.ops.push_back(oplang::PollWait{kTopic, "q", member, 1, wait_ms});
+      f.ops.push_back(oplang::Ack{kTopic, "q", 0, member, oplang::Which::kAll});
+    }
+    p.fibers.push_back(std::move(f));
+  }
+  if (move != Move::kNone) {
+    oplang::Fiber f{"mover", {}};
+    if (move_after > 0) f.ops.push_back(oplang::Advance{move_after});
+    if (move == Move::kSeek) f.ops.push_back(oplang::Seek{kTopic, "q", 0});
+    if (move == Move::kResume) f.ops.push_back(oplang::Resume{kTopic, "q"});
+    if (move == Move::kUnsubscribe) f.ops.push_back(oplang::Unsubscribe{kTopic, "q"});
     p.fibers.push_back(std::move(f));
   }
   return p;

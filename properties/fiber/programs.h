@@ -16,10 +16,24 @@ namespace fiberprop {
 /// One step of a pull worker.
 struct WorkerOp {
   // (schedule_fuzzer decodes the first six by index: new kinds go at the end)
-  enum Kind { kPoll, kAckOldest, kNackOldest, kAckAll, kExpire, kSleep, kPollWait, kTermOldest };
+  enum Kind {
+    kPoll,
+    kAckOldest,
+    kNackOldest,
+    kAckAll,
+    kExpire,
+    kSleep,
+    kPollWait,
+    kTermOldest,
+    kExtendOldest
+  };
   Kind kind;
-  int arg;  // poll, poll_wait: max messages; sleep: tens of ms
+  int arg;  // poll, poll_wait: max messages; sleep: tens of ms; extend: extension_ms(arg)
 };
+
+/// An extend's extension for WorkerOp arg 1-4: 1, 5, 20 or 60 ms (shorter and longer than
+/// the ack timeouts the generators use).
+std::int64_t extension_ms(int arg);
 
 /// Concurrent pull workers on one subscription: publisher fibers' message counts and worker
 /// fibers' op lists, optionally on a topic that keeps only `retention` messages, and
@@ -87,6 +101,36 @@ struct PushScript {
                               // and a fiber waits it out, yields this often, redrives s0 (R25)
   std::vector<std::int64_t> waits{};  // every subscription's R24 back-off list (empty: none)
   int max_deliveries = 3;             // every subscription's (R23; 1: a failure dead-letters)
+  [[nodiscard]] oplang::Program program() const;
+};
+
+/// The timed rules of pull subscriptions on virtual time (SPEC R11's poll_wait, R17; judged
+/// by waits.h): automatic expiry of what workers on p hold and do not answer (extends move
+/// their deadlines, shorter or longer), and poll_wait on a side subscription q whose option
+/// keeps messages from it while a fiber seeks, resumes or unsubscribes it. program():
+///   broker sync auto_expire=PERIOD
+///   create_topic t
+///   subscribe_pull t p timeout=ACK max=3 start=begin
+///   subscribe_pull t q timeout=ACK max=3 start=begin [filter=[h=a] | ordered | inflight=1]
+///   [pause t q]                          (side kPaused)
+///   fiber pub0   ([advance GAP] publish t m headers=[h=a|b] key=k0|k1, alternating)
+///   fiber w0     (as PullScript's workers, and extend t p oldest w0 ext=E)
+///   fiber q0     (poll_wait t q q0 max=1 timeout=WAIT, ack t q all q0; `waits` times)
+///   fiber mover  ([advance AFTER] seek t q 0 | resume t q | unsubscribe t q)
+struct TimedPullScript {
+  enum class Side { kPlain, kFilter, kOrdered, kBounded, kPaused };
+  enum class Move { kNone, kSeek, kResume, kUnsubscribe };
+  std::vector<int> publishers;
+  int publish_gap = 0;
+  std::int64_t period = 50;       // auto_expire's
+  std::int64_t ack_timeout = 30;  // p's and q's
+  std::vector<std::vector<WorkerOp>> workers;
+  Side side = Side::kPlain;
+  int side_waiters = 1;  // fibers q0, q1 (two: one holds a key or the bound, one waits)
+  int waits = 2;         // poll_waits per side waiter
+  std::int64_t wait_ms = 20;
+  Move move = Move::kNone;
+  int move_after = 0;  // ms of virtual time before the move
   [[nodiscard]] oplang::Program program() const;
 };
 

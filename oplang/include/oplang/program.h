@@ -37,6 +37,7 @@ struct BrokerSpec {
   Millis timeout = 0;
   Millis backoff = 5;
   bool shutdown = false;
+  Millis auto_expire = 0;  // R17: the timer's period (0: no automatic expiry)
   bool durable = false;
   SyncPolicy publish_sync{};
   SyncPolicy commit_sync{};
