@@ -20,6 +20,8 @@ RC_GTEST_PROP(BrokerMatchesModel, RetentionGapsAndSeeks, ()) { retention_and_see
 
 RC_GTEST_PROP(BrokerMatchesModel, RedrivePausesLagAndSeeksByTime, ()) { consumer_controls(); }
 
+RC_GTEST_PROP(BrokerMatchesModel, ControlsOnEveryOption, ()) { controls_on_every_option(); }
+
 RC_GTEST_PROP(BrokerMatchesModel, PartitionedTopicsRouteByKey, ()) { partitioned_topics(); }
 
 RC_GTEST_PROP(BrokerMatchesModel, OrderedWorkersKeepEachKeysOrder, ()) { ordered_workers(); }

@@ -11,6 +11,7 @@ namespace props {
 struct Coverage {
   std::map<std::string, long> steps_by_kind;
   std::map<std::string, long> sequences_reaching;
+  std::map<std::string, long> sequences_pairing;  // option pairs exercised (option_pairs.h)
   long steps = 0;
   long sequences = 0;
   long swarm_sequences = 0;  // sequences that turned some command kinds off (state_machine.h)

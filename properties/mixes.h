@@ -74,6 +74,18 @@ inline void consumer_controls(Swarm swarm = Swarm::kHalf) {
                              SeekToTime, GetStats, GetDeadLetters, WaitIdle, WaitDelivered>(swarm);
 }
 
+/// Controls on every option (pairwise coverage, option_pairs.h): few kinds, so a pause, a
+/// resume, a redrive or a seek and then a delivery meet subscriptions with every option
+/// (filters, bounds, key order, back-off lists, durable attempts, groups, idempotence) on
+/// topics with and without retention; half the sequences fix a subset of the options on
+/// for every topic and subscription they make (the option swarm, state_machine.h).
+inline void controls_on_every_option(Swarm swarm = Swarm::kHalf) {
+  check_broker_matches_model<CreateTopic, Publish, Publish, Publish, Subscribe, SubscribePull, Poll,
+                             Poll, Drain, Drain, Nack, Term, Ack, Pause, Resume, Resume, Redrive,
+                             Redrive, Seek, Advance, GetLag>(swarm, /*durable=*/false,
+                                                             /*option_swarm=*/true);
+}
+
 /// Push delivery: scripted (and idempotent) handlers that fail, throw, unsubscribe, publish
 /// and seek from inside, groups, filters, drains, and the waits that say what is left.
 inline void push_delivery(Swarm swarm = Swarm::kHalf) {
@@ -83,11 +95,12 @@ inline void push_delivery(Swarm swarm = Swarm::kHalf) {
 }
 
 /// Pull delivery: workers polling (also with poll_wait), acking, nacking, terminating and
-/// extending around exact deadlines, some subscriptions bounded by max_in_flight.
+/// extending around exact deadlines, some subscriptions bounded by max_in_flight; lag read
+/// where returned, held and new messages of different ages wait together (R27).
 inline void pull_delivery(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, Publish, Publish, Publish, SubscribePull, SubscribePull,
                              Poll, Poll, PollWait, Ack, Ack, Nack, Term, Extend, Expire, Expire,
-                             Advance, Advance, Seek, GetStats, GetDeadLetters>(swarm);
+                             Advance, Advance, Seek, GetStats, GetDeadLetters, GetLag>(swarm);
 }
 
 /// Retention and seek: small logs, subscriptions behind the oldest kept offset, and the

@@ -129,7 +129,13 @@ model::Millis gen_timeout() { return *g::elementOf(std::vector<model::Millis>{10
 }  // namespace
 
 void Hints::observe(const oplang::Op& op) {
-  runner.step(op);
+  const oplang::Outcome outcome = runner.step(op);
+  if (const auto* p = std::get_if<oplang::Pause>(&op); p && !outcome.error)
+    paused.emplace(p->topic, p->name);
+  if (const auto* r = std::get_if<oplang::Resume>(&op)) paused.erase({r->topic, r->name});
+  if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) paused.erase({u->topic, u->name});
+  if (std::holds_alternative<oplang::Restart>(op) || std::holds_alternative<oplang::Crash>(op))
+    paused.clear();  // R26: a restart resumes
   if (const auto* p = std::get_if<oplang::Publish>(&op)) {
     ++payloads;
     if (!p->key.empty()) last_key = p->key;
@@ -235,7 +241,7 @@ model::Script gen_script(const Hints& h) {
 }
 
 template <>
-oplang::Op gen_op<oplang::CreateTopic>(const Hints&) {
+oplang::Op gen_op<oplang::CreateTopic>(const Hints& h) {
   oplang::CreateTopic op{pick(kTopics), 0, 0};
   // R29: now and then a plain topic named like a partition, so names collide both ways.
   if (one_in(10)) op.name = "t0-1";
@@ -255,6 +261,8 @@ oplang::Op gen_op<oplang::CreateTopic>(const Hints&) {
     default:
       break;
   }
+  if (h.always.count("retention") && op.retention_messages == 0 && op.retention_bytes == 0)
+    op.retention_messages = *uniform_in<std::size_t>(2, 5);
   return op;
 }
 
@@ -340,8 +348,14 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
     op.max_deliveries = 3;
     op.start = {};
   }
+  if (h.always.count("group") && op.group.empty()) {
+    op.group = pick(kGroups);
+    op.filter = {};
+    op.max_deliveries = 3;
+    op.start = {};
+  }
   op.script = gen_script(h);
-  op.idempotent = one_in(3);  // broker::idempotent(): repeats need seeks back
+  op.idempotent = one_in(3) || h.always.count("idempotent");  // repeats need seeks back
   // R24: a quarter of the new single subscriptions wait between failed offers (groups keep
   // one set of options, so their joins agree); drains skip them until the clock passes it.
   if (op.group.empty() && one_in(4)) {
@@ -350,6 +364,12 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
     if (one_in(20)) op.backoff.back() = -1;  // InvalidArgument
   }
   op.durable_attempts = op.group.empty() && one_in(3);  // R34 (groups: one set of options)
+  if (op.group.empty()) {  // the option swarm's (groups keep one set of options)
+    if (h.always.count("filter") && op.filter.empty()) op.filter = {{"type", "created"}};
+    if (h.always.count("backoff") && op.backoff.empty())
+      op.backoff = {*uniform_in<model::Millis>(1, 11)};
+    if (h.always.count("durable_attempts")) op.durable_attempts = true;
+  }
   return op;
 }
 
@@ -389,6 +409,14 @@ oplang::Op gen_op<oplang::SubscribePull>(const Hints& h) {
   op.ordered_by_key = one_in(2);
   if (op.ordered_by_key && one_in(2)) op.start = {model::Start::Kind::kBeginning, 0};
   op.durable_attempts = one_in(3);  // R34: attempts saved before hand-out
+  // The option swarm's.
+  if (h.always.count("filter") && op.filter.empty()) op.filter = {{"type", "created"}};
+  if (h.always.count("max_in_flight") && op.max_in_flight == 0)
+    op.max_in_flight = *uniform_in<std::size_t>(1, 3);
+  if (h.always.count("ordered")) op.ordered_by_key = true;
+  if (h.always.count("backoff") && op.backoff.empty())
+    op.backoff = {*uniform_in<model::Millis>(1, 11)};
+  if (h.always.count("durable_attempts")) op.durable_attempts = true;
   return op;
 }
 
@@ -701,6 +729,12 @@ oplang::Op gen_op<oplang::Pause>(const Hints& h) {
 
 template <>
 oplang::Op gen_op<oplang::Resume>(const Hints& h) {
+  // Mostly a paused subscription, so what a pause held back is delivered after it.
+  if (!h.paused.empty() && !one_in(4)) {
+    const auto [topic, name] = *g::elementOf(
+        std::vector<std::pair<std::string, std::string>>(h.paused.begin(), h.paused.end()));
+    return oplang::Resume{topic, name};
+  }
   const std::string topic = gen_topic(h);
   return oplang::Resume{topic, gen_position_name(h, topic)};
 }

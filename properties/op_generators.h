@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct Hints {
   /// subscriptions resume only with the same options (R20).
   std::map<std::string, oplang::Subscribe> subscribes;
   std::map<std::string, oplang::JoinGroupPush> push_joins;  // "topic/group" -> the last join
+  /// Option swarm (state_machine.h): options every new topic or subscription of this
+  /// sequence takes ("retention", "filter", "max_in_flight", "ordered", "backoff",
+  /// "durable_attempts", "group", "idempotent"), so pairs of them meet often.
+  std::set<std::string> always;
+  /// Subscriptions paused and not resumed since (R26): most resumes aim at them.
+  std::set<std::pair<std::string, std::string>> paused;
 
   /// Runs op on the hint model (whatever its outcome).
   void observe(const oplang::Op& op);

@@ -10,6 +10,7 @@
 namespace props {
 
 void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
+  pairs.observe(op, outcome);
   if (outcome.error) states.insert("typed error");
   publishes_in_a_row = std::holds_alternative<oplang::Publish>(op) ? publishes_in_a_row + 1 : 0;
   if (publishes_in_a_row >= 5) states.insert("5 publishes in a row");

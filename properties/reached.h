@@ -10,6 +10,7 @@
 
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
+#include "option_pairs.h"
 
 namespace props {
 
@@ -49,6 +50,8 @@ struct Reached {
   /// R2: topics the runner has a Publisher for (a publish through one succeeded), and
   /// those of them deleted since that Publisher was made (it must find out).
   std::set<std::string> with_publisher, deleted_under_publisher;
+  /// Pairs of options exercised (counted apart from `states`: too many for RC_TAG).
+  OptionPairs pairs;
 
   /// Records what op and its outcome show.
   void observe(const oplang::Op& op, const oplang::Outcome& outcome);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -59,7 +60,8 @@ struct Pair {
       : broker(durable_broker ? std::make_unique<harness::BrokerRunner>(harness::DurableSetup{})
                               : std::make_unique<harness::BrokerRunner>()),
         durable(durable_broker) {
-    for (const auto& op : prelude()) model.step(op, broker->step(op));
+    for (const auto& op : prelude())
+      reached.pairs.observe(op, model.step(op, broker->step(op)).expected);
     script = prelude();
   }
 };
@@ -215,9 +217,24 @@ class DrawCommand {
   Hints hints_;
 };
 
-/// Runs one generated sequence of the given command kinds and tags what it reached.
+/// The option swarm: half the time, a random subset of the options (Hints::always) that
+/// every new topic or subscription of the sequence takes; else none.
+inline std::set<std::string> draw_option_swarm() {
+  static const std::vector<std::string> kOptions = {"retention", "filter",    "max_in_flight",
+                                                    "ordered",   "backoff",   "durable_attempts",
+                                                    "group",     "idempotent"};
+  std::set<std::string> out;
+  if (fair_choice(2) == 0) return out;
+  for (const std::string& o : kOptions)
+    if (fair_choice(2) == 0) out.insert(o);
+  return out;
+}
+
+/// Runs one generated sequence of the given command kinds and tags what it reached. With
+/// `option_swarm`, half the sequences also fix a subset of the options on (see above).
 template <class... Ts>
-void check_broker_matches_model(Swarm swarm = Swarm::kHalf, bool durable = false) {
+void check_broker_matches_model(Swarm swarm = Swarm::kHalf, bool durable = false,
+                                bool option_swarm = false) {
   const std::vector<MixEntry> mix = {
       MixEntry{std::type_index(typeid(Ts)), &make_command<Ts>, need_of<Ts>()}...};
   const bool swarmed = swarm == Swarm::kSwarm || (swarm == Swarm::kHalf && fair_choice(2) == 0);
@@ -231,7 +248,12 @@ void check_broker_matches_model(Swarm swarm = Swarm::kHalf, bool durable = false
   Pair pair(durable);
   // Twice RapidCheck's usual length for the size, capped at kMaxSteps: the corners need a
   // few dozen steps of setup, and short sequences are cheap but mostly setup.
-  auto make = [] { return initial_hints(); };
+  const std::set<std::string> always = option_swarm ? draw_option_swarm() : std::set<std::string>{};
+  auto make = [always] {
+    Hints h = initial_hints();
+    h.always = always;
+    return h;
+  };
   auto draw = [kinds](const Hints& hints) {
     return rc::Gen<CommandPtr>(DrawCommand(kinds, hints));
   };
@@ -245,6 +267,7 @@ void check_broker_matches_model(Swarm swarm = Swarm::kHalf, bool durable = false
   ++Coverage::get().sequences;
   if (swarmed) ++Coverage::get().swarm_sequences;
   for (const auto& s : pair.reached.states) ++Coverage::get().sequences_reaching[s];
+  for (const auto& p : pair.reached.pairs.reached()) ++Coverage::get().sequences_pairing[p];
 }
 
 }  // namespace props
