@@ -594,6 +594,8 @@ oplang::Op gen_op<oplang::Advance>(const Hints& h) {
       }
     }
   }
+  // R28: an injected clock may be set back, even before where it started; now and then it is.
+  if (one_in(6)) return oplang::Advance{-*g::elementOf(std::vector<model::Millis>{1, 5, 30})};
   return oplang::Advance{*g::elementOf(steps)};
 }
 

@@ -120,7 +120,7 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       if (s.redelivery.size() >= kMaxPassedOver) break;
       s.cursor += 1;
       s.redelivery.insert(m.offset);
-      s.returned[m.offset] = Sub::Returned{"", ++s.events, false, 0};
+      s.returned[m.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait};
       continue;
     }
     s.cursor += 1;

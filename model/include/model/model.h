@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -309,11 +310,14 @@ class Model {
     std::set<Offset> redelivery;
     // Who a returned message was last given to, and when it came back (the profile's
     // switches read it; entries outside `redelivery` mean nothing).
+    /// A message returned without a failure (a redrive, a key passed over) is ready
+    /// whatever the clock says, even one set back before its start (R28).
+    static constexpr Millis kNoWait = std::numeric_limits<Millis>::min();
     struct Returned {
       std::string member;
       std::uint64_t order = 0;
-      bool by_expiry = false;  // its deadline passed (not a nack)
-      Millis not_before = 0;   // R24: not offered again before this time
+      bool by_expiry = false;       // its deadline passed (not a nack)
+      Millis not_before = kNoWait;  // R24: not offered again before this time
     };
     std::map<Offset, Returned> returned;
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
