@@ -32,11 +32,20 @@ BrokerImpl::BrokerImpl(BrokerOptions options)
     recover(opened);
   }
   if (options.auto_expire()) {
-    expiry_ = std::make_unique<ExpiryTimer>(clock_, options.auto_expire_period(), [this] {
-      std::optional<Time> next;
-      expire(clock_->now(), next);
-      return next;
-    });
+    expiry_ = std::make_unique<ExpiryTimer>(
+        clock_, options.auto_expire_period(), [this]() -> std::optional<Time> {
+          // R33: once the store has failed every call reports it, and what the timer would
+          // expire could not be committed: it changes nothing more, and an IoError must
+          // not escape its thread.
+          if (store_ && store_->failed()) return std::nullopt;
+          std::optional<Time> next;
+          try {
+            expire(clock_->now(), next);
+          } catch (const IoError&) {  // the store failed meanwhile
+            return std::nullopt;
+          }
+          return next;
+        });
   }
 }
 

@@ -5,16 +5,22 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <regex>
 #include <string>
+#include <system_error>
 
+#include "broker/broker.h"
 #include "common.h"
+#include "fiber/run.h"
 #include "generators.h"
 #include "oplang/text.h"
 #include "program_runner.h"
 #include "programs.h"
+#include "simfs/sim_file_system.h"
 
 namespace fiberprop {
 namespace {
@@ -57,6 +63,48 @@ fiber w2
     ASSERT_NE(run.history.find("poll_wait t p w2 timeout=30 -> [1#2"), std::string::npos)
         << run.history;
   }
+}
+
+// R17 with R33: on a durable broker whose store failed, a held message whose deadline then
+// passes is dead-lettered by the timer, and its commit meets the failed store. The timer's
+// thread must not die of that IoError (an exception escaping it ends the process); the
+// failure stays the store's, reported by every call.
+TEST(FiberTimedPull, R33TheExpiryTimerOutlivesAFailedStore) {
+  auto disk = std::make_shared<broker::sim::SimFileSystem>();
+  std::string failure;
+  const fiber::RunResult run = fiber::run_fibers(
+      {[&] {
+        broker::StorageOptions storage;
+        storage.directory = "/broker";
+        storage.file_system = disk;
+        broker::Broker b(broker::BrokerOptions::synchronous()
+                             .with_auto_expire(broker::Millis{5})
+                             .with_storage(storage));
+        b.create_topic("t");
+        broker::PullOptions options;
+        options.ack_timeout = broker::Millis{10};
+        options.max_deliveries = 1;
+        options.start = broker::StartPosition::beginning();
+        b.subscribe_pull("t", "p", options);
+        b.publish("t", "m");
+        if (b.poll("t", "p", "w", 1, b.clock().now()).size() != 1) failure += "no hand-out; ";
+        disk->fail_next(broker::sim::SimFileSystem::Call::kAppend, 1, std::errc::io_error);
+        try {
+          b.publish("t", "m2");
+          failure += "the failed append did not throw; ";
+        } catch (const broker::IoError&) {
+        }
+        fiber::sleep_for(std::chrono::milliseconds(50));  // the deadline passes; the timer runs
+        if (!b.storage_failure()) failure += "the store forgot its failure; ";
+        try {
+          b.expire(b.clock().now());
+          failure += "expire after the failure did not throw; ";
+        } catch (const broker::IoError&) {
+        }
+      }},
+      fiber::Schedule::random(1));
+  EXPECT_TRUE(run.ok()) << run.describe();
+  EXPECT_EQ(failure, "");
 }
 
 // The property reaches what it judges: over generated cases, holds that expire by the timer
