@@ -108,7 +108,7 @@ class LineParser {
   LineParser(std::vector<Token> tokens, std::size_t line, bool in_program = false)
       : tokens_(std::move(tokens)), line_(line), in_program_(in_program) {}
 
-  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown]
+  // `broker sync|lane|pool [threads=N] [timeout=MS] [backoff=MS] [shutdown] [clock=manual]
   // [auto_expire=MS] [durable ...]`, the word `broker` read.
   BrokerSpec broker_line() {
     using D = BrokerSpec::Dispatcher;
@@ -128,8 +128,9 @@ class LineParser {
     const char* expected =
         b.dispatcher == D::kPool ? "threads=, timeout=, backoff=, shutdown, auto_expire= or durable"
         : b.dispatcher == D::kLane
-            ? "backoff=, shutdown, auto_expire= or durable (threads= and timeout= are pool's)"
-            : "auto_expire=, durable or end of line";
+            ? "backoff=, shutdown, clock=, auto_expire= or durable (threads= and timeout= are "
+              "pool's)"
+            : "clock=, auto_expire=, durable or end of line";
     while (peek().kind != Token::Kind::kEnd) {
       if (peek().kind != Token::Kind::kWord) fail(expected);
       const std::string key = peek().text;
@@ -143,6 +144,16 @@ class LineParser {
       if (key == "shutdown" && b.dispatcher != D::kSynchronous && !b.shutdown) {
         next();
         b.shutdown = true;
+        continue;
+      }
+      if (key == "clock" && !b.manual_clock) {
+        next();
+        expect_punct('=');
+        if (value("manual") != "manual") {
+          --pos_;
+          fail("manual");
+        }
+        b.manual_clock = true;
         continue;
       }
       if (key == "auto_expire" && b.auto_expire == 0) {

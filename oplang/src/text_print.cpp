@@ -335,6 +335,7 @@ std::string print_dispatcher(const BrokerSpec& b);
 
 std::string print_broker(const BrokerSpec& b) {
   std::string out = print_dispatcher(b);
+  if (b.manual_clock) out += " clock=manual";
   if (b.auto_expire > 0) out += " auto_expire=" + std::to_string(b.auto_expire);
   if (!b.durable) return out;
   out += " durable";

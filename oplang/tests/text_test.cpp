@@ -246,7 +246,17 @@ TEST(TextTest, AutoExpireBrokerLinesRoundTripAndRefuseBadPeriods) {
   EXPECT_EQ(program_error_of("broker sync auto_expire=0\n").expected(),
             "an expiry period in ms >= 1");
   EXPECT_EQ(program_error_of("broker sync auto_expire=5 auto_expire=6\n").expected(),
-            "auto_expire=, durable or end of line");
+            "clock=, auto_expire=, durable or end of line");
+}
+
+// R28: `clock=manual` makes `advance` move the broker's clock (back too) instead of sleeping.
+TEST(TextTest, ManualClockBrokerLinesRoundTripAndRefuseOtherClocks) {
+  const Program p =
+      parse_program("broker pool clock=manual auto_expire=9\nfiber f\n  advance -5\n");
+  EXPECT_TRUE(p.broker.manual_clock);
+  EXPECT_EQ(print(p), "broker pool clock=manual auto_expire=9\nfiber f\n  advance -5\n");
+  EXPECT_EQ(parse_program(print(p)), p);
+  EXPECT_EQ(program_error_of("broker sync clock=steady\n").expected(), "manual");
 }
 
 // R21: a crash may carry damage at rest, after its seed or before it; anything else after

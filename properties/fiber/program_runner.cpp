@@ -277,6 +277,8 @@ struct Recorder {
   // message, no other message's content).
   std::map<std::pair<std::string, Offset>, std::string> sent;
   std::map<std::pair<std::string, Offset>, std::string> seen;
+  std::map<std::pair<std::string, Offset>, broker::Time> times;  // publish times read back
+  bool times_checked = false;  // R28's offset_for_time was asked (check_seek_by_time)
   std::string content_errors;
   static std::string content(std::string_view payload, const broker::Headers& headers,
                              std::string_view key) {
@@ -303,6 +305,7 @@ struct Recorder {
                         " was handed out by a pointer that does not keep it alive\n";
     }
     const std::string c = content(m.payload(), m.headers(), m.key());
+    times.emplace(std::make_pair(topic, m.offset()), m.publish_time());
     auto [it, first] = seen.emplace(std::make_pair(topic, m.offset()), c);
     if (!first && it->second != c && content_errors.size() < 2000) {
       content_errors += "wrong-content: " + topic + " offset " + std::to_string(m.offset()) +
@@ -395,9 +398,27 @@ broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec);
 
 // The broker of a `broker` line; a durable one on `disk`, with small segments and journal
 // (rolls and compactions happen in short programs, as in harness::DurableSetup).
+// A ManualClock whose every read is a scheduling point (a program with `clock=manual`): a
+// publisher's read and its append may then interleave with other publishers and with
+// `advance` moving the clock, back too (R28: publish times need not grow along a log).
+class FiberClock final : public broker::Clock {
+ public:
+  [[nodiscard]] broker::Time now() const override {
+    fiber::yield("clock read");
+    return inner_.now();
+  }
+  void advance(broker::Millis d) { inner_.advance(d); }
+  [[nodiscard]] broker::Time peek() const { return inner_.now(); }
+
+ private:
+  broker::ManualClock inner_;
+};
+
 broker::BrokerOptions options_of(const oplang::BrokerSpec& spec,
-                                 const std::shared_ptr<broker::sim::SimFileSystem>& disk) {
+                                 const std::shared_ptr<broker::sim::SimFileSystem>& disk,
+                                 const std::shared_ptr<FiberClock>& clock) {
   broker::BrokerOptions options = dispatcher_of(spec);
+  if (clock) options = options.with_clock(clock);
   if (spec.auto_expire > 0) options = options.with_auto_expire(broker::Millis{spec.auto_expire});
   if (!spec.durable) return options;
   broker::StorageOptions storage;
@@ -432,6 +453,9 @@ struct Ctx {
   broker::Broker* b = nullptr;
   std::shared_ptr<Recorder> rec;
   std::shared_ptr<broker::sim::SimFileSystem> disk;  // a durable program's
+  std::shared_ptr<FiberClock> clock;                 // a `clock=manual` program's
+  /// The `now` calls pass: the manual clock's, else virtual time.
+  [[nodiscard]] broker::Time now() const { return clock ? clock->peek() : fiberprop::now(); }
 };
 
 // Whether a typed error from `op` is a failure: it names a checked topic or subscription.
@@ -748,7 +772,7 @@ class Exec {
   }
   void operator()(const oplang::Poll& o) {
     poll(o.topic, o.sub, o.member, o.max, false, 0,
-         [&] { return c_.b->poll(o.topic, o.sub, o.member, o.max, now()); });
+         [&] { return c_.b->poll(o.topic, o.sub, o.member, o.max, c_.now()); });
   }
   void operator()(const oplang::Ack& o) {
     settle(PullCall::Kind::kAck, o.topic, o.sub, o.member, o.offset, o.which, o.generation);
@@ -771,8 +795,8 @@ class Exec {
       pc.invoke_ms = broker::sync::steady_now().count();
       const Called r = call(
           [&] {
-            pc.accepted = c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), now(),
-                                       broker::Millis{o.extension});
+            pc.accepted = c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation),
+                                       c_.now(), broker::Millis{o.extension});
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
@@ -785,7 +809,7 @@ class Exec {
     PullCall pc(PullCall::Kind::kExpire, -1, 0);
     pc.invoke_ms = broker::sync::steady_now().count();
     const Called r = call([&] {
-      expired = c_.b->expire(now());
+      expired = c_.b->expire(c_.now());
       pc.ret_ms = broker::sync::steady_now().count();
       return text_of(expired);
     });
@@ -793,6 +817,11 @@ class Exec {
   }
   void operator()(const oplang::Advance& o) {
     call([&] {
+      if (c_.clock) {  // clock=manual: the broker's clock moves (back too), time does not
+        c_.clock->advance(broker::Millis{o.ms});
+        fiber::yield("advance");
+        return "ok (clock at " + std::to_string(c_.clock->peek().time_since_epoch().count()) + ")";
+      }
       fiber::sleep_for(milliseconds(o.ms));
       return std::string("ok");
     });
@@ -863,7 +892,7 @@ class Exec {
   }
   void operator()(const oplang::GetLag& o) {
     call([&] {
-      const broker::Lag l = c_.b->lag(o.topic, o.name, now());
+      const broker::Lag l = c_.b->lag(o.topic, o.name, c_.now());
       return "messages=" + std::to_string(l.messages) +
              " oldest_age=" + std::to_string(l.oldest_age.count());
     });
@@ -929,7 +958,7 @@ class Exec {
     Recorder& h = rec();
     call([&] {
       const std::vector<broker::Received> got =
-          c_.b->poll_group(o.topic, o.group, o.member, o.max, now());
+          c_.b->poll_group(o.topic, o.group, o.member, o.max, c_.now());
       for (const broker::Received& x : got) {
         h.note_seen(x.receipt.topic, x.message);
         h.hands[{x.receipt.topic, o.group, o.member}].push_back(x.message->offset());
@@ -1102,10 +1131,11 @@ class Exec {
       const Called r = call(
           [&] {
             const broker::Receipt receipt = this->receipt(topic, sub, member, off, generation);
-            pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, now())
-                          : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, now())
-                          : delay ? c_.b->nack(receipt, now(), broker::Millis{*delay})
-                                  : c_.b->nack(receipt, now());
+            const broker::Time at = c_.now();
+            pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, at)
+                          : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, at)
+                          : delay ? c_.b->nack(receipt, at, broker::Millis{*delay})
+                                  : c_.b->nack(receipt, at);
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
@@ -1328,7 +1358,7 @@ void reopen_after_cut(const oplang::Program& p, Ctx& ctx, std::unique_ptr<broker
   const std::uint64_t t = h.tick();
   std::string read_back;
   try {
-    broker::Broker reopened(options_of(p.broker, ctx.disk));
+    broker::Broker reopened(options_of(p.broker, ctx.disk, ctx.clock));
     for (const std::string& topic : h.plan.topics) {
       if (h.plan.retained.count(topic) > 0) continue;
       DurableTopic& d = h.reopened[topic];
@@ -1358,8 +1388,57 @@ void reopen_after_cut(const oplang::Program& p, Ctx& ctx, std::unique_ptr<broker
   h.lines.push_back({t, h.tick(), "(final)", "power cut, reopen, read back:" + read_back});
 }
 
+// R28 under a clock that steps back (`clock=manual`): on every checked topic without
+// retention whose messages were all read back (the final drain reads them), offset_for_time
+// at each publish time and 1 ms after it is the lowest offset published at or after that
+// time, or the end. (The clock is first moved past the latest time: a time after now is
+// InvalidArgument.)
+void check_seek_by_time(broker::Broker& b, Recorder& h, FiberClock& clock) {
+  for (const std::string& topic : h.plan.topics) {
+    auto pub = h.published.find(topic);
+    if (h.plan.retained.count(topic) || pub == h.published.end()) continue;
+    std::map<Offset, broker::Time> times;
+    for (Offset o : pub->second) {
+      auto t = h.times.find({topic, o});
+      if (t == h.times.end()) break;
+      times[o] = t->second;
+    }
+    if (times.size() != pub->second.size()) continue;
+    h.times_checked = true;
+    std::set<broker::Time> asked;
+    for (const auto& [o, t] : times) asked.insert({t, t + broker::Millis{1}});
+    if (*asked.rbegin() > clock.peek()) clock.advance(*asked.rbegin() - clock.peek());
+    for (broker::Time at : asked) {
+      Offset want = times.size();
+      for (const auto& [o, t] : times) {
+        if (t >= at) {
+          want = o;
+          break;
+        }
+      }
+      const std::uint64_t invoke = h.tick();
+      std::string result;
+      try {
+        const Offset got = b.offset_for_time(topic, at);
+        result = std::to_string(got);
+        if (got != want)
+          h.errors += "seek-by-time: offset_for_time " + topic + " " +
+                      std::to_string(at.time_since_epoch().count()) + " answered " + result +
+                      ", but the lowest offset published at or after that time is " +
+                      std::to_string(want) + "\n";
+      } catch (const broker::Error& e) {
+        result = std::string("error:") + broker::to_string(e.code());
+        h.errors += "unexpected-error: (final): offset_for_time " + topic + " -> " + result + "\n";
+      }
+      h.lines.push_back({invoke, h.tick(), "(final)",
+                         "offset_for_time " + oplang::format_value(topic) + " " +
+                             std::to_string(at.time_since_epoch().count()) + " -> " + result});
+    }
+  }
+}
+
 void body(const oplang::Program& p, Ctx& ctx) {
-  auto b = std::make_unique<broker::Broker>(options_of(p.broker, ctx.disk));
+  auto b = std::make_unique<broker::Broker>(options_of(p.broker, ctx.disk, ctx.clock));
   ctx.b = b.get();
   {
     Publishers publishers;  // gone before the broker
@@ -1390,6 +1469,7 @@ void body(const oplang::Program& p, Ctx& ctx) {
                   sub.second + " -> error:" + broker::to_string(e.code()) + "\n";
     }
   }
+  if (ctx.clock) check_seek_by_time(*b, h, *ctx.clock);
   if (!p.broker.shutdown) {
     if (h.cut) reopen_after_cut(p, ctx, std::move(b));
     return;
@@ -1661,6 +1741,7 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
   failures += check_shutdown(h.handlers, timing);
   // R11: every poll_wait of any subscription waits its timeout out or is woken at once.
   checked += ", poll_wait waits";
+  if (h.times_checked) checked += ", seek by time (R28, clock=manual)";
   std::vector<WakeSeen> wakes;
   for (const WakeSeen& w : h.wakes) {
     // A subscription made again under the name after an unsubscribe began is what a waiting
@@ -1817,6 +1898,7 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
     ctx->rec = std::make_shared<Recorder>();
     ctx->rec->plan = make_plan(programs[i]);
     if (programs[i].broker.durable) ctx->disk = std::make_shared<broker::sim::SimFileSystem>();
+    if (programs[i].broker.manual_clock) ctx->clock = std::make_shared<FiberClock>();
     ctxs.push_back(ctx);
     bodies.push_back([shared, ctx, i] { body((*shared)[i], *ctx); });
   }

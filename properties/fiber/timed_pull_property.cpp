@@ -21,6 +21,7 @@
 #include "program_runner.h"
 #include "programs.h"
 #include "simfs/sim_file_system.h"
+#include "uniform.h"
 
 namespace fiberprop {
 namespace {
@@ -105,6 +106,33 @@ TEST(FiberTimedPull, R33TheExpiryTimerOutlivesAFailedStore) {
       fiber::Schedule::random(1));
   EXPECT_TRUE(run.ok()) << run.describe();
   EXPECT_EQ(failure, "");
+}
+
+// R28 with publishers racing their clock reads: under `clock=manual` every clock read is a
+// scheduling point and a fiber moves the clock back and forth while 1-3 publishers publish,
+// so a publisher may append after another that read a later time, and times step back
+// along the log. offset_for_time must still answer the lowest offset published at or after
+// each time (`seek-by-time`, checked after the run on every message's time).
+RC_GTEST_PROP(FiberTimedPull, PublishersRacingTheirClockReadsKeepSeekByTimeRight, ()) {
+  const auto publishers = *rc::gen::resize(
+      3, rc::gen::nonEmpty(rc::gen::container<std::vector<int>>(props::uniform_in(1, 5))));
+  const auto moves =
+      *rc::gen::resize(6, rc::gen::nonEmpty(rc::gen::container<std::vector<std::int64_t>>(
+                              rc::gen::element<std::int64_t>(-30, -5, -1, 1, 5, 30))));
+  std::string text =
+      "broker sync clock=manual\ncreate_topic t\nsubscribe_pull t p timeout=1000 max=3 "
+      "start=begin\n";
+  for (std::size_t i = 0; i < publishers.size(); ++i) {
+    text += "fiber pub" + std::to_string(i) + "\n";
+    for (int k = 0; k < publishers[i]; ++k) text += "  publish t m" + std::to_string(k) + "\n";
+  }
+  text += "fiber clock\n";
+  for (std::int64_t m : moves) text += "  advance " + std::to_string(m) + "\n";
+  text += "fiber w0\n  poll t p w0 max=3\n  ack t p all w0\n";
+  const oplang::Program program = oplang::parse_program(text);
+  const ProgramRun run = run_program(program, pick_schedule(*gen_schedule()));
+  if (!run.ok()) RC_FAIL(failure_text(run, program));
+  RC_ASSERT(run.checked.find("seek by time") != std::string::npos);
 }
 
 // The property reaches what it judges: over generated cases, holds that expire by the timer

@@ -37,7 +37,8 @@ struct BrokerSpec {
   Millis timeout = 0;
   Millis backoff = 5;
   bool shutdown = false;
-  Millis auto_expire = 0;  // R17: the timer's period (0: no automatic expiry)
+  Millis auto_expire = 0;     // R17: the timer's period (0: no automatic expiry)
+  bool manual_clock = false;  // R28: `clock=manual`: `advance` moves the broker's clock
   bool durable = false;
   SyncPolicy publish_sync{};
   SyncPolicy commit_sync{};
