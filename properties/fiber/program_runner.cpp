@@ -396,8 +396,6 @@ broker::FsyncPolicy policy_of(const oplang::SyncPolicy& p) {
 
 broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec);
 
-// The broker of a `broker` line; a durable one on `disk`, with small segments and journal
-// (rolls and compactions happen in short programs, as in harness::DurableSetup).
 // A ManualClock whose every read is a scheduling point (a program with `clock=manual`): a
 // publisher's read and its append may then interleave with other publishers and with
 // `advance` moving the clock, back too (R28: publish times need not grow along a log).
@@ -414,6 +412,9 @@ class FiberClock final : public broker::Clock {
   broker::ManualClock inner_;
 };
 
+// The broker of a `broker` line; a durable one on `disk`, with small segments and journal
+// (rolls and compactions happen in short programs, as in harness::DurableSetup); on `clock`
+// with `clock=manual`.
 broker::BrokerOptions options_of(const oplang::BrokerSpec& spec,
                                  const std::shared_ptr<broker::sim::SimFileSystem>& disk,
                                  const std::shared_ptr<FiberClock>& clock) {

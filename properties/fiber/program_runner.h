@@ -6,7 +6,9 @@
 // How a program runs. One body fiber builds the broker the `broker` line describes, runs the
 // setup ops in order, starts one fiber per `fiber` block (in order) and joins them. Each op is
 // the broker call of its name; `now` is the fiber runtime's virtual time, `advance MS` sleeps
-// the calling fiber MS of virtual time, `yield N` makes N scheduling points. ack / nack /
+// the calling fiber MS of virtual time, `yield N` makes N scheduling points. With
+// `clock=manual` the broker's clock is a manual one whose every read is a scheduling point:
+// `now` is its time and `advance MS` moves it (back too) without sleeping. ack / nack /
 // extend with `oldest` or `all` name messages from the member's hand: what poll gave that
 // member (per topic and subscription) and it has not acked or nacked since, oldest first
 // (it may have expired meanwhile: then the broker refuses). Handler steps run as scripted
@@ -27,7 +29,10 @@
 // delivery-after-unsubscribe, redrive-order, counters, stuck; pull - lost, unexpected,
 // nonmonotonic, poll-skip, duplicated-beyond-redelivery, double-held, acked-came-back, counters. A
 // typed error from a call that names a checked topic or subscription is a failure too
-// (unexpected-error). Other subscriptions only have to complete.
+// (unexpected-error). Other subscriptions only have to complete. Every program's poll_waits
+// are judged by waits.h (early-return, stuck), under `auto_expire` its checked pull
+// subscriptions' holds too (late-expiry), and under `clock=manual` offset_for_time at every
+// publish time read back (seek-by-time).
 #pragma once
 
 #include <string>
