@@ -131,6 +131,7 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t tool = ::getpid();
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
@@ -144,6 +145,17 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
   }
   if (pid == 0) {
     ::setpgid(0, 0);
+    // A watchdog in the server's process group: when the tool dies (even by SIGKILL, which
+    // runs no destructor) it kills the group, so no server outlives the tool. stop() and
+    // kill9() kill the group, the watchdog with it. (PR_SET_PDEATHSIG would follow the
+    // thread that forked, not the process.) Only async-signal-safe calls after fork.
+    if (::fork() == 0) {
+      ::close_range(0, ~0U, 0);  // holds nothing: not the exec pipe, no socket, no file
+      const struct timespec second { 1, 0 };
+      while (::kill(tool, 0) == 0 || errno == EPERM) ::nanosleep(&second, nullptr);
+      ::kill(0, SIGKILL);
+      ::_exit(0);
+    }
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
