@@ -5,7 +5,9 @@
 #include <rapidcheck.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fiber/run.h"
@@ -42,6 +44,18 @@ inline rc::Gen<fiber::Schedule> gen_schedule() {
 inline fiber::Schedule pick_schedule(const fiber::Schedule& generated) {
   if (auto s = fiber::schedule_from_env()) return *s;
   return generated;
+}
+
+/// The (invoke, return) ticks of the first history line that contains `who_and_call`
+/// (e.g. "w0      poll"), read from a ProgramRun's history text; (0, 0) if none.
+inline std::pair<unsigned long, unsigned long> ticks_of(const ProgramRun& run,
+                                                        const std::string& who_and_call) {
+  const std::size_t at = run.history.find(who_and_call);
+  if (at == std::string::npos) return {0, 0};
+  const std::size_t bol = run.history.rfind('\n', at) + 1;
+  unsigned long from = 0, to = 0;
+  std::sscanf(run.history.c_str() + bol, " %lu..%lu", &from, &to);
+  return {from, to};
 }
 
 /// Fails a property with the anomaly lines, the program as operation-language text, the

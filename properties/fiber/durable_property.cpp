@@ -78,15 +78,8 @@ fiber cut
     const ProgramRun run = run_program(program, schedule);
     ASSERT_EQ(run.failures, "") << failure_report(run, program);
     // The poll began inside the publish and the cut came before the publish returned.
-    auto ticks = [&](const std::string& who_and_call) {
-      const std::size_t at = run.history.find(who_and_call);
-      const std::size_t bol = run.history.rfind('\n', at) + 1;
-      unsigned long from = 0, to = 0;
-      std::sscanf(run.history.c_str() + bol, " %lu..%lu", &from, &to);
-      return std::make_pair(from, to);
-    };
-    const auto publish = ticks("pub     publish"), poll = ticks("w0      poll"),
-               cut = ticks("cut     crash");
+    const auto publish = ticks_of(run, "pub     publish"), poll = ticks_of(run, "w0      poll"),
+               cut = ticks_of(run, "cut     crash");
     if (publish.first < poll.first && poll.first < publish.second && cut.first < publish.second)
       ++in_window;
   }

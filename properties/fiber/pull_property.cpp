@@ -46,14 +46,7 @@ fiber w0
     const ProgramRun run = run_program(program, schedule);
     ASSERT_EQ(run.failures, "") << failure_report(run, program);
     // The publish ran inside the poll (its ticks nested in the poll's).
-    auto ticks = [&](const std::string& who_and_call) {
-      const std::size_t at = run.history.find(who_and_call);
-      const std::size_t bol = run.history.rfind('\n', at) + 1;
-      unsigned long from = 0, to = 0;
-      std::sscanf(run.history.c_str() + bol, " %lu..%lu", &from, &to);
-      return std::make_pair(from, to);
-    };
-    const auto poll = ticks("w0      poll"), publish = ticks("pub     publish");
+    const auto poll = ticks_of(run, "w0      poll"), publish = ticks_of(run, "pub     publish");
     if (poll.first < publish.first && publish.second < poll.second) ++in_window;
   }
   std::printf("schedules with the publish inside the poll's window: %d of 300\n", in_window);
