@@ -14,7 +14,7 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
                                            std::size_t offers) {
   std::vector<oplang::ModelRunner> out{before, std::move(after)};
   if (std::holds_alternative<oplang::Drain>(op)) {
-    for (auto& m : partial_drains(before, offers)) out.push_back(std::move(m));
+    for (auto& m : partial_drains(before, offers, 0, true)) out.push_back(std::move(m));
   }
   if (const auto* r = std::get_if<oplang::RedriveTo>(&op)) {
     // Its publishes come before the commit that drops the dead letters (R25).
@@ -75,14 +75,16 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
 }  // namespace
 
 std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
-                                                std::size_t offers, std::size_t called) {
+                                                std::size_t offers, std::size_t called,
+                                                bool effect_undecided) {
   std::vector<oplang::ModelRunner> out;
   for (std::size_t n = called; n <= offers; ++n) {
-    for (const bool unanswered : {false, true}) {
-      if (n == 0 && unanswered) continue;
+    // The last offer answered; unanswered; unanswered with its handler's effect undone too.
+    for (const int last : {0, 1, 2}) {
+      if ((n == 0 && last > 0) || (last == 2 && !effect_undecided)) continue;
       oplang::ModelRunner partial = before;
       try {
-        partial.model().drain_offers(n, unanswered);
+        partial.model().drain_offers(n, last > 0, last > 1);
       } catch (const model::Error&) {
       }
       partial.model().take_calls();

@@ -67,20 +67,22 @@ void Model::check_storage() const {
 }
 
 // R19: the drain a power cut stopped after `offers` offers, each with its commit (the last
-// without its result, if last_unanswered).
-std::size_t Model::drain_offers(std::size_t offers, bool last_unanswered) {
+// without its result, if last_unanswered; and without its handler's effect, if
+// last_effect_undone).
+std::size_t Model::drain_offers(std::size_t offers, bool last_unanswered, bool last_effect_undone) {
   offer_budget_ = offers;
   last_unanswered_ = last_unanswered;
+  last_effect_undone_ = last_unanswered && last_effect_undone;
   std::size_t confirmed = 0;
   try {
     confirmed = drain();
   } catch (...) {
     offer_budget_ = SIZE_MAX;
-    last_unanswered_ = false;
+    last_unanswered_ = last_effect_undone_ = false;
     throw;
   }
   offer_budget_ = SIZE_MAX;
-  last_unanswered_ = false;
+  last_unanswered_ = last_effect_undone_ = false;
   return confirmed;
 }
 

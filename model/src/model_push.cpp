@@ -188,7 +188,9 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
         HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt, ""});
     const std::size_t call_index = calls_.size() - 1;
     handler_depth_ += 1;
-    std::string effect = run_effect(step, topic_name, member);
+    // drain_offers: the cut (or the effect's own failed write) came during the effect.
+    const bool undone = offer_budget_ == 0 && last_effect_undone_;
+    std::string effect = undone ? "" : run_effect(step, topic_name, member);
     handler_depth_ -= 1;
     calls_[call_index].effect = std::move(effect);
     t = find_topic(topic_id);

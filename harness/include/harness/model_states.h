@@ -15,9 +15,12 @@ namespace harness {
 /// offers (n from `called` to `offers`), each with its commit, and inside each (its handler
 /// ran, with its effects; its result was not applied). `before` is the state before the
 /// drain; `called`: how many handler calls the broker is known to have made before the
-/// cut (each of them happened, with its attempt saved first under R34).
+/// cut (each of them happened, with its attempt saved first under R34). With
+/// `effect_undecided` (a failed write, R33: the drain's failing call may be the handler's
+/// own effect), also inside each with that handler's effect not taken place.
 std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
-                                                std::size_t offers, std::size_t called = 0);
+                                                std::size_t offers, std::size_t called = 0,
+                                                bool effect_undecided = false);
 
 /// The model, as a set of states the broker may be in. One state, except after a call that
 /// threw IoError while a `fault` was armed (R33): that call is undecided until a reopen, so

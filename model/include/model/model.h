@@ -269,7 +269,10 @@ class Model {
   /// a drain can leave, since every offer's commit is its own record (R19).
   /// With last_unanswered, the last of those offers runs its handler (and its effects) but
   /// its result is not applied: the cut (or a failed commit, R33) came between the two.
-  std::size_t drain_offers(std::size_t offers, bool last_unanswered = false);
+  /// With last_effect_undone too, its handler's effect did not take place either: the cut,
+  /// or the failed write of that effect's own call (R33: undecided), came during it.
+  std::size_t drain_offers(std::size_t offers, bool last_unanswered = false,
+                           bool last_effect_undone = false);
   /// R25: what redrive_to leaves when a power cut or a failed write (R33) stops it after
   /// `published` of its publishes: those messages are in `to_topic`, and every dead letter
   /// is still dead (they are dropped in one commit after the last publish), so a redrive
@@ -456,6 +459,7 @@ class Model {
   int handler_depth_ = 0;
   std::size_t offer_budget_ = SIZE_MAX;  // drain_offers only
   bool last_unanswered_ = false;         // drain_offers only
+  bool last_effect_undone_ = false;      // drain_offers only
   std::vector<HandlerCall> calls_;
   bool storage_failed_ = false;  // R33, until restart()
 };
