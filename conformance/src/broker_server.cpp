@@ -89,7 +89,7 @@ void BrokerServer::start() {
       std::to_string(port_),
       "--sync",
       options_.sync_always ? std::string("always") : std::to_string(options_.interval_ms)};
-  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log"); err != 0) {
+  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err));
   }
   const auto deadline = Clock::now() + kStartTimeout;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <set>
+#include <tuple>
 #include <variant>
 
 namespace conformance {
@@ -85,6 +87,10 @@ class Maker {
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
       std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
       bounds_.erase(d->name);
+    } else if (const auto* p = std::get_if<oplang::Poll>(&op)) {
+      if (const auto* r = std::get_if<std::vector<model::Received>>(&out.value)) {
+        for (const model::Received& m : *r) given_.insert({p->topic, p->sub, m.offset, p->member});
+      }
     }
   }
 
@@ -163,7 +169,13 @@ class Maker {
     model::Offset offset = pick(4);
     std::string m = member();
     const auto& held = tracker_.held();
-    if (!held.empty() && chance(85)) {
+    if (!given_.empty() && chance(15)) {
+      // A late answer: from a member the message was given to, whatever became of it since
+      // (offered to another member, returned, settled, dead).
+      auto it = given_.begin();
+      std::advance(it, static_cast<long>(pick(given_.size())));
+      std::tie(t, s, offset, m) = *it;
+    } else if (!held.empty() && chance(85)) {
       auto it = held.begin();
       std::advance(it, static_cast<long>(pick(held.size())));
       std::tie(t, s, offset) = it->first;
@@ -287,6 +299,8 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
+  // Every (topic, subscription, offset, member) a poll handed out.
+  std::set<std::tuple<std::string, std::string, model::Offset, std::string>> given_;
   std::map<std::string, std::size_t> bounds_;            // bounded topics that exist: their bound
   std::map<Tracker::Key, model::Millis> extended_from_;  // held, extended: its first deadline
 };

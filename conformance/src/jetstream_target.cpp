@@ -263,8 +263,12 @@ void JetStreamTarget::close() {
   }
 }
 
+bool JetStreamTarget::serves(const oplang::Op& op) const {
+  return in_subset(op) || retention_by_messages(op);
+}
+
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
-  if (!in_subset(op)) throw std::invalid_argument("jetstream: op outside the common subset");
+  if (!serves(op)) throw std::invalid_argument("jetstream: op outside what the target serves");
   if (!owner_ && !std::holds_alternative<oplang::Poll>(op) &&
       !std::holds_alternative<oplang::Ack>(op) && !std::holds_alternative<oplang::Nack>(op)) {
     throw std::invalid_argument("jetstream: a worker serves poll, ack and nack only");
@@ -339,7 +343,11 @@ oplang::Value JetStreamTarget::create_topic(const oplang::CreateTopic& op) {
   cfg.SubjectsLen = 1;
   cfg.Storage = js_FileStorage;
   cfg.Replicas = replicas_;
-  cfg.Retention = js_LimitsPolicy;  // no limits: MaxMsgs, MaxBytes, MaxAge stay unlimited
+  cfg.Retention = js_LimitsPolicy;  // MaxBytes and MaxAge stay unlimited
+  if (op.retention_messages > 0) {
+    cfg.MaxMsgs = static_cast<int64_t>(op.retention_messages);
+    cfg.Discard = js_DiscardOld;
+  }
   jsStreamInfo* info = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   const natsStatus s = js_AddStream(&info, js_, &cfg, nullptr, &jerr);
@@ -465,8 +473,10 @@ void JetStreamTarget::bind_pull(const Topic& topic, Sub& sub) {
 }
 
 void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) {
-  for (auto& [offset, held] : sub.held) natsMsg_Destroy(held.msg);
-  sub.held.clear();
+  for (auto& [offset, members] : sub.given) {
+    for (auto& [member, msg] : members) natsMsg_Destroy(msg);
+  }
+  sub.given.clear();
   if (sub.pull != nullptr) {
     natsSubscription_Unsubscribe(sub.pull);
     natsSubscription_Destroy(sub.pull);
@@ -522,6 +532,8 @@ void JetStreamTarget::drain_advisories(const std::string& topic_name, const std:
     d.attempts = static_cast<int>(json_number(body, "deliveries"));
     d.reason = terminated ? "terminated" : "max deliveries";
     d.died_at = now_;
+    // The body as the client fetched it (kept for as long as the subscription: the server
+    // may announce a message again, after the stream discarded it), else from the stream.
     if (auto p = sub.payloads.find(offset); p != sub.payloads.end()) {
       d.payload = p->second;
       d.headers = sub.headers[offset];
@@ -533,13 +545,6 @@ void JetStreamTarget::drain_advisories(const std::string& topic_name, const std:
       d.payload = payload_of(stored);
       d.headers = headers_of(stored);
       natsMsg_Destroy(stored);
-    }
-    sub.payloads.erase(offset);
-    sub.headers.erase(offset);
-    // A dead message is no longer held: an ack or nack of it is refused.
-    if (auto h = sub.held.find(offset); h != sub.held.end()) {
-      natsMsg_Destroy(h->second.msg);
-      sub.held.erase(h);
     }
     sub.dead.push_back(std::move(d));
   }
@@ -584,9 +589,9 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
       std::string payload = payload_of(msg.get());
       sub.payloads[offset] = payload;
       sub.headers[offset] = headers_of(msg.get());
-      auto [it, fresh] = sub.held.try_emplace(offset);
-      if (!fresh) natsMsg_Destroy(it->second.msg);
-      it->second = Held{op.member, msg.release(), now_ + sub.options.ack_timeout};
+      auto [it, fresh] = sub.given[offset].try_emplace(op.member, nullptr);
+      if (!fresh) natsMsg_Destroy(it->second);
+      it->second = msg.release();
       out.push_back(
           model::Received{offset, std::move(payload), attempt, now_ + sub.options.ack_timeout});
     }
@@ -598,61 +603,46 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
 }
 
 oplang::Value JetStreamTarget::ack(const oplang::Ack& op) {
-  Topic& topic = topic_or_throw(op.topic);
-  Sub& sub = sub_or_throw(topic, op.sub);
-  drain_advisories(op.topic, op.sub, sub, 0);
-  auto it = sub.held.find(op.offset);
-  if (it == sub.held.end() || it->second.member != op.member) return oplang::BoolResult{false};
-  MsgPtr msg(it->second.msg);
-  sub.held.erase(it);
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  check(natsMsg_AckSync(msg.get(), nullptr, &jerr), "natsMsg_AckSync", jerr);
-  sub.payloads.erase(op.offset);
-  sub.headers.erase(op.offset);
-  return oplang::BoolResult{true};
+  return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, "+ACK")};
 }
 
 oplang::Value JetStreamTarget::nack(const oplang::Nack& op) {
-  return oplang::BoolResult{answer_held(op.topic, op.sub, op.offset, op.member, "-NAK")};
+  return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, "-NAK")};
 }
 
-bool JetStreamTarget::answer_held(const std::string& topic_name, const std::string& sub_name,
-                                  model::Offset offset, const std::string& member,
-                                  const char* word) {
+bool JetStreamTarget::answer(const std::string& topic_name, const std::string& sub_name,
+                             model::Offset offset, const std::string& member, const char* word) {
   Topic& topic = topic_or_throw(topic_name);
   Sub& sub = sub_or_throw(topic, sub_name);
   drain_advisories(topic_name, sub_name, sub, 0);
-  auto it = sub.held.find(offset);
-  if (it == sub.held.end() || it->second.member != member) return false;
-  MsgPtr msg(it->second.msg);
-  sub.held.erase(it);
+  auto it = sub.given.find(offset);
+  if (it == sub.given.end() || !it->second.contains(member)) return false;
   // Sent as a request: the server answers an ack message that has a reply subject once the
   // consumer has processed it (as for AckSync), so the next poll sees its effect.
-  const char* reply_to = natsMsg_GetReply(msg.get());
+  const char* reply_to = natsMsg_GetReply(it->second.at(member));
   if (reply_to == nullptr) throw TargetFailure(std::string(word) + ": the message has no reply");
-  natsMsg* answer = nullptr;
-  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, word, kApiWaitMs);
-  natsMsg_Destroy(answer);
+  natsMsg* reply = nullptr;
+  const natsStatus s = natsConnection_RequestString(&reply, nc_, reply_to, word, kApiWaitMs);
+  natsMsg_Destroy(reply);
   check(s, (std::string(word) + " request").c_str());
   return true;
 }
 
 oplang::Value JetStreamTarget::term(const oplang::Term& op) {
-  if (!answer_held(op.topic, op.sub, op.offset, op.member, "+TERM")) {
-    return oplang::BoolResult{false};
-  }
   Sub& sub = sub_or_throw(topic_or_throw(op.topic), op.sub);
+  const std::size_t dead_before = sub.dead.size();
+  if (!answer(op.topic, op.sub, op.offset, op.member, "+TERM")) return oplang::BoolResult{false};
   // The server announces the dead message on its own schedule (on loopback within about
   // 1 ms): wait for that advisory, so a dead_letters right after the term sees it as the
   // model's does, but one model ms at most (a fifth of the margin, so the run is not made
   // void): one that does not come is the engine's answer, judged by the steps after it.
   if (sub.advisories != nullptr) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(unit_ms_);
-    auto dead = [&] {
-      return std::any_of(sub.dead.begin(), sub.dead.end(),
+    auto announced = [&] {
+      return std::any_of(sub.dead.begin() + static_cast<long>(dead_before), sub.dead.end(),
                          [&](const model::DeadLetter& d) { return d.offset == op.offset; });
     };
-    while (!dead() && std::chrono::steady_clock::now() < until) {
+    while (!announced() && std::chrono::steady_clock::now() < until) {
       drain_advisories(op.topic, op.sub, sub, 10);
     }
   }
@@ -665,24 +655,12 @@ oplang::Value JetStreamTarget::extend(const oplang::Extend& op) {
   }
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.sub);
+  // +WPI restarts AckWait and knows no other extension: the adapter's refusal, not the
+  // engine's.
   if (op.extension != sub.options.ack_timeout) {
     throw std::invalid_argument("jetstream: extend by the subscription's ack timeout only");
   }
-  drain_advisories(op.topic, op.sub, sub, 0);
-  auto it = sub.held.find(op.offset);
-  // Past its AckWait the server has given the message back (R11: too late to extend; a
-  // late ack still settles it, the profile's late_ack_accepted).
-  if (it == sub.held.end() || it->second.member != op.member || now_ >= it->second.deadline) {
-    return oplang::BoolResult{false};
-  }
-  const char* reply_to = natsMsg_GetReply(it->second.msg);
-  if (reply_to == nullptr) throw TargetFailure("+WPI: the message has no reply");
-  natsMsg* answer = nullptr;
-  const natsStatus s = natsConnection_RequestString(&answer, nc_, reply_to, "+WPI", kApiWaitMs);
-  natsMsg_Destroy(answer);
-  check(s, "+WPI request");
-  it->second.deadline = now_ + sub.options.ack_timeout;
-  return oplang::BoolResult{true};
+  return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, "+WPI")};
 }
 
 oplang::Value JetStreamTarget::advance(const oplang::Advance& op) {
@@ -705,7 +683,14 @@ oplang::Value JetStreamTarget::dead_letters(const oplang::GetDeadLetters& op) {
 
 model::Millis JetStreamTarget::lag() const {
   const auto real = std::chrono::steady_clock::now() - start_;
-  return std::chrono::duration_cast<std::chrono::milliseconds>(real).count() / unit_ms_ - now_;
+  const model::Millis client =
+      std::chrono::duration_cast<std::chrono::milliseconds>(real).count() / unit_ms_ - now_;
+  // The engine's own lag, measured: a round trip to the server now. A server starved of CPU
+  // answers late, and its ack-wait timers fire late by as much, which the client's clock
+  // alone does not see.
+  std::int64_t rtt_ns = 0;
+  if (nc_ == nullptr || natsConnection_GetRTT(nc_, &rtt_ns) != NATS_OK) return client;
+  return std::max(client, rtt_ns / 1000000 / unit_ms_);
 }
 
 }  // namespace conformance

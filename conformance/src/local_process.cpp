@@ -126,11 +126,16 @@ std::string failure_line(const std::string& what, const std::string& binary, int
   return msg;
 }
 
-int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
+int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
+                        const std::string& dir) {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> rm_args = {"/bin/rm", "-rf", "--", dir};
+  std::vector<char*> rm_argv;
+  for (std::string& a : rm_args) rm_argv.push_back(a.data());
+  rm_argv.push_back(nullptr);
   const pid_t tool = ::getpid();
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
@@ -146,14 +151,20 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out) {
   if (pid == 0) {
     ::setpgid(0, 0);
     // A watchdog in the server's process group: when the tool dies (even by SIGKILL, which
-    // runs no destructor) it kills the group, so no server outlives the tool. stop() and
-    // kill9() kill the group, the watchdog with it. (PR_SET_PDEATHSIG would follow the
-    // thread that forked, not the process.) Only async-signal-safe calls after fork.
+    // runs no destructor) it leaves the group, kills it, waits (bounded) until no member is
+    // left, and becomes `rm -rf dir`: no server and no directory outlive the tool. stop()
+    // and kill9() kill the group while the watchdog is in it. (PR_SET_PDEATHSIG would follow
+    // the thread that forked, not the process.) Only async-signal-safe calls after fork.
     if (::fork() == 0) {
       ::close_range(0, ~0U, 0);  // holds nothing: not the exec pipe, no socket, no file
+      const pid_t group = ::getpgrp();
       const struct timespec second { 1, 0 };
       while (::kill(tool, 0) == 0 || errno == EPERM) ::nanosleep(&second, nullptr);
-      ::kill(0, SIGKILL);
+      ::setpgid(0, 0);
+      ::kill(-group, SIGKILL);
+      const struct timespec tick { 0, 50000000 };
+      for (int i = 0; i < 200 && ::kill(-group, 0) == 0; ++i) ::nanosleep(&tick, nullptr);
+      if (!dir.empty()) ::execv(rm_argv[0], rm_argv.data());
       ::_exit(0);
     }
     const int devnull = ::open("/dev/null", O_RDONLY);

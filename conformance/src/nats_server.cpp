@@ -71,7 +71,7 @@ void NatsServer::start() {
   std::vector<std::string> args = {binary_, "-js", "-a", "127.0.0.1", "-p", std::to_string(port_),
                                    "-sd",   store, "-l", log};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log"); err != 0) {
+  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
          " (install it with `apt-get install -y nats-server`)");
   }

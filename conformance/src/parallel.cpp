@@ -5,6 +5,7 @@
 #include <atomic>
 #include <exception>
 #include <latch>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -158,8 +159,21 @@ struct FiberRun {
 // from the setup, every worker call as a PullCall (worker = branch). An engine that expires
 // on its own clock answers `expire` with nothing; the settle waited past every deadline
 // before its expire, so there every hold still open has ended: its expire lists them all.
+// An engine that answers every ack (acks_always_confirmed) settles a message with the first
+// ack that reaches it; a later one of the same offset settled nothing, whatever it answered,
+// so only the first true ack of each offset counts as accepted.
 fiberprop::History queue_history(const std::vector<Recorded>& prefix,
-                                 const std::vector<Recorded>& calls, bool engine_expires) {
+                                 const std::vector<Recorded>& calls, bool engine_expires,
+                                 bool acks_always_confirmed) {
+  std::map<model::Offset, std::uint64_t> first_ack;  // offset -> ret tick of its first true ack
+  for (const Recorded& r : calls) {
+    const auto* yes = std::get_if<oplang::BoolResult>(&r.outcome.value);
+    if (r.call.op.kind != PullOp::Kind::kAck || r.outcome.error || yes == nullptr || !yes->value) {
+      continue;
+    }
+    auto [it, fresh] = first_ack.try_emplace(r.call.op.offset, r.call.ret);
+    if (!fresh) it->second = std::min<std::uint64_t>(it->second, r.call.ret);
+  }
   fiberprop::History h;
   for (const Recorded& r : prefix) {
     const auto* offset = std::get_if<oplang::OffsetResult>(&r.outcome.value);
@@ -187,6 +201,9 @@ fiberprop::History queue_history(const std::vector<Recorded>& prefix,
       c.offset = op.offset;
       const auto* accepted = std::get_if<oplang::BoolResult>(&r.outcome.value);
       c.accepted = !r.outcome.error && accepted != nullptr && accepted->value;
+      if (c.accepted && acks_always_confirmed && op.kind == PullOp::Kind::kAck) {
+        c.accepted = first_ack.at(op.offset) == r.call.ret;
+      }
     } else if (op.kind == PullOp::Kind::kExpire) {
       c.kind = fiberprop::PullCall::Kind::kExpire;
       if (engine_expires) {
@@ -411,7 +428,8 @@ ParallelVerdict check_parallel(Target& target, const oplang::Program& program, c
   // The queue checkers (Jepsen's names): what the history and the engine's final state say
   // of lost, duplicated, unexpected, double-held or skipped messages, whatever order the
   // calls linearize in.
-  const fiberprop::History queue = queue_history(prefix, calls, engine_expires);
+  const fiberprop::History queue =
+      queue_history(prefix, calls, engine_expires, p.has(Switch::kAcksAlwaysConfirmed));
   verdict.anomalies =
       fiberprop::check_offsets(queue) + fiberprop::check_pull(queue, final_state(target));
 

@@ -18,9 +18,8 @@ struct SwitchInfo {
 
 constexpr SwitchInfo kSwitches[] = {
     {Switch::kLateAckAccepted, "late_ack_accepted", "R11",
-     "an ack or nack from the member a message was last given to still settles it after its "
-     "deadline passed, until the message is offered again (a member that nacked has given it "
-     "back)"},
+     "an ack, nack or term from the member a message was last given to still settles it "
+     "after its deadline passed, until the message is offered again"},
     {Switch::kRedeliveryInReturnOrder, "redelivery_in_return_order", "R5",
      "returned messages are offered in the order they came back (a nack at once, an expiry "
      "when its deadline passed), not lowest offset first"},
@@ -47,6 +46,25 @@ constexpr SwitchInfo kSwitches[] = {
      "extend's XCLAIM does (counted as skipped); until then an ack settles it and a nack or "
      "an expiry returns it (then it is skipped), and its dead letter (a term, or its last "
      "delivery failing) has no payload or headers"},
+    {Switch::kAckAfterNackSettles, "ack_after_nack_settles", "R11",
+     "an ack or term from the member that nacked a message still settles it, until the "
+     "message is offered again"},
+    {Switch::kLateAckByPreviousHolder, "late_ack_by_previous_holder", "R11",
+     "an ack, nack or term from a member the message was given to before still applies to it "
+     "after it was offered to another member (or to the same one again), as long as it is not "
+     "settled: an ack or term settles it, a nack gives it back"},
+    {Switch::kAcksAlwaysConfirmed, "acks_always_confirmed", "R11",
+     "the server answers every ack, nack and term of a message the member was given, whether "
+     "or not it settled anything (a second ack, a nack after the ack); only what the polls "
+     "after it show tells what it did"},
+    {Switch::kTermAlwaysAnnounced, "term_always_announced", "R23",
+     "every term from a member the message was given to is announced as terminated (a dead "
+     "letter with the delivery count that member was given), also a term of a message "
+     "already acked, dead or terminated before: two terms, two dead letters"},
+    {Switch::kRetentionTerminatesHeld, "retention_terminates_held", "R3",
+     "a held or returned message the stream's MaxMsgs discards is terminated by the server "
+     "at once: announced as terminated (a dead letter), never offered again, and its "
+     "holder's ack changes nothing"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -87,10 +105,13 @@ Profile Profile::without(Switch s) const {
 Profile strict_profile() { return Profile{"strict", {}}; }
 
 Profile jetstream_profile() {
-  return Profile{"jetstream",
-                 {Switch::kLateAckAccepted, Switch::kRedeliveryInReturnOrder,
-                  Switch::kDeadLetterWhenOfferedAgain, Switch::kEngineExpires,
-                  Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave}};
+  return Profile{
+      "jetstream",
+      {Switch::kLateAckAccepted, Switch::kRedeliveryInReturnOrder,
+       Switch::kDeadLetterWhenOfferedAgain, Switch::kEngineExpires,
+       Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave,
+       Switch::kAckAfterNackSettles, Switch::kLateAckByPreviousHolder, Switch::kAcksAlwaysConfirmed,
+       Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld}};
 }
 
 Profile redis_profile() {
@@ -114,6 +135,11 @@ model::Profile model_switches(const Profile& p) {
   m.redelivery_in_return_order = p.has(Switch::kRedeliveryInReturnOrder);
   m.dead_letter_when_offered_again = p.has(Switch::kDeadLetterWhenOfferedAgain);
   m.trimmed_held_keeps_only_its_offset = p.has(Switch::kTrimmedHeldKeepsOnlyItsOffset);
+  m.ack_after_nack_settles = p.has(Switch::kAckAfterNackSettles);
+  m.late_ack_by_previous_holder = p.has(Switch::kLateAckByPreviousHolder);
+  m.acks_always_confirmed = p.has(Switch::kAcksAlwaysConfirmed);
+  m.term_always_announced = p.has(Switch::kTermAlwaysAnnounced);
+  m.retention_terminates_held = p.has(Switch::kRetentionTerminatesHeld);
   return m;
 }
 

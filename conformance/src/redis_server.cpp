@@ -132,7 +132,7 @@ void RedisServer::start() {
     args.emplace_back(*options_.appendonly == RedisServerOptions::Fsync::kAlways ? "always"
                                                                                  : "everysec");
   }
-  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log"); err != 0) {
+  if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
          " (install it with `apt-get install -y redis-server`)");
   }

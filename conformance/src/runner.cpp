@@ -221,9 +221,37 @@ void side_by_side(Target& target, const oplang::Script& script, const Profile& p
 }
 
 std::string trace(Target& target, const oplang::Script& script, const Profile& p) {
+  return traced_check(target, script, p).trace;
+}
+
+std::string disagreement_text(const std::string& engine, const oplang::Script& script,
+                              const Violation& v) {
+  std::ostringstream out;
+  out << "step " << v.step + 1 << " of " << script.size() << ": "
+      << (v.step < script.size() ? oplang::print(script[v.step]) : std::string("?")) << "\n"
+      << "      model:  " << oplang::print(v.model) << "\n"
+      << "      " << engine << ": " << oplang::print(v.engine) << "\n"
+      << "      ^ violates " << v.rule << "\n";
+  return out.str();
+}
+
+TracedRun traced_check(Target& target, const oplang::Script& script, const Profile& p,
+                       model::Millis lag_limit) {
+  TracedRun run;
   std::ostringstream out;
   bool marked = false;
   side_by_side(target, script, p, [&](const oplang::Op& op, const SideStep& s) {
+    if (run.verdict.void_run) return;
+    if (target.lag() > lag_limit) {
+      run.verdict.void_run = true;
+      out << "   (void from here: the engine fell " << target.lag()
+          << " model ms behind the model's clock)\n";
+      return;
+    }
+    if (!s.agreed && !run.verdict.violation) {
+      run.verdict.violation =
+          Violation{s.index, rule_for(op, s.model, s.engine, s.oldest), s.model, s.engine};
+    }
     out << (s.agreed ? "   " : (marked ? " ! " : ">> ")) << s.index + 1 << ". " << oplang::print(op)
         << "\n";
     out << "      model:  " << oplang::print(s.model) << "\n";
@@ -236,7 +264,8 @@ std::string trace(Target& target, const oplang::Script& script, const Profile& p
       marked = true;
     }
   });
-  return out.str();
+  run.trace = out.str();
+  return run;
 }
 
 }  // namespace conformance

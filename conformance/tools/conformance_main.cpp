@@ -16,10 +16,9 @@
 // diverges as the profile says, or is violated (with the shrunk script and the command
 // that replays it). Every Nth script (--parallel, default 3; 0: none) is a parallel program
 // instead: concurrent workers on the engine, the history judged by the linearizability
-// checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. Exit 0: no
-// violation; 1: a violation; 2: bad usage; 3: the engine failed (a server that died is reported as
-// such, never as a violation); 130: interrupted (SIGINT, SIGTERM: the script in progress
-// ends, the servers the tool started are stopped and their directories removed).
+// checker (conformance/parallel.h), the table's row L, and by the queue checkers, row H. A
+// disagreement is printed as it happened, and reported as a violation only once a re-run
+// failed again. Flags, defaults and exit codes: kHelp below (--help).
 #include <signal.h>
 #include <unistd.h>
 
@@ -45,6 +44,7 @@
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
+#include "conformance/leftovers.h"
 #include "conformance/nats_server.h"
 #include "conformance/parallel.h"
 #include "conformance/profile.h"
@@ -54,6 +54,7 @@
 #endif
 #include "conformance/runner.h"
 #include "conformance/timeline.h"
+#include "conformance/unserved.h"
 #include "fault_mode.h"
 #include "oplang/text.h"
 
@@ -103,18 +104,52 @@ struct Args {
   bool seconds_given = false;
 };
 
+// Every flag, its default, and every exit code (--help prints it to stdout).
+const char* const kHelp =
+    "usage: conformance --target inproc|jetstream|redis [options]      the model-based suite\n"
+    "       conformance --target T [--url URL] --replay FILE.script|FILE.program\n"
+    "       conformance --target inproc|redis|jetstream|jetstream-cluster --faults [options]\n"
+    "\n"
+    "The suite generates scripts of the common subset, runs each on a fresh target next to\n"
+    "the model under the engine's profile, and ends with a row for every SPEC rule.\n"
+    "\n"
+    "  --target NAME      inproc (this broker, default), jetstream (nats-server), redis\n"
+    "                     (redis-server); with --faults also jetstream-cluster\n"
+    "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT):\n"
+    "                     none is started; streams or keys of earlier runs of this tool that\n"
+    "                     were killed (prefix aloc<pid>_, pid no longer running) are removed\n"
+    "                     first. Default: the tool starts its own server on a free port\n"
+    "  --seconds N        how long to generate (default 20; --faults: 60)\n"
+    "  --seed S           the first seed (default 1); seed S, S+1, ... one script each\n"
+    "  --unit MS          real ms per model ms on a real engine (default 20)\n"
+    "  --parallel N       every Nth seed is a parallel program, rows L and H (default 3; 0:\n"
+    "                     none)\n"
+    "  --profile NAME     judge under another profile: strict, jetstream, redis (default: the\n"
+    "                     target's own)\n"
+    "  --report FILE      also write the table to FILE (default: none)\n"
+    "  --out DIR          shrunk scripts, programs and timelines (default build/conformance)\n"
+    "  --first            stop after the first violation and its shrink\n"
+    "  --replay FILE      run one script (.script) or parallel program (.program), step by step\n"
+    "  --faults           the fault workload: the tool kills and restarts the server under a\n"
+    "                     stream of publishes and polls, and judges the history\n"
+    "  --fault KIND       --faults: kill9, restart or both (default both)\n"
+    "  --appendfsync P    --faults on redis and inproc: always (default) or everysec\n"
+    "  --strict           --faults: exit 1 on any anomaly not in --allow\n"
+    "  --allow A,B        --faults --strict: anomalies that do not fail the run\n"
+    "  --help, -h         this text\n"
+    "\n"
+    "Exit codes:\n"
+    "  0    every rule holds, or diverges only as the profile says (--faults: the anomaly\n"
+    "       table, whatever it shows, unless --strict)\n"
+    "  1    a violation that failed again when re-run (--faults --strict: an anomaly)\n"
+    "  2    bad usage\n"
+    "  3    the engine failed (it died, or did not start): never reported as a violation\n"
+    "  4    no violation, but a disagreement that did not fail again on any re-run: not\n"
+    "       judged; its script is kept as DIR/TARGET-SEED.unreproduced.script\n"
+    "  130  interrupted (SIGINT, SIGTERM): the servers the tool started are stopped\n";
+
 int usage(const std::string& why) {
-  std::cerr << "conformance: " << why
-            << "\nusage: conformance --target inproc|jetstream|redis "
-               "[--url nats://HOST:PORT|redis://HOST:PORT] [--seconds N] [--seed S] [--unit MS] "
-               "[--parallel N] [--profile strict|jetstream|redis] [--report FILE] [--out DIR] "
-               "[--first]\n"
-               "       conformance --target inproc|jetstream|redis [--url URL] --replay "
-               "FILE.script|FILE.program\n"
-               "       conformance --target inproc|redis|jetstream|jetstream-cluster --faults "
-               "[--seconds N] [--seed S] "
-               "[--fault kill9|restart|both] [--appendfsync always|everysec] "
-               "[--strict [--allow NAME,...]]\n";
+  std::cerr << "conformance: " << why << "\n" << kHelp;
   return 2;
 }
 
@@ -257,6 +292,8 @@ struct Row {
   std::map<std::string, std::size_t> diverged;  // switch name -> scripts that needed it
   std::size_t violated = 0;
   std::string example;                           // the first violation's replay command
+  std::size_t not_reproduced = 0;                // disagreements no re-run showed again
+  std::string unreproduced;                      // the first of them, as a file
   std::map<std::string, std::size_t> anomalies;  // row H: anomaly name -> programs showing it
 };
 
@@ -286,7 +323,11 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
 int main(int argc, char** argv) {
   std::string error;
   const std::optional<Args> parsed = parse(argc, argv, error);
-  if (!parsed) return error == "help" ? (usage("help"), 0) : usage(error);
+  if (!parsed && error == "help") {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (!parsed) return usage(error);
   const Args& args = *parsed;
   catch_interrupts();
   if (args.faults) {
@@ -325,9 +366,21 @@ int main(int argc, char** argv) {
 #endif
   std::string url = args.url;
   std::uint64_t prefix_counter = 0;
-  const std::string prefix_base =
-      "aloc" + std::to_string(static_cast<unsigned long long>(::getpid()));
+  const std::string prefix_base = conformance::run_prefix(::getpid());
   try {
+    // An engine the user runs: first what killed runs of this tool left on it.
+    if (!url.empty() && args.target == "jetstream") {
+      for (const std::string& name : conformance::remove_jetstream_leftovers(url)) {
+        std::cerr << "conformance: removed stream " << name << ", left by a killed run\n";
+      }
+    }
+#ifdef CONFORMANCE_HAS_REDIS
+    if (!url.empty() && args.target == "redis") {
+      for (const std::string& key : conformance::remove_redis_leftovers(url)) {
+        std::cerr << "conformance: removed key " << key << ", left by a killed run\n";
+      }
+    }
+#endif
     if (args.target == "jetstream" && url.empty()) {
       server = std::make_unique<conformance::NatsServer>();
       url = server->url();
@@ -433,6 +486,17 @@ int main(int argc, char** argv) {
   };
   std::filesystem::create_directories(args.out);
   int status = 0;
+  // A run of script on a fresh target that fails again, with its trace (up to `times`
+  // runs; void runs do not count as failing).
+  auto confirm = [&](const oplang::Script& script,
+                     int times) -> std::optional<conformance::TracedRun> {
+    for (int k = 0; k < times; ++k) {
+      std::unique_ptr<conformance::Target> t = factory();
+      conformance::TracedRun run = conformance::traced_check(*t, script, profile, gen.margin / 2);
+      if (run.verdict.violation) return run;
+    }
+    return std::nullopt;
+  };
   // Row L: parallel programs; row H: the queue checkers on the same histories. Returns true
   // to stop (--first after a violation).
   Row parallel_row, queue_row;
@@ -451,41 +515,78 @@ int main(int argc, char** argv) {
     queue_row.checked += v.calls;
     for (conformance::Switch s : v.needed) ++parallel_row.diverged[conformance::name_of(s)];
     if (!v.failed()) return false;
-    // Which row: each anomaly by name in H (once per program), L when it does not linearize.
+    // Which row: L when it does not linearize, else H (anomalies by name).
     Row& row = v.linearizable ? queue_row : parallel_row;
-    std::istringstream lines(v.anomalies);
-    std::set<std::string> names;
-    for (std::string line; std::getline(lines, line);) names.insert(line.substr(0, line.find(':')));
-    for (const std::string& name : names) ++queue_row.anomalies[name];
-    if (!v.anomalies.empty()) ++queue_row.violated;
-    if (!v.linearizable) ++parallel_row.violated;
-    status = 1;
-    if (!row.example.empty()) return false;
+    const char* which = v.linearizable ? "H" : "L";
+    std::cout << "\nDisagreement (parallel seed " << seed << ", row " << which << "):\n"
+              << v.report;
+    // A run of the program on a fresh target that fails again (up to `times`).
+    auto confirm_program = [&](const oplang::Program& p,
+                               int times) -> std::optional<conformance::ParallelVerdict> {
+      for (int k = 0; k < times; ++k) {
+        std::unique_ptr<conformance::Target> again = factory();
+        conformance::ParallelVerdict r = conformance::check_parallel(*again, p, profile, popts);
+        if (r.failed()) return r;
+      }
+      return std::nullopt;
+    };
+    auto count = [&](const conformance::ParallelVerdict& shown) {
+      std::istringstream lines(shown.anomalies);
+      std::set<std::string> names;
+      for (std::string line; std::getline(lines, line);) {
+        names.insert(line.substr(0, line.find(':')));
+      }
+      for (const std::string& name : names) ++queue_row.anomalies[name];
+      if (!shown.anomalies.empty()) ++queue_row.violated;
+      if (!shown.linearizable) ++parallel_row.violated;
+      status = 1;
+    };
+    if (!row.example.empty()) {
+      if (std::optional<conformance::ParallelVerdict> again = confirm_program(program, 2)) {
+        count(*again);
+        std::cout << "reproduced (parallel seed " << seed << ")\n";
+      } else {
+        ++row.not_reproduced;
+        std::cout << "not reproduced (parallel seed " << seed << "): 2 re-runs held\n";
+      }
+      return false;
+    }
     std::cerr << "conformance: parallel seed " << seed
               << (v.linearizable ? " shows queue anomalies" : " is not linearizable")
               << "; shrinking\n";
-    const oplang::Program small = conformance::shrink_parallel(factory, program, profile, popts,
-                                                               args.target == "inproc" ? 1 : 2, 40);
+    oplang::Program small = conformance::shrink_parallel(factory, program, profile, popts,
+                                                         args.target == "inproc" ? 1 : 2, 40);
+    std::optional<conformance::ParallelVerdict> shown = confirm_program(small, 3);
+    if (!shown) {
+      small = program;
+      shown = confirm_program(small, 3);
+    }
     const std::string stem = args.out + "/" + args.target + "-parallel-" + std::to_string(seed);
-    std::ofstream(stem + ".program") << "# conformance --target " << args.target << " (profile "
-                                     << profile.name << "), parallel seed " << seed << "\n"
-                                     << oplang::print(small);
-    std::unique_ptr<conformance::Target> again = factory();
-    const conformance::ParallelVerdict shown =
-        conformance::check_parallel(*again, small, profile, popts);
+    const std::string header = "# conformance --target " + args.target + " (profile " +
+                               profile.name + "), parallel seed " + std::to_string(seed) + "\n";
+    if (!shown) {
+      ++row.not_reproduced;
+      if (row.unreproduced.empty()) row.unreproduced = stem + ".unreproduced.program";
+      std::ofstream(stem + ".unreproduced.program") << header << oplang::print(program);
+      std::cout << "Not reproduced (parallel seed " << seed << "): the shrunk program and the "
+                << "original held on 3 re-runs each; not a violation. The original: " << stem
+                << ".unreproduced.program\n";
+      return false;
+    }
+    count(*shown);
+    std::ofstream(stem + ".program") << header << oplang::print(small);
     std::size_t ops = small.setup.size();
     for (const oplang::Fiber& f : small.fibers) ops += f.ops.size();
-    const char* which = v.linearizable ? "H" : "L";
     std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
-              << " steps (" << small.fibers.size() << " workers):\n"
-              << oplang::print(small) << (shown.failed() ? shown.report : v.report)
-              << "replay: " << replay_command << stem << ".program\n";
+              << " steps (" << small.fibers.size() << " workers), as it failed again:\n"
+              << oplang::print(small) << shown->report << "replay: " << replay_command << stem
+              << ".program\n";
     row.example = replay_command + stem + ".program";
     std::ofstream(stem + ".html") << conformance::timeline_html(
         "Parallel workers on " + args.target +
-            (v.linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
+            (shown->linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
             std::to_string(seed) + ")",
-        shown.failed() ? shown.timeline : v.timeline,
+        shown->timeline,
         "Rows are workers; ticks are a logical clock; red: the calls no order could place.");
     std::cout << "timeline: " << stem << ".html\n";
     return args.first;
@@ -522,25 +623,52 @@ int main(int argc, char** argv) {
                   << static_cast<int>(elapsed()) << " s\n";
       }
       if (!v.violation) continue;
+      // The disagreement as it happened, before anything is re-run.
+      std::cout << "\nDisagreement (seed " << seed << ") at "
+                << conformance::disagreement_text(args.target, script, *v.violation);
       Row& row = rows[v.violation->rule];
-      ++row.violated;
-      status = 1;
-      if (!row.example.empty()) continue;
+      if (!row.example.empty()) {
+        // This rule has its shrunk example: this script is only confirmed, by a re-run.
+        if (confirm(script, 2)) {
+          ++row.violated;
+          status = 1;
+          std::cout << "reproduced (seed " << seed << ")\n";
+        } else {
+          ++row.not_reproduced;
+          std::cout << "not reproduced (seed " << seed << "): 2 re-runs held\n";
+        }
+        continue;
+      }
       std::cerr << "conformance: seed " << seed << " violates " << v.violation->rule
                 << "; shrinking\n";
-      const oplang::Script small = conformance::shrink(factory, script, profile, gen.margin,
-                                                       args.target == "inproc" ? 1 : 2, 80);
-      const std::string file =
-          args.out + "/" + args.target + "-" + std::to_string(seed) + ".script";
+      oplang::Script small = conformance::shrink(factory, script, profile, gen.margin,
+                                                 args.target == "inproc" ? 1 : 2, 80);
+      // Reported only once it fails again: the shrunk script, else the original.
+      std::optional<conformance::TracedRun> shown = confirm(small, 3);
+      if (!shown) {
+        small = script;
+        shown = confirm(small, 3);
+      }
+      const std::string stem = args.out + "/" + args.target + "-" + std::to_string(seed);
+      if (!shown) {
+        ++row.not_reproduced;
+        if (row.unreproduced.empty()) row.unreproduced = stem + ".unreproduced.script";
+        std::ofstream(stem + ".unreproduced.script")
+            << conformance::replay_text(args.target, profile, seed, script);
+        std::cout << "Not reproduced (seed " << seed << "): the shrunk script and the original "
+                  << "held on 3 re-runs each; not a violation. The original: " << stem
+                  << ".unreproduced.script\n";
+        continue;
+      }
+      ++row.violated;
+      status = 1;
+      const std::string file = stem + ".script";
       std::ofstream(file) << conformance::replay_text(args.target, profile, seed, small);
-      std::unique_ptr<conformance::Target> replay = factory();
-      std::cout << "\nViolation of " << v.violation->rule << " (seed " << seed << "), shrunk to "
-                << small.size() << " steps:\n"
-                << conformance::trace(*replay, small, profile) << "replay: " << replay_command
-                << file << "\n";
+      std::cout << "\nViolation of " << shown->verdict.violation->rule << " (seed " << seed
+                << "), shrunk to " << small.size() << " steps, as it failed again:\n"
+                << shown->trace << "replay: " << replay_command << file << "\n";
       row.example = replay_command + file;
-      const std::string page =
-          file.substr(0, file.size() - std::string(".script").size()) + ".html";
+      const std::string page = stem + ".html";
       std::unique_ptr<conformance::Target> timed = factory();
       std::ofstream(page) << conformance::timeline_html(
           "Violation of " + v.violation->rule + " on " + args.target + " (seed " +
@@ -568,6 +696,20 @@ int main(int argc, char** argv) {
                           : std::string())
         << "\n\n";
   table << "| rule | what | steps checked | result |\n|---|---|---:|---|\n";
+  // Every SPEC rule has a row: those the scripts reach, and the others with the reason.
+  std::map<std::string, std::string, ByNumber> lines;
+  for (const conformance::UnservedRule& u : conformance::unserved_rules()) {
+    lines[u.rule] = "| " + std::string(u.rule) + " | " + u.what +
+                    " | - | not served: " + conformance::unserved_reason(u.rule, args.target) +
+                    " |\n";
+  }
+  // A disagreement that no re-run showed again is no violation, and the table says so.
+  auto unreproduced = [](const Row& row, const char* unit) {
+    if (row.not_reproduced == 0) return std::string();
+    return "; " + std::to_string(row.not_reproduced) + " " + unit +
+           " disagreed once and not on re-runs (not judged" +
+           (row.unreproduced.empty() ? std::string() : ": `" + row.unreproduced + "`") + ")";
+  };
   for (const auto& [rule, row] : rows) {
     std::string result = "holds";
     if (row.violated > 0) {
@@ -583,9 +725,11 @@ int main(int argc, char** argv) {
     } else if (row.checked == 0) {
       result = "not reached";
     }
-    table << "| " << rule << " | " << kRuleNames.at(rule) << " | " << row.checked << " | " << result
-          << " |\n";
+    lines[rule] = "| " + rule + " | " + kRuleNames.at(rule) + " | " + std::to_string(row.checked) +
+                  " | " + result + unreproduced(row, "scripts") + " |\n";
+    if (row.not_reproduced > 0 && status == 0) status = 4;
   }
+  for (const auto& [rule, line] : lines) table << line;
   if (args.parallel > 0) {
     std::string result = parallel_row.checked == 0 ? "not reached" : "holds";
     if (parallel_row.violated > 0) {
@@ -599,7 +743,7 @@ int main(int argc, char** argv) {
     }
     table << "| L | parallel pull workers (" << parallel_runs
           << " programs): every history linearizes | " << parallel_row.checked << " calls | "
-          << result << " |\n";
+          << result << unreproduced(parallel_row, "programs") << " |\n";
     std::string queue = queue_row.checked == 0 ? "not reached" : "holds";
     if (queue_row.violated > 0) {
       queue = "**violated** in " + std::to_string(queue_row.violated) + " programs:";
@@ -611,7 +755,10 @@ int main(int argc, char** argv) {
     table << "| H | the same histories, queue checkers: nothing lost, unexpected, "
              "double-held, duplicated beyond redelivery, skipped or back after its ack"
           << "; counters add up where the engine keeps R13's | " << queue_row.checked << " calls | "
-          << queue << " |\n";
+          << queue << unreproduced(queue_row, "programs") << " |\n";
+    if ((parallel_row.not_reproduced > 0 || queue_row.not_reproduced > 0) && status == 0) {
+      status = 4;
+    }
   }
   if (!profile.switches.empty()) {
     table << "\nProfile '" << profile.name << "':\n";

@@ -109,26 +109,28 @@ std::vector<Received> Model::poll_wait(const std::string& topic, const std::stri
   return poll(topic, sub, member, now_, max);
 }
 
-// R11, R7: an accepted ack confirms.
+// R11, R7: an accepted ack confirms. Under the profile's switches a late one, one after a
+// nack or one from a previous holder settles too, and any member the message was given
+// to may be answered true (acks_always_confirmed).
 bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
                 const std::string& member, Millis now, std::uint64_t generation) {
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
   if (fenced(s, member, generation)) return false;
-  if (settles_late(s, offset, member)) {
-    s.redelivery.erase(offset);
-    s.attempts.erase(offset);
-    s.counters.confirmed += 1;
-    save(s);
-    return true;
+  if (settles_late(s, offset, member, /*nack=*/false) ||
+      (previous_holder(s, offset, member) && !s.in_flight.contains(offset))) {
+    settle_returned(s, offset);
+  } else if (accepted(s, offset, member, now) || previous_holder(s, offset, member)) {
+    confirm(s, offset);
+  } else {
+    return confirmed_anyway(s, offset, member);
   }
-  if (!accepted(s, offset, member, now)) return false;
-  confirm(s, offset);
   save(s);
   return true;
 }
 
 // R11, R7: an accepted nack fails the message (reason "nacked"); R24: it waits `delay` ms
-// (none: what the back-off list says) before it is offered again.
+// (none: what the back-off list says) before it is offered again. Under the profile's
+// late_ack_by_previous_holder a previous holder's nack fails it too.
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now, std::optional<Millis> delay,
                  std::uint64_t generation) {
@@ -136,8 +138,11 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
   if (fenced(s, member, generation)) return false;
-  if (settles_late(s, offset, member)) return true;  // it stays returned
-  if (!accepted(s, offset, member, now)) return false;
+  if (settles_late(s, offset, member, /*nack=*/true)) return true;  // it stays returned
+  if (previous_holder(s, offset, member) && !s.in_flight.contains(offset)) return true;  // ditto
+  if (!accepted(s, offset, member, now) && !previous_holder(s, offset, member)) {
+    return confirmed_anyway(s, offset, member);
+  }
   fail(t, s, offset, "nacked", now, /*terminal=*/false, delay);
   save(s);
   return true;
@@ -145,25 +150,49 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 
 // R23: an accepted term gives up on the message: dead-lettered now, whatever its attempts
 // (accepted as an ack is: from its holder, before the deadline; a returned message cannot be).
+// Under the profile's switches a term settles what an ack would settle, as a dead letter
+// with the attempt its member was given, and term_always_announced makes every term from a
+// member the message was given to a dead letter.
 bool Model::term(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now, std::uint64_t generation) {
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (fenced(s, member, generation) || !accepted(s, offset, member, now)) return false;
-  fail(t, s, offset, "terminated", now, /*terminal=*/true);
+  if (fenced(s, member, generation)) return false;
+  if (accepted(s, offset, member, now)) {
+    fail(t, s, offset, "terminated", now, /*terminal=*/true);
+    save(s);
+    return true;
+  }
+  const bool settles =
+      settles_late(s, offset, member, /*nack=*/false) || previous_holder(s, offset, member);
+  if (!settles && !(profile_.term_always_announced && was_given(s, offset, member))) {
+    return confirmed_anyway(s, offset, member);
+  }
+  announce_term(t, s, offset, member, now);
+  if (settles) {
+    s.in_flight.erase(offset);
+    s.redelivery.erase(offset);
+    s.attempts.erase(offset);
+  }
   save(s);
   return true;
 }
 
 // R11: an accepted extend sets deadline = now + extension (under the profile's
-// trimmed_held_keeps_only_its_offset, one of a message retention dropped forgets it).
+// trimmed_held_keeps_only_its_offset, one of a message retention dropped forgets it; under
+// late_ack_by_previous_holder a previous holder's moves the holder's deadline).
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension,
                    std::uint64_t generation) {
   if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (fenced(s, member, generation) || !accepted(s, offset, member, now)) return false;
+  if (fenced(s, member, generation)) return false;
+  if (previous_holder(s, offset, member) && s.in_flight.contains(offset)) {
+    s.in_flight.at(offset).deadline = now + extension;
+    return true;
+  }
+  if (!accepted(s, offset, member, now)) return confirmed_anyway(s, offset, member);
   if (profile_.trimmed_held_keeps_only_its_offset && offset < oldest(t)) {
     // The engine re-claims the entry to restart its deadline, and a claim drops an entry
     // whose body is gone: nothing is held any more, and nothing comes back.

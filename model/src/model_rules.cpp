@@ -1,5 +1,6 @@
 // The per-subscription rules of SPEC.md, one small function each.
 #include <algorithm>
+#include <set>
 
 #include "model/model.h"
 
@@ -145,11 +146,18 @@ bool Model::key_blocked(const Topic& t, const Sub& s, Offset offset) {
 
 // R6: an offer counts an attempt and holds the message for `member` until answered.
 int Model::offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
-                 Millis deadline) {
+                 Millis deadline) const {
   const int attempt = ++s.attempts[offset];
   s.counters.delivered += 1;
   if (attempt > 1) s.counters.redelivered += 1;
   s.in_flight[offset] = Held{member, deadline, attempt, t.log.at(offset), ++s.events};
+  // Only the switches on answers from members that no longer hold a message read this.
+  if (profile_.late_ack_by_previous_holder || profile_.acks_always_confirmed ||
+      profile_.term_always_announced) {
+    Sub::Given& g = s.given[offset];
+    g.attempt_of[member] = attempt;
+    g.message = t.log.at(offset);
+  }
   return attempt;
 }
 
@@ -224,10 +232,86 @@ bool Model::accepted(const Sub& s, Offset offset, const std::string& member, Mil
 }
 
 // Profile late_ack_accepted: a message whose deadline passed and that was not offered since
-// is still settled by the member it was last given to.
-bool Model::settles_late(const Sub& s, Offset offset, const std::string& member) const {
-  return profile_.late_ack_accepted && s.redelivery.contains(offset) &&
-         s.returned.at(offset).by_expiry && s.returned.at(offset).member == member;
+// is still settled by the member it was last given to. ack_after_nack_settles: so is one
+// that member nacked, by an ack or term (not by another nack).
+bool Model::settles_late(const Sub& s, Offset offset, const std::string& member, bool nack) const {
+  if (!s.redelivery.contains(offset) || s.returned.at(offset).member != member) return false;
+  return s.returned.at(offset).by_expiry ? profile_.late_ack_accepted
+                                         : !nack && profile_.ack_after_nack_settles;
+}
+
+// Profile late_ack_by_previous_holder: member was given the message before, it is not
+// settled, and member is neither its holder nor the one it came back from.
+bool Model::previous_holder(const Sub& s, Offset offset, const std::string& member) const {
+  if (!profile_.late_ack_by_previous_holder || !was_given(s, offset, member)) return false;
+  if (auto h = s.in_flight.find(offset); h != s.in_flight.end()) return h->second.member != member;
+  return s.redelivery.contains(offset) && s.returned.at(offset).member != member;
+}
+
+// Whether the message was ever handed to member (recorded only under the switches that
+// read it).
+bool Model::was_given(const Sub& s, Offset offset, const std::string& member) {
+  auto g = s.given.find(offset);
+  return g != s.given.end() && g->second.attempt_of.contains(member);
+}
+
+// Profile acks_always_confirmed: the answer to a member the message was ever given to.
+bool Model::confirmed_anyway(const Sub& s, Offset offset, const std::string& member) const {
+  return profile_.acks_always_confirmed && was_given(s, offset, member);
+}
+
+// A returned message settled (late_ack_accepted, ack_after_nack_settles,
+// late_ack_by_previous_holder): it is not offered again.
+void Model::settle_returned(Sub& s, Offset offset) {
+  s.redelivery.erase(offset);
+  s.attempts.erase(offset);
+  s.counters.confirmed += 1;
+}
+
+// A term by a member the message was given to, as a dead letter with the attempt that
+// member was given (its attempts if that was not recorded) and its body (profile switches;
+// called before the message leaves in_flight or redelivery).
+void Model::announce_term(const Topic& t, Sub& s, Offset offset, const std::string& member,
+                          Millis now) {
+  Message m;
+  int attempts = s.attempts.contains(offset) ? s.attempts.at(offset) : 0;
+  if (was_given(s, offset, member)) {
+    m = s.given.at(offset).message;
+    attempts = s.given.at(offset).attempt_of.at(member);
+  } else if (auto l = t.log.find(offset); l != t.log.end()) {
+    m = l->second;
+  } else if (auto d = t.dropped.find(offset); d != t.dropped.end()) {
+    m = d->second;
+  }
+  s.dead.push_back(
+      DeadLetter{t.name, s.name, offset, m.payload, attempts, "terminated", now, m.headers, m.key});
+  s.counters.dead_lettered += 1;
+}
+
+// Profile retention_terminates_held: every held or returned message retention dropped is
+// a dead letter now ("terminated", with its attempts and body), lowest offset first.
+void Model::terminate_dropped(Topic& t, Millis now) const {
+  for (auto& [id, s] : t.subs) {
+    std::set<Offset> dropped;
+    for (const auto& [offset, held] : s.in_flight) {
+      if (offset < oldest(t)) dropped.insert(offset);
+    }
+    for (const Offset offset : s.redelivery) {
+      if (offset < oldest(t)) dropped.insert(offset);
+    }
+    for (const Offset offset : dropped) {
+      const Message m = s.in_flight.contains(offset) ? s.in_flight.at(offset).message
+                        : t.dropped.contains(offset) ? t.dropped.at(offset)
+                                                     : Message{};
+      s.dead.push_back(DeadLetter{t.name, s.name, offset, m.payload, s.attempts[offset],
+                                  "terminated", now, m.headers, m.key});
+      s.counters.dead_lettered += 1;
+      s.in_flight.erase(offset);
+      s.redelivery.erase(offset);
+      s.attempts.erase(offset);
+    }
+    if (!dropped.empty()) save(s);
+  }
 }
 
 }  // namespace model

@@ -133,6 +133,7 @@ Offset Model::publish_to(const std::string& topic, std::uint32_t partition,
   const Offset offset = t.end++;
   t.log[offset] = Message{offset, payload, headers, key, now_};
   apply_retention(t);
+  if (profile_.retention_terminates_held) terminate_dropped(t, now_);
   return offset;
 }
 

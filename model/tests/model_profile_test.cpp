@@ -143,5 +143,123 @@ TEST(ModelProfile, TrimmedHeldKeepsOnlyItsOffset) {
   }
 }
 
+// ack_after_nack_settles: the member that nacked settles it by an ack (or a term) until it
+// is offered again; a second nack is still refused; strictly the ack is refused.
+TEST(ModelProfile, AckAfterNackSettlesUntilOfferedAgain) {
+  Model strict = with({});
+  ASSERT_EQ(strict.poll("t", "p", "w", 0, 1).size(), 1u);
+  EXPECT_TRUE(strict.nack("t", "p", 0, "w", 0));
+  EXPECT_FALSE(strict.ack("t", "p", 0, "w", 0));
+
+  Model m = with({.ack_after_nack_settles = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  EXPECT_FALSE(m.nack("t", "p", 0, "w", 0));
+  EXPECT_FALSE(m.ack("t", "p", 0, "other", 0));
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));  // settled: never offered again
+  EXPECT_TRUE(m.nack("t", "p", 1, "w", 0));
+  EXPECT_TRUE(m.term("t", "p", 1, "w", 0));  // a term settles it too, as a dead letter
+  ASSERT_EQ(m.dead_letters("t", "p").size(), 1u);
+  EXPECT_EQ(m.dead_letters("t", "p")[0].offset, 1u);
+  const std::vector<Received> next = m.poll("t", "p", "w", 0, 3);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].offset, 2u);
+  EXPECT_TRUE(m.nack("t", "p", 2, "w", 0));
+  ASSERT_EQ(m.poll("t", "p", "v", 0, 1).size(), 1u);  // offered again: w's nack is spent
+  EXPECT_FALSE(m.ack("t", "p", 2, "w", 0));
+}
+
+// late_ack_by_previous_holder: after a message was offered to v, w (given it before) still
+// acks, nacks, terms or extends it; a member never given it cannot.
+TEST(ModelProfile, LateAckByPreviousHolderAppliesToTheMessageWhoeverHoldsIt) {
+  Model m = with({.late_ack_by_previous_holder = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 3).size(), 3u);
+  m.expire(20);
+  ASSERT_EQ(m.poll("t", "p", "v", 20, 3).size(), 3u);  // all three, now v's (deadline 30)
+  EXPECT_FALSE(m.ack("t", "p", 0, "x", 20));           // never given it
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 20));            // settles v's hold
+  EXPECT_FALSE(m.ack("t", "p", 0, "v", 20));           // gone
+  EXPECT_TRUE(m.extend("t", "p", 1, "w", 25, 10));     // moves v's deadline to 35
+  EXPECT_TRUE(m.nack("t", "p", 2, "w", 25));           // takes it back from v
+  EXPECT_TRUE(m.term("t", "p", 1, "w", 26));           // dead, with w's attempt
+  const std::vector<DeadLetter> dead = m.dead_letters("t", "p");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 1u);
+  EXPECT_EQ(dead[0].attempts, 1);
+  const std::vector<Received> again = m.poll("t", "p", "x", 26, 3);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].offset, 2u);
+  EXPECT_EQ(again[0].attempt, 3);
+}
+
+// acks_always_confirmed: every answer from a member the message was given to is true,
+// whatever it did; one never given it is still false. Strictly a second ack is false.
+TEST(ModelProfile, AcksAlwaysConfirmedAnswersEveryoneItWasGivenTo) {
+  Model strict = with({});
+  ASSERT_EQ(strict.poll("t", "p", "w", 0, 1).size(), 1u);
+  EXPECT_TRUE(strict.ack("t", "p", 0, "w", 0));
+  EXPECT_FALSE(strict.ack("t", "p", 0, "w", 0));
+
+  Model m = with({.acks_always_confirmed = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.term("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.extend("t", "p", 0, "w", 0, 10));
+  EXPECT_FALSE(m.ack("t", "p", 0, "v", 0));
+  EXPECT_FALSE(m.ack("t", "p", 2, "w", 0));
+  EXPECT_TRUE(m.dead_letters("t", "p").empty());  // none of those changed anything
+  EXPECT_EQ(m.stats("t", "p").confirmed, 1u);
+}
+
+// term_always_announced: a term after an ack, and a second term, are each a dead letter.
+TEST(ModelProfile, TermAlwaysAnnouncedDeadLettersEveryTerm) {
+  Model m = with({.term_always_announced = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);
+  EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.term("t", "p", 0, "w", 0));
+  EXPECT_TRUE(m.term("t", "p", 0, "w", 0));
+  EXPECT_FALSE(m.term("t", "p", 0, "v", 0));  // never given it
+  const std::vector<DeadLetter> dead = m.dead_letters("t", "p");
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0].payload, "a");
+  EXPECT_EQ(dead[0].reason, "terminated");
+  EXPECT_EQ(dead[1].attempts, 1);
+}
+
+// retention_terminates_held: a publish that drops a held and a returned message makes each a
+// dead letter at once, with its body; neither is offered again, and the holder's ack is
+// refused. Strictly the holder keeps its message alive (R3).
+TEST(ModelProfile, RetentionTerminatesHeldAndReturnedMessages) {
+  for (const bool on : {false, true}) {
+    Model m(Profile{.retention_terminates_held = on});
+    m.create_topic("t", 2);
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}});
+    m.publish("t", "a");
+    m.publish("t", "b");
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);
+    EXPECT_TRUE(m.nack("t", "p", 1, "w", 0));
+    m.publish("t", "c");
+    m.publish("t", "d");  // drops a (held) and b (returned)
+    const std::vector<DeadLetter> dead = m.dead_letters("t", "p");
+    if (!on) {
+      EXPECT_TRUE(dead.empty());
+      EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));
+      continue;
+    }
+    ASSERT_EQ(dead.size(), 2u);
+    EXPECT_EQ(dead[0].offset, 0u);
+    EXPECT_EQ(dead[0].payload, "a");
+    EXPECT_EQ(dead[0].reason, "terminated");
+    EXPECT_EQ(dead[1].offset, 1u);
+    EXPECT_EQ(dead[1].payload, "b");
+    EXPECT_FALSE(m.ack("t", "p", 0, "w", 0));
+    const std::vector<Received> next = m.poll("t", "p", "w", 0, 4);
+    ASSERT_EQ(next.size(), 2u);
+    EXPECT_EQ(next[0].offset, 2u);
+  }
+}
+
 }  // namespace
 }  // namespace model

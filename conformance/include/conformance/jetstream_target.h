@@ -5,10 +5,18 @@
 // [A-Za-z0-9_-]); a pull subscription is a durable pull consumer (explicit acks, AckWait =
 // ack_timeout model ms, MaxDeliver = max_deliveries) with a bound pull subscription, plus a
 // subscription to the consumer's max-deliveries and terminated advisories, which become its
-// dead letters. term is a `+TERM` answered by the server, then its advisory awaited.
-// Header filters are applied on the client: poll acks a non-matching message at once.
-// The model's clock is kept here: one model ms is `unit_ms` real ms, `advance` sleeps, and
-// the server expires held messages on its own (`expire` returns nothing).
+// dead letters. A topic made with retention_messages = N is a stream with MaxMsgs = N,
+// DiscardOld.
+// The engine answers: ack, nack, term and extend go to the server through the reply subject
+// of the last delivery of that message to that member (the handle its client holds), as a
+// request the server answers, and whatever the server did is what the steps after show;
+// true means the server answered. Only a member never given the message is answered by the
+// adapter (false: its client has nothing to send). What the adapter does in the engine's
+// place, each named in CONFORMANCE.md as the adapter's: header filters (poll acks a
+// non-matching message at once), deadlines (now + ack timeout on the model's clock),
+// extend by the ack timeout only (+WPI knows no other), and the model's clock: one model
+// ms is `unit_ms` real ms, `advance` sleeps, and the server expires held messages on its
+// own (`expire` returns nothing).
 #pragma once
 
 #include <chrono>
@@ -46,11 +54,14 @@ class JetStreamTarget : public Target {
   JetStreamTarget& operator=(const JetStreamTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "jetstream"; }
+  /// The common subset and topics that keep their newest N messages (MaxMsgs).
+  [[nodiscard]] bool serves(const oplang::Op& op) const override;
   oplang::Outcome step(const oplang::Op& op) override;
 
   /// The model clock (model ms since the start).
   [[nodiscard]] model::Millis now() const { return now_; }
-  /// Model ms the real clock has run ahead of now() since the target was made.
+  /// Model ms the real clock has run ahead of now() since the target was made, or the
+  /// server's round trip now if that is more (the engine's own lag).
   [[nodiscard]] model::Millis lag() const override;
   /// The JetStream stream a topic of this target is ("" if there is no such topic).
   [[nodiscard]] std::string stream_of(const std::string& topic) const;
@@ -74,17 +85,13 @@ class JetStreamTarget : public Target {
     model::Start start;
     bool operator==(const Options&) const = default;
   };
-  struct Held {
-    std::string member;
-    __natsMsg* msg = nullptr;
-    model::Millis deadline = 0;  // model time; AckWait restarts there, and at an extend
-  };
   struct Sub {
     std::string consumer;
     Options options;
     __natsSubscription* pull = nullptr;
     __natsSubscription* advisories = nullptr;
-    std::map<model::Offset, Held> held;
+    // offset -> member -> the last delivery of it to that member: what its acks go through.
+    std::map<model::Offset, std::map<std::string, __natsMsg*>> given;
     std::map<model::Offset, std::string> payloads;    // every payload fetched, for dead letters
     std::map<model::Offset, model::Headers> headers;  // and its headers (a dead letter has them)
     std::vector<model::DeadLetter> dead;
@@ -107,11 +114,12 @@ class JetStreamTarget : public Target {
   // extend by the ack timeout: an in-progress ack (+WPI) sent as a request, so the server
   // has restarted AckWait when it returns. std::invalid_argument for another extension.
   oplang::Value extend(const oplang::Extend& op);
-  // Answers a message member holds with an ack-protocol word (-NAK, +TERM), as a request the
-  // server answers once the consumer has processed it; false (nothing sent) if member does
-  // not hold it. Throws Error (unknown topic or subscription), TargetFailure.
-  bool answer_held(const std::string& topic, const std::string& sub, model::Offset offset,
-                   const std::string& member, const char* word);
+  // Sends an ack-protocol word (+ACK, -NAK, +TERM, +WPI) through the last delivery of the
+  // message to member, as a request the server answers once the consumer has processed it;
+  // false (nothing sent) if member was never given it. Throws Error (unknown topic or
+  // subscription), TargetFailure (no answer).
+  bool answer(const std::string& topic, const std::string& sub, model::Offset offset,
+              const std::string& member, const char* word);
   oplang::Value advance(const oplang::Advance& op);
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);
 

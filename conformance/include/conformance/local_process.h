@@ -41,8 +41,11 @@ class LocalProcess {
  public:
   /// Forks and execs args[0] with args, stdin from /dev/null and stdout and stderr
   /// appended to `out`. Returns 0, or the errno of an exec that failed (then nothing runs).
-  /// Throws TargetFailure if it cannot fork.
-  int spawn(std::vector<std::string> args, const std::string& out);
+  /// If the tool that called spawn dies without stopping the process (even by SIGKILL), a
+  /// watchdog kills the process group within about a second and then removes `dir` (if not
+  /// empty): no server and no directory outlive the tool. Throws TargetFailure if it cannot
+  /// fork.
+  int spawn(std::vector<std::string> args, const std::string& out, const std::string& dir = "");
   /// Whether the process runs (reaps it if it has exited).
   [[nodiscard]] bool alive();
   /// SIGKILL to its group, then waits for it: a crash.

@@ -26,6 +26,16 @@ enum class Switch {
   kTrimmedHeldKeepsOnlyItsOffset,  // model: a held message retention dropped has no body
                                    // left to dead-letter; the next poll or an extend
                                    // forgets it
+  kAckAfterNackSettles,            // model: an ack or term by the member that nacked a message
+                                   // still settles it until it is offered again
+  kLateAckByPreviousHolder,        // model: a member a message was given to before settles it
+                                   // (ack, nack, term) after it was offered to another
+  kAcksAlwaysConfirmed,            // model: ack, nack and term answer true to any member the
+                                   // message was ever given to, whether they settled anything
+  kTermAlwaysAnnounced,            // model: every term from a member the message was given to
+                                   // is a dead letter, settled before or not
+  kRetentionTerminatesHeld,        // model: a held or returned message retention dropped is
+                                   // terminated at once
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

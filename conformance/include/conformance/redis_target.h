@@ -72,7 +72,8 @@ class RedisTarget : public Target {
 
   /// The model clock (model ms since the start).
   [[nodiscard]] model::Millis now() const { return now_; }
-  /// Model ms the real clock has run ahead of now() since the target was made.
+  /// Model ms the real clock has run ahead of now() since the target was made, or a PING's
+  /// round trip now if that is more (the engine's own lag).
   [[nodiscard]] model::Millis lag() const override;
   /// Its own connection to the same server, the same consumer groups (Redis hands each
   /// entry to one consumer of a group). Throws TargetFailure.

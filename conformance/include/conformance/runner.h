@@ -81,4 +81,19 @@ void side_by_side(Target& target, const oplang::Script& script, const Profile& p
 /// Step by step, model against engine, for a replay (the first violation marked).
 std::string trace(Target& target, const oplang::Script& script, const Profile& p);
 
+/// One run that is both judged and printed: its verdict (violation and void only) and its
+/// trace (as trace()) come from the same run, so a report never shows a run other than the
+/// one it judged. Stops, void, once target.lag() passes lag_limit. Throws TargetFailure.
+struct TracedRun {
+  Verdict verdict;
+  std::string trace;
+};
+TracedRun traced_check(Target& target, const oplang::Script& script, const Profile& p,
+                       model::Millis lag_limit = model::kMaxDuration);
+
+/// The first disagreement of a run as a report prints it: the step, its op, the model's
+/// answer and the engine's, and the rule.
+std::string disagreement_text(const std::string& engine, const oplang::Script& script,
+                              const Violation& v);
+
 }  // namespace conformance

@@ -56,9 +56,9 @@ struct PullOptions {
 /// Rules an engine may state otherwise: the switches of the conformance kit's engine
 /// profiles (SPEC "Conformance"). All off, the default, is SPEC.md.
 struct Profile {
-  /// R11: an ack or nack from the member a message was last given to still settles it after
-  /// its deadline passed, until the message is offered again (nack then leaves it
-  /// returned). A member that nacked has given the message back.
+  /// R11: an ack, nack or term from the member a message was last given to still settles it
+  /// after its deadline passed, until the message is offered again (nack then leaves it
+  /// returned).
   bool late_ack_accepted = false;
   /// R5: returned messages are offered in the order they came back (a nack, an expiry: by
   /// deadline, equal deadlines in offset order), not lowest offset first.
@@ -72,6 +72,23 @@ struct Profile {
   /// expiry returns it (then it is skipped); a dead letter made of it has no payload,
   /// headers or key.
   bool trimmed_held_keeps_only_its_offset = false;
+  /// R11: an ack or term from the member that nacked a message still settles it, until the
+  /// message is offered again.
+  bool ack_after_nack_settles = false;
+  /// R11: an ack, nack, term or extend from a member the message was given to before still
+  /// applies to it after it was offered to another member (or to the same one again), as
+  /// long as it is not settled: an ack settles it, a term dead-letters it, a nack gives it
+  /// back, an extend moves the deadline of whoever holds it.
+  bool late_ack_by_previous_holder = false;
+  /// R11: ack, nack, term and extend answer true to any member the message was ever given
+  /// to, whether or not they changed anything.
+  bool acks_always_confirmed = false;
+  /// R23: every term from a member the message was given to is a dead letter ("terminated",
+  /// with the attempt that member was given), also of a message settled or dead already.
+  bool term_always_announced = false;
+  /// R3: a held or returned message retention drops is terminated at once: a dead letter
+  /// ("terminated", with its attempts and body), never offered again.
+  bool retention_terminates_held = false;
 };
 
 class Model {
@@ -326,6 +343,13 @@ class Model {
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
     std::map<Offset, Held> in_flight;
     std::map<Offset, int> attempts;
+    // Every member a message was handed to, with the attempt it was last given; and the
+    // message (the profile's switches on answers by a member that no longer holds it read it).
+    struct Given {
+      std::map<std::string, int> attempt_of;
+      Message message;
+    };
+    std::map<Offset, Given> given;
     std::vector<DeadLetter> dead;
     bool paused = false;  // R26 (not saved: a restart resumes it)
     Stats counters;       // committed, cursor, backlog and in_flight are filled in by stats()
@@ -429,15 +453,22 @@ class Model {
   static void catch_up(const Topic& t, Sub& s);
   static void forget_held(Sub& s, Offset offset);
   std::optional<Offset> next_message(const Topic& t, Sub& s, Millis now) const;
-  static int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
-                   Millis deadline);
+  int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
+            Millis deadline) const;
   static void confirm(Sub& s, Offset offset);
   bool fail(const Topic& t, Sub& s, Offset offset, const std::string& reason, Millis now,
             bool terminal = false, std::optional<Millis> delay = std::nullopt) const;
   static Offset committed(const Sub& s);
   static std::string next_member(Sub& s);
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;
-  bool settles_late(const Sub& s, Offset offset, const std::string& member) const;
+  bool settles_late(const Sub& s, Offset offset, const std::string& member, bool nack) const;
+  bool previous_holder(const Sub& s, Offset offset, const std::string& member) const;
+  static bool was_given(const Sub& s, Offset offset, const std::string& member);
+  bool confirmed_anyway(const Sub& s, Offset offset, const std::string& member) const;
+  static void settle_returned(Sub& s, Offset offset);
+  static void announce_term(const Topic& t, Sub& s, Offset offset, const std::string& member,
+                            Millis now);
+  void terminate_dropped(Topic& t, Millis now) const;
   static void remove_state_if_empty(Topic& t, std::uint64_t id);
   std::uint64_t new_push_state(Topic& t, const std::string& name, const PushOptions& options);
   static bool same_options(const Sub& s, const PushOptions& options);

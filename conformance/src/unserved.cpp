@@ -1,0 +1,127 @@
+// The rules the kit does not serve, and why (conformance/unserved.h).
+#include "conformance/unserved.h"
+
+namespace conformance {
+
+namespace {
+
+// One row per rule: what it covers, and why it is not checked on each engine.
+struct Row {
+  UnservedRule rule;
+  const char* inproc;
+  const char* jetstream;
+  const char* redis;
+};
+
+const Row kRows[] = {
+    {{"R8", "synchronous drain (push)"},
+     "push is outside the kit's subset; the property suites check it (BrokerMatchesModel.*)",
+     "not yet: JetStream push consumers deliver on the server's schedule, no adapter yet",
+     "not yet: blocking reads (XREADGROUP BLOCK) would stand for push, no adapter yet"},
+    {{"R10", "push groups: round robin"},
+     "push is outside the kit's subset; the property suites check it (Groups.*)",
+     "not yet: a push consumer with a deliver group, no adapter yet",
+     "no counterpart: a group's consumers read what they ask for, no round robin"},
+    {{"R12", "seek"},
+     "outside the kit's subset; the property suites check it (PullRules.Seek*)",
+     "not yet: a consumer deleted and made again at a start sequence, no adapter yet",
+     "not yet: XGROUP SETID moves the group but keeps its pending list "
+     "(RedisRawProbe.SetidKeepsThePendingList), no switch for it yet"},
+    {{"R13", "stats: committed, counters"},
+     "row H adds up the counters of every parallel history",
+     "no counterpart: consumer info counts pending and redelivered messages, not R13's "
+     "counters; row H leaves counters out",
+     "not yet: XINFO GROUPS has the pending count and last id only; row H leaves counters out"},
+    {{"R15", "threaded dispatchers"},
+     "push only: the fiber suites check it",
+     "no counterpart in pull consumers",
+     "no counterpart"},
+    {{"R16", "shutdown"}, "the fiber suites check it", "no counterpart", "no counterpart"},
+    {{"R17", "automatic expiry"},
+     "the fiber suites check it (FiberTimedPull.*)",
+     "served in its place: the server expires on its own clock (engine_expires)",
+     "no counterpart: Redis keeps no deadline (no_server_deadline)"},
+    {{"R18", "durable topics"},
+     "--faults: the durable broker killed and restarted",
+     "--faults: nats-server killed and restarted (file storage)",
+     "--faults: redis-server killed and restarted (appendonly)"},
+    {{"R19", "what is saved, and when"}, "--faults", "--faults", "--faults"},
+    {{"R20", "restart"}, "--faults", "--faults", "--faults"},
+    {{"R21", "recovery and its errors"},
+     "crash-point suites (simfs)",
+     "no counterpart the kit can reach",
+     "no counterpart the kit can reach"},
+    {{"R22", "flow control: max_in_flight"},
+     "outside the kit's subset; PullRules.* check it",
+     "not yet: MaxAckPending, no adapter yet",
+     "no counterpart"},
+    {{"R24", "retry later: nack delay, back-off"},
+     "outside the kit's subset; PullRules.*",
+     "not yet: NakWithDelay and BackOff, no adapter yet",
+     "no counterpart: XAUTOCLAIM's min-idle is one value per call"},
+    {{"R25", "redrive and purge"},
+     "outside the kit's subset; the property suites check it",
+     "no counterpart: dead letters are advisories, nothing to redrive",
+     "not yet: the adapter's dead-letter stream could be redriven, no op for it yet"},
+    {{"R26", "pause and resume"},
+     "outside the kit's subset; the property suites check it",
+     "no counterpart in nats-server 2.9 (consumer pause came in 2.11)",
+     "no counterpart"},
+    {{"R27", "lag"},
+     "outside the kit's subset; the property suites check it",
+     "not yet: consumer info's num_pending, no adapter yet",
+     "not yet: XINFO GROUPS lag (7.0), no adapter yet"},
+    {{"R28", "seek by time"},
+     "outside the kit's subset; FiberTimedPull.* check it",
+     "not yet: DeliverByStartTime, no adapter yet",
+     "no counterpart: stream ids carry the server's clock, not the model's"},
+    {{"R29", "partitions"},
+     "outside the kit's subset; the property suites check it",
+     "no counterpart: a stream's subjects are not partitions",
+     "no counterpart"},
+    {{"R30", "partition assignment"},
+     "outside the kit's subset",
+     "no counterpart",
+     "no counterpart"},
+    {{"R31", "order per key"},
+     "outside the kit's subset; the property suites check it",
+     "no counterpart in 2.9 pull consumers",
+     "no counterpart"},
+    {{"R32", "consumer groups"},
+     "outside the kit's subset; the property suites check it",
+     "no counterpart",
+     "no counterpart: Redis consumer groups are R11's pull subscriptions"},
+    {{"R33", "a failed write or sync"},
+     "the crash-point and disk-fault suites (simfs)",
+     "not yet: --faults kills the server, it fails no write",
+     "not yet: --faults kills the server, it fails no write"},
+    {{"R34", "durable attempts"},
+     "--faults (the durable broker)",
+     "not yet: the delivery count survives a restart in file storage; --faults does not judge "
+     "attempts",
+     "not yet: the pending list's delivery count survives with appendonly; --faults does not "
+     "judge attempts"},
+};
+
+}  // namespace
+
+const std::vector<UnservedRule>& unserved_rules() {
+  static const std::vector<UnservedRule> rules = [] {
+    std::vector<UnservedRule> out;
+    for (const Row& r : kRows) out.push_back(r.rule);
+    return out;
+  }();
+  return rules;
+}
+
+std::string unserved_reason(const std::string& rule, const std::string& target) {
+  for (const Row& r : kRows) {
+    if (rule != r.rule.rule) continue;
+    if (target == "jetstream") return r.jetstream;
+    if (target == "redis") return r.redis;
+    return r.inproc;
+  }
+  return "";
+}
+
+}  // namespace conformance

@@ -1,0 +1,372 @@
+// Raw probes: what nats-server itself does where the jetstream profile says it differs from
+// the model, through libnats alone (no kit code between the test and the server). Each test
+// is named after the profile switch it shows, so every switch of jetstream_profile() is
+// seen on the real engine (CONFORMANCE.md).
+//
+// Times: AckWait is kAckWaitMs; a wait "past the deadline" is at least twice that, so the
+// server's ack-wait timer (which runs about once per AckWait) has passed it.
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conformance/nats_server.h"
+#include "conformance/profile.h"
+
+namespace conformance {
+namespace {
+
+constexpr std::int64_t kAckWaitMs = 300;
+constexpr std::int64_t kNs = 1000000;
+
+void sleep_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// One message as the client got it: the stream sequence, its delivery count, and the handle
+// its acks go through.
+struct Got {
+  std::uint64_t seq = 0;
+  std::uint64_t delivered = 0;
+  natsMsg* msg = nullptr;
+};
+
+// A connection, a stream and a durable pull consumer on it, and as many pull subscriptions
+// bound to that consumer as asked (several workers of one durable).
+class Raw {
+ public:
+  Raw(const std::string& url, const std::string& name, std::int64_t max_msgs = -1,
+      std::int64_t max_deliver = -1)
+      : name_(name) {
+    Check(natsConnection_ConnectTo(&nc_, url.c_str()), "connect");
+    Check(natsConnection_JetStream(&js_, nc_, nullptr), "jetstream");
+    subject_ = name + ".s";
+    const char* subjects[] = {subject_.c_str()};
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = name_.c_str();
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.MaxMsgs = max_msgs;
+    sc.Discard = js_DiscardOld;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_AddStream(nullptr, js_, &sc, nullptr, &jerr), "add stream");
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "d";
+    cc.AckPolicy = js_AckExplicit;
+    cc.AckWait = kAckWaitMs * kNs;
+    cc.MaxDeliver = max_deliver;
+    cc.MaxAckPending = -1;
+    Check(js_AddConsumer(nullptr, js_, name_.c_str(), &cc, nullptr, &jerr), "add consumer");
+    const std::string advisories = "$JS.EVENT.ADVISORY.CONSUMER.*." + name_ + ".d";
+    Check(natsConnection_SubscribeSync(&advisories_, nc_, advisories.c_str()), "advisories");
+  }
+  ~Raw() {
+    for (natsMsg* m : kept_) natsMsg_Destroy(m);
+    for (natsSubscription* s : pulls_) natsSubscription_Destroy(s);
+    natsSubscription_Destroy(advisories_);
+    js_DeleteStream(js_, name_.c_str(), nullptr, nullptr);
+    jsCtx_Destroy(js_);
+    natsConnection_Destroy(nc_);
+  }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+
+  /// A new pull subscription bound to the durable (a worker); returns its index.
+  int Worker() {
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = name_.c_str();
+    so.Consumer = "d";
+    natsSubscription* sub = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_PullSubscribe(&sub, js_, subject_.c_str(), "d", nullptr, &so, &jerr), "pull");
+    pulls_.push_back(sub);
+    return static_cast<int>(pulls_.size()) - 1;
+  }
+  void Publish(const std::string& payload) {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_Publish(nullptr, js_, subject_.c_str(), payload.data(),
+                     static_cast<int>(payload.size()), nullptr, &jerr),
+          "publish");
+  }
+  /// Up to n messages for worker w; waits at most wait_ms for the first.
+  std::vector<Got> Fetch(int w, int n, std::int64_t wait_ms = 50) {
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = n;
+    req.Expires = wait_ms * kNs;
+    natsMsgList list{nullptr, 0};
+    std::vector<Got> out;
+    const natsStatus s = natsSubscription_FetchRequest(&list, pulls_[w], &req);
+    if (s != NATS_OK) return out;
+    for (int i = 0; i < list.Count; ++i) {
+      jsMsgMetaData* meta = nullptr;
+      Check(natsMsg_GetMetaData(&meta, list.Msgs[i]), "metadata");
+      out.push_back(Got{meta->Sequence.Stream, meta->NumDelivered, list.Msgs[i]});
+      jsMsgMetaData_Destroy(meta);
+      kept_.push_back(list.Msgs[i]);
+      list.Msgs[i] = nullptr;
+    }
+    natsMsgList_Destroy(&list);
+    return out;
+  }
+  /// An ack-protocol word (+ACK, -NAK, +TERM, +WPI) sent through m's reply subject as a
+  /// request: whether the server answered.
+  bool Answer(const Got& m, const char* word) {
+    natsMsg* reply = nullptr;
+    const natsStatus s =
+        natsConnection_RequestString(&reply, nc_, natsMsg_GetReply(m.msg), word, 2000);
+    natsMsg_Destroy(reply);
+    return s == NATS_OK;
+  }
+  /// Every advisory subject received so far (waiting up to wait_ms for the first).
+  std::vector<std::string> Advisories(std::int64_t wait_ms) {
+    std::vector<std::string> out;
+    for (int i = 0; i < 1000; ++i) {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, advisories_, i == 0 ? wait_ms : 0) != NATS_OK) break;
+      out.push_back(std::string(natsMsg_GetSubject(m)) + " " +
+                    std::string(natsMsg_GetData(m), natsMsg_GetDataLength(m)));
+      natsMsg_Destroy(m);
+    }
+    return out;
+  }
+  /// The consumer's count of pull requests waiting on the server.
+  int Waiting() {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_GetConsumerInfo(&ci, js_, name_.c_str(), "d", nullptr, &jerr), "consumer info");
+    const int n = ci->NumWaiting;
+    jsConsumerInfo_Destroy(ci);
+    return n;
+  }
+  /// The consumer's count of delivered, unacknowledged messages.
+  std::int64_t AckPending() {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_GetConsumerInfo(&ci, js_, name_.c_str(), "d", nullptr, &jerr), "consumer info");
+    const std::int64_t n = ci->NumAckPending;
+    jsConsumerInfo_Destroy(ci);
+    return n;
+  }
+
+ private:
+  static void Check(natsStatus s, const char* what) {
+    if (s != NATS_OK) throw std::runtime_error(std::string(what) + ": " + natsStatus_GetText(s));
+  }
+  std::string name_;
+  std::string subject_;
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+  natsSubscription* advisories_ = nullptr;
+  std::vector<natsSubscription*> pulls_;
+  std::vector<natsMsg*> kept_;
+};
+
+class JetStreamRawProbe : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new NatsServer(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static std::string Name() {
+    return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+  static NatsServer* server_;
+};
+NatsServer* JetStreamRawProbe::server_ = nullptr;
+
+std::vector<std::uint64_t> seqs(const std::vector<Got>& got) {
+  std::vector<std::uint64_t> out;
+  for (const Got& g : got) out.push_back(g.seq);
+  return out;
+}
+
+// late_ack_accepted: an ack after AckWait passed, before the message is fetched again,
+// settles it: it never comes back.
+TEST_F(JetStreamRawProbe, LateAckAccepted) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kLateAckAccepted));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(got.size(), 1u);
+  sleep_ms(3 * kAckWaitMs);
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());
+  EXPECT_EQ(raw.AckPending(), 0);
+}
+
+// ack_after_nack_settles: a nacked message, acked by the same client before it is fetched
+// again, is settled: it never comes back.
+TEST_F(JetStreamRawProbe, AckAfterNackSettles) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kAckAfterNackSettles));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());
+  EXPECT_EQ(raw.AckPending(), 0);
+}
+
+// late_ack_by_previous_holder: worker 0's ack, after the message was redelivered to worker 1,
+// settles it: worker 1's deadline passes and it never comes back.
+TEST_F(JetStreamRawProbe, LateAckByPreviousHolder) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kLateAckByPreviousHolder));
+  Raw raw(server_->url(), Name());
+  const int w0 = raw.Worker();
+  const int w1 = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> first = raw.Fetch(w0, 1);
+  ASSERT_EQ(first.size(), 1u);
+  const std::vector<Got> second = raw.Fetch(w1, 1, 4 * kAckWaitMs);  // its redelivery
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].delivered, 2u);
+  EXPECT_TRUE(raw.Answer(first[0], "+ACK"));
+  EXPECT_EQ(raw.AckPending(), 0);
+  EXPECT_TRUE(raw.Fetch(w1, 1, 3 * kAckWaitMs).empty());
+}
+
+// acks_always_confirmed: the server answers every ack-protocol word sent through a message's
+// reply subject, whether it settled anything: a second ack, and a nack after the ack.
+TEST_F(JetStreamRawProbe, AcksAlwaysConfirmed) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kAcksAlwaysConfirmed));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
+  EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());  // the nack gave nothing back
+}
+
+// retention_terminates_held: with MaxMsgs 1 (DiscardOld), a held message the next publish
+// discards is terminated by the server at once (its advisory, with its delivery count), is
+// never redelivered, and its holder's ack is answered but changes nothing.
+TEST_F(JetStreamRawProbe, RetentionTerminatesHeld) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kRetentionTerminatesHeld));
+  Raw raw(server_->url(), Name(), /*max_msgs=*/1);
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(got.size(), 1u);
+  raw.Publish("b");  // discards a, held
+  const std::vector<std::string> advisories = raw.Advisories(20 * kAckWaitMs);
+  ASSERT_EQ(advisories.size(), 1u);
+  EXPECT_NE(advisories[0].find("MSG_TERMINATED"), std::string::npos) << advisories[0];
+  EXPECT_NE(advisories[0].find("\"stream_seq\":1,"), std::string::npos) << advisories[0];
+  EXPECT_EQ(raw.AckPending(), 0);
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  sleep_ms(3 * kAckWaitMs);
+  EXPECT_EQ(seqs(raw.Fetch(w, 2, kAckWaitMs)), std::vector<std::uint64_t>{2});
+}
+
+// term_always_announced: a term of a message already acked is announced as terminated, and
+// a second term announces it again.
+TEST_F(JetStreamRawProbe, TermAlwaysAnnounced) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kTermAlwaysAnnounced));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
+  EXPECT_TRUE(raw.Answer(got[0], "+TERM"));
+  EXPECT_TRUE(raw.Answer(got[0], "+TERM"));
+  std::vector<std::string> terminated;
+  for (int i = 0; i < 100 && terminated.size() < 2; ++i) {
+    for (const std::string& a : raw.Advisories(kAckWaitMs)) {
+      if (a.find("MSG_TERMINATED") != std::string::npos) terminated.push_back(a);
+    }
+  }
+  EXPECT_EQ(terminated.size(), 2u);
+  EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());
+}
+
+// redelivery_in_return_order: nacked messages come back in the order they were nacked.
+TEST_F(JetStreamRawProbe, RedeliveryInReturnOrder) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kRedeliveryInReturnOrder));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  for (const char* p : {"a", "b", "c"}) raw.Publish(p);
+  const std::vector<Got> got = raw.Fetch(w, 3);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(raw.Answer(got[2], "-NAK"));
+  EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
+  EXPECT_EQ(seqs(raw.Fetch(w, 3)), (std::vector<std::uint64_t>{3, 1}));
+}
+
+// engine_expires: a pull request made before the deadline, with nothing else sent, gets the
+// redelivery when AckWait has passed: the server's clock gave it back.
+TEST_F(JetStreamRawProbe, EngineExpires) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kEngineExpires));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  raw.Publish("a");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(raw.Fetch(w, 1).size(), 1u);
+  const std::vector<Got> again = raw.Fetch(w, 1, 20 * kAckWaitMs);
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].delivered, 2u);
+  EXPECT_GE(waited, std::chrono::milliseconds(kAckWaitMs));
+}
+
+// dead_letter_when_offered_again and dead_letter_reason_unknown: with MaxDeliver 1 the
+// MAX_DELIVERIES advisory does not come when the deadline passes, only with the next fetch
+// that would have offered the message; it names the sequence and deliveries, not a reason.
+TEST_F(JetStreamRawProbe, DeadLetterWhenOfferedAgainWithNoReason) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kDeadLetterWhenOfferedAgain));
+  ASSERT_TRUE(jetstream_profile().has(Switch::kDeadLetterReasonUnknown));
+  Raw raw(server_->url(), Name(), -1, /*max_deliver=*/1);
+  const int w = raw.Worker();
+  raw.Publish("a");
+  ASSERT_EQ(raw.Fetch(w, 1).size(), 1u);
+  for (const std::string& a : raw.Advisories(4 * kAckWaitMs)) {
+    EXPECT_EQ(a.find("MAX_DELIVERIES"), std::string::npos) << "before any fetch: " << a;
+  }
+  EXPECT_TRUE(raw.Fetch(w, 1, kAckWaitMs).empty());
+  std::string dead;
+  for (const std::string& a : raw.Advisories(20 * kAckWaitMs)) {
+    if (a.find("MAX_DELIVERIES") != std::string::npos) dead = a;
+  }
+  ASSERT_FALSE(dead.empty()) << "no advisory after the fetch";
+  EXPECT_NE(dead.find("\"stream_seq\":1"), std::string::npos) << dead;
+  EXPECT_NE(dead.find("\"deliveries\":1"), std::string::npos) << dead;
+  EXPECT_EQ(dead.find("reason"), std::string::npos) << dead;
+}
+
+// concurrent_polls_interleave: two pull requests of 2 waiting at once share the next four
+// messages one by one, so neither batch is two consecutive messages.
+TEST_F(JetStreamRawProbe, ConcurrentPollsInterleave) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kConcurrentPollsInterleave));
+  Raw raw(server_->url(), Name());
+  Raw* r = &raw;
+  const int w0 = raw.Worker();
+  const int w1 = raw.Worker();
+  std::vector<Got> a, b;
+  std::thread ta([&] { a = r->Fetch(w0, 2, 40 * kAckWaitMs); });
+  for (int i = 0; i < 1000 && raw.Waiting() < 1; ++i) sleep_ms(5);
+  std::thread tb([&] { b = r->Fetch(w1, 2, 40 * kAckWaitMs); });
+  for (int i = 0; i < 1000 && raw.Waiting() < 2; ++i) sleep_ms(5);
+  ASSERT_EQ(raw.Waiting(), 2);
+  for (const char* p : {"a", "b", "c", "d"}) raw.Publish(p);
+  ta.join();
+  tb.join();
+  EXPECT_EQ(seqs(a), (std::vector<std::uint64_t>{1, 3}));
+  EXPECT_EQ(seqs(b), (std::vector<std::uint64_t>{2, 4}));
+}
+
+}  // namespace
+}  // namespace conformance
