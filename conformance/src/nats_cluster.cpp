@@ -99,9 +99,10 @@ int NatsCluster::index_of(const std::string& name) {
   return -1;
 }
 
-int NatsCluster::leader_of(const std::string& stream) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (std::chrono::steady_clock::now() < deadline) {
+int NatsCluster::leader_of(const std::string& stream, int other_than,
+                           std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  do {
     for (auto& n : nodes_) {
       if (!n->alive()) continue;
       const JetStreamProbe probe(n->url(), 500);
@@ -113,10 +114,62 @@ int NatsCluster::leader_of(const std::string& stream) {
         leader = index_of(si->Cluster->Leader);
       }
       jsStreamInfo_Destroy(si);
-      if (leader >= 0) return leader;
+      if (leader >= 0 && leader != other_than && nodes_[leader]->alive()) return leader;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  } while (std::chrono::steady_clock::now() < deadline);
+  return -1;
+}
+
+bool NatsCluster::wait_current(const std::string& stream, int node,
+                               std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  const std::string name = "n" + std::to_string(node + 1);
+  do {
+    const int leader = leader_of(stream, -1, std::chrono::milliseconds(0));
+    if (leader == node) return true;
+    if (leader >= 0) {
+      const JetStreamProbe probe(nodes_[leader]->url(), 500);
+      jsStreamInfo* si = nullptr;
+      bool current = false;
+      if (probe.ok() &&
+          js_GetStreamInfo(&si, probe.js(), stream.c_str(), nullptr, nullptr) == NATS_OK &&
+          si != nullptr && si->Cluster != nullptr) {
+        for (int i = 0; i < si->Cluster->ReplicasLen; ++i) {
+          const jsPeerInfo* peer = si->Cluster->Replicas[i];
+          if (peer != nullptr && peer->Name != nullptr && name == peer->Name) {
+            current = peer->Current && !peer->Offline;
+          }
+        }
+      }
+      jsStreamInfo_Destroy(si);
+      if (current) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
+int NatsCluster::consumer_leader(const std::string& stream, const std::string& consumer,
+                                 std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  do {
+    for (auto& n : nodes_) {
+      if (!n->alive()) continue;
+      const JetStreamProbe probe(n->url(), 500);
+      jsConsumerInfo* ci = nullptr;
+      int leader = -1;
+      if (probe.ok() &&
+          js_GetConsumerInfo(&ci, probe.js(), stream.c_str(), consumer.c_str(), nullptr, nullptr) ==
+              NATS_OK &&
+          ci != nullptr && ci->Cluster != nullptr && ci->Cluster->Leader != nullptr) {
+        leader = index_of(ci->Cluster->Leader);
+      }
+      jsConsumerInfo_Destroy(ci);
+      if (leader >= 0 && nodes_[leader]->alive()) return leader;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
   return -1;
 }
 

@@ -224,6 +224,32 @@ std::string trace(Target& target, const oplang::Script& script, const Profile& p
   return traced_check(target, script, p).trace;
 }
 
+std::optional<TracedRun> fails_again(const TargetFactory& factory, const oplang::Script& script,
+                                     const Profile& p, model::Millis lag_limit, int reruns) {
+  for (int k = 0; k < reruns; ++k) {
+    std::unique_ptr<Target> t = factory();
+    TracedRun run = traced_check(*t, script, p, lag_limit);
+    if (run.verdict.violation) return run;
+  }
+  return std::nullopt;
+}
+
+Finding reproduce(const TargetFactory& factory, const oplang::Script& script, const Profile& p,
+                  model::Millis margin, int confirmations, int trials, int reruns) {
+  Finding f;
+  f.script = shrink(factory, script, p, margin, confirmations, trials);
+  std::optional<TracedRun> shown = fails_again(factory, f.script, p, margin / 2, reruns);
+  if (!shown) {
+    f.script = script;
+    shown = fails_again(factory, f.script, p, margin / 2, reruns);
+  }
+  if (shown) {
+    f.reproduced = true;
+    f.shown = std::move(*shown);
+  }
+  return f;
+}
+
 std::string disagreement_text(const std::string& engine, const oplang::Script& script,
                               const Violation& v) {
   std::ostringstream out;

@@ -104,6 +104,33 @@ TEST(ConformanceKit, AWrongAnswerIsAViolationOfItsRuleShrunkToAFewSteps) {
   EXPECT_EQ(w.violation->rule, "R11");
 }
 
+// A disagreement seen once and never again (an engine that lied only on its first run: a
+// loaded machine, a timing fluke) is not a violation: reproduce() re-runs the shrunk script
+// and the original on fresh targets and says "not reproduced". The same lie on every run is
+// reproduced, and the run it shows is one that failed.
+TEST(ConformanceKit, ADisagreementThatDoesNotFailAgainIsNotReportedAsAViolation) {
+  const std::optional<LyingViolation> found = find_lying_violation();
+  ASSERT_TRUE(found) << "no script acked offset 2 in 500 seeds";
+  int made = 0;
+  const TargetFactory once = [&made]() -> std::unique_ptr<Target> {
+    if (made++ == 0) return std::make_unique<LyingTarget>();
+    return std::make_unique<InProcTarget>();
+  };
+  std::unique_ptr<Target> first = once();
+  ASSERT_TRUE(check(*first, found->script, strict_profile()).violation);
+  const Finding flaky = reproduce(once, found->script, strict_profile(), 0, 1, 50, 3);
+  EXPECT_FALSE(flaky.reproduced) << oplang::print(flaky.script);
+  EXPECT_EQ(flaky.script, found->script);
+
+  const TargetFactory always = [] { return std::make_unique<LyingTarget>(); };
+  const Finding real = reproduce(always, found->script, strict_profile(), 0, 1, 500, 3);
+  ASSERT_TRUE(real.reproduced);
+  ASSERT_TRUE(real.shown.verdict.violation);
+  EXPECT_EQ(real.shown.verdict.violation->rule, "R11");
+  EXPECT_LE(real.script.size(), found->script.size());
+  EXPECT_NE(real.shown.trace.find(">> "), std::string::npos) << real.shown.trace;
+}
+
 TEST(ConformanceKit, ASwitchIsCreditedWhenAScriptNeedsItAndItsAbsenceIsAViolation) {
   // An engine that redelivers in return order: judged strictly it violates R5 somewhere;
   // under a profile with the switch it holds and the switch is credited.

@@ -486,17 +486,6 @@ int main(int argc, char** argv) {
   };
   std::filesystem::create_directories(args.out);
   int status = 0;
-  // A run of script on a fresh target that fails again, with its trace (up to `times`
-  // runs; void runs do not count as failing).
-  auto confirm = [&](const oplang::Script& script,
-                     int times) -> std::optional<conformance::TracedRun> {
-    for (int k = 0; k < times; ++k) {
-      std::unique_ptr<conformance::Target> t = factory();
-      conformance::TracedRun run = conformance::traced_check(*t, script, profile, gen.margin / 2);
-      if (run.verdict.violation) return run;
-    }
-    return std::nullopt;
-  };
   // Row L: parallel programs; row H: the queue checkers on the same histories. Returns true
   // to stop (--first after a violation).
   Row parallel_row, queue_row;
@@ -629,7 +618,7 @@ int main(int argc, char** argv) {
       Row& row = rows[v.violation->rule];
       if (!row.example.empty()) {
         // This rule has its shrunk example: this script is only confirmed, by a re-run.
-        if (confirm(script, 2)) {
+        if (conformance::fails_again(factory, script, profile, gen.margin / 2, 2)) {
           ++row.violated;
           status = 1;
           std::cout << "reproduced (seed " << seed << ")\n";
@@ -641,16 +630,12 @@ int main(int argc, char** argv) {
       }
       std::cerr << "conformance: seed " << seed << " violates " << v.violation->rule
                 << "; shrinking\n";
-      oplang::Script small = conformance::shrink(factory, script, profile, gen.margin,
-                                                 args.target == "inproc" ? 1 : 2, 80);
       // Reported only once it fails again: the shrunk script, else the original.
-      std::optional<conformance::TracedRun> shown = confirm(small, 3);
-      if (!shown) {
-        small = script;
-        shown = confirm(small, 3);
-      }
+      const conformance::Finding found = conformance::reproduce(
+          factory, script, profile, gen.margin, args.target == "inproc" ? 1 : 2, 80, 3);
+      const oplang::Script& small = found.script;
       const std::string stem = args.out + "/" + args.target + "-" + std::to_string(seed);
-      if (!shown) {
+      if (!found.reproduced) {
         ++row.not_reproduced;
         if (row.unreproduced.empty()) row.unreproduced = stem + ".unreproduced.script";
         std::ofstream(stem + ".unreproduced.script")
@@ -664,9 +649,9 @@ int main(int argc, char** argv) {
       status = 1;
       const std::string file = stem + ".script";
       std::ofstream(file) << conformance::replay_text(args.target, profile, seed, small);
-      std::cout << "\nViolation of " << shown->verdict.violation->rule << " (seed " << seed
+      std::cout << "\nViolation of " << found.shown.verdict.violation->rule << " (seed " << seed
                 << "), shrunk to " << small.size() << " steps, as it failed again:\n"
-                << shown->trace << "replay: " << replay_command << file << "\n";
+                << found.shown.trace << "replay: " << replay_command << file << "\n";
       row.example = replay_command + file;
       const std::string page = stem + ".html";
       std::unique_ptr<conformance::Target> timed = factory();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -27,9 +28,19 @@ class NatsCluster {
   [[nodiscard]] NatsServer& node(int i) { return *nodes_.at(static_cast<std::size_t>(i)); }
   /// The node whose server name is `name` ("n1".."n3"); -1 if none.
   [[nodiscard]] static int index_of(const std::string& name);
-  /// The index of stream's leader as a running node reports it, -1 if no node knows
-  /// (within ~2 s). Throws nothing.
-  [[nodiscard]] int leader_of(const std::string& stream);
+  /// The index of stream's leader as a running node reports it: a running node other than
+  /// `other_than`, waited for (an election) up to `within`; -1 if none by then. Throws
+  /// nothing.
+  [[nodiscard]] int leader_of(const std::string& stream, int other_than = -1,
+                              std::chrono::milliseconds within = std::chrono::seconds(30));
+  /// Waits up to `within` until the stream's leader reports node as a current replica (or
+  /// node leads it): a restarted node has caught up. Throws nothing.
+  [[nodiscard]] bool wait_current(const std::string& stream, int node,
+                                  std::chrono::milliseconds within = std::chrono::seconds(60));
+  /// The index of the node leading consumer `consumer` of stream, waited for up to
+  /// `within`; -1 if none by then. Throws nothing.
+  [[nodiscard]] int consumer_leader(const std::string& stream, const std::string& consumer,
+                                    std::chrono::milliseconds within = std::chrono::seconds(60));
 
  private:
   std::array<std::unique_ptr<NatsServer>, 3> nodes_;

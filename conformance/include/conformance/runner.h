@@ -91,6 +91,30 @@ struct TracedRun {
 TracedRun traced_check(Target& target, const oplang::Script& script, const Profile& p,
                        model::Millis lag_limit = model::kMaxDuration);
 
+/// A run of script on a fresh target from factory that fails again, with its trace: the
+/// first of up to `reruns` runs that shows a violation (void runs do not). Throws
+/// TargetFailure.
+std::optional<TracedRun> fails_again(const TargetFactory& factory, const oplang::Script& script,
+                                     const Profile& p, model::Millis lag_limit, int reruns);
+
+/// What a report may say of a script that disagreed once.
+struct Finding {
+  /// A re-run failed again: a violation. Otherwise the disagreement is not reproduced, and
+  /// no verdict.
+  bool reproduced = false;
+  /// What failed again: the shrunk script if it did, else the original (and the original
+  /// when nothing did).
+  oplang::Script script;
+  /// That re-run, judged and printed together (when reproduced).
+  TracedRun shown;
+};
+
+/// Shrinks a script that disagreed once (shrink(), with margin, confirmations and trials),
+/// then re-runs the shrunk script up to `reruns` times on fresh targets, then the original
+/// as often: reproduced at the first run that fails again. Throws TargetFailure.
+Finding reproduce(const TargetFactory& factory, const oplang::Script& script, const Profile& p,
+                  model::Millis margin, int confirmations, int trials, int reruns);
+
 /// The first disagreement of a run as a report prints it: the step, its op, the model's
 /// answer and the engine's, and the rule.
 std::string disagreement_text(const std::string& engine, const oplang::Script& script,

@@ -1,0 +1,158 @@
+// Raw probes: what redis-server itself does where the redis profile says it differs from the
+// model, or where the adapter checks what Redis does not, through hiredis alone (no kit
+// code between the test and the server). Each test is named after the switch or the
+// adapter's check it shows (CONFORMANCE.md).
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conformance/profile.h"
+#include "conformance/redis_server.h"
+
+namespace conformance {
+namespace {
+
+// One connection; every command by its arguments.
+class Raw {
+ public:
+  explicit Raw(int port) : c_(redisConnect("127.0.0.1", port)) {}
+  ~Raw() { redisFree(c_); }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+
+  /// The reply, flattened: integers and strings as text, arrays depth first, nil as "nil".
+  std::vector<std::string> Run(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (const std::string& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c_, static_cast<int>(args.size()), argv.data(), lens.data()));
+    std::vector<std::string> out;
+    Flatten(r, out);
+    if (r != nullptr) freeReplyObject(r);
+    return out;
+  }
+
+ private:
+  static void Flatten(const redisReply* r, std::vector<std::string>& out) {
+    if (r == nullptr) {
+      out.push_back("no reply");
+    } else if (r->type == REDIS_REPLY_INTEGER) {
+      out.push_back(std::to_string(r->integer));
+    } else if (r->type == REDIS_REPLY_NIL) {
+      out.push_back("nil");
+    } else if (r->type == REDIS_REPLY_ARRAY) {
+      for (std::size_t i = 0; i < r->elements; ++i) Flatten(r->element[i], out);
+    } else {
+      out.push_back(std::string(r->str, r->len));
+    }
+  }
+  redisContext* c_;
+};
+
+class RedisRawProbe : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new RedisServer(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    raw_ = std::make_unique<Raw>(server_->port());
+    raw_->Run({"FLUSHALL"});
+  }
+  // A stream s with entries 1-1 .. n-1 and a group g from the start.
+  void Stream(int n) {
+    for (int i = 1; i <= n; ++i) raw_->Run({"XADD", "s", std::to_string(i) + "-1", "p", "x"});
+    raw_->Run({"XGROUP", "CREATE", "s", "g", "0"});
+  }
+  std::vector<std::string> Read(const std::string& consumer, int count = 10) {
+    return raw_->Run({"XREADGROUP", "GROUP", "g", consumer, "COUNT", std::to_string(count),
+                      "STREAMS", "s", ">"});
+  }
+  // The pending list: per entry its id, consumer, idle ms and delivery count, flattened.
+  std::vector<std::string> Pending() { return raw_->Run({"XPENDING", "s", "g", "-", "+", "10"}); }
+
+  static RedisServer* server_;
+  std::unique_ptr<Raw> raw_;
+};
+RedisServer* RedisRawProbe::server_ = nullptr;
+
+// no_server_deadline: nothing happens to a pending entry when its idle time passes any
+// value: it stays with its consumer, delivered once, until a claim (XAUTOCLAIM) with that
+// min-idle takes it.
+TEST_F(RedisRawProbe, NoServerDeadline) {
+  ASSERT_TRUE(redis_profile().has(Switch::kNoServerDeadline));
+  Stream(1);
+  ASSERT_EQ(Read("c1").size(), 4u);  // s, 1-1, p, x
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<std::string> pending = Pending();
+  ASSERT_EQ(pending.size(), 4u);
+  EXPECT_EQ(pending[0], "1-1");
+  EXPECT_EQ(pending[1], "c1");
+  EXPECT_EQ(pending[3], "1");
+  const std::vector<std::string> claimed =
+      raw_->Run({"XAUTOCLAIM", "s", "g", "c2", "200", "0-0", "JUSTID"});
+  ASSERT_GE(claimed.size(), 2u);
+  EXPECT_EQ(claimed[1], "1-1");
+  EXPECT_EQ(Pending()[1], "c2");
+}
+
+// trimmed_held_keeps_only_its_offset: MAXLEN trims a pending entry's body and leaves its id
+// in the pending list; XACK of it still answers 1; the next XAUTOCLAIM drops it (among its
+// deleted ids), idle or not.
+TEST_F(RedisRawProbe, TrimmedHeldKeepsOnlyItsOffset) {
+  ASSERT_TRUE(redis_profile().has(Switch::kTrimmedHeldKeepsOnlyItsOffset));
+  Stream(2);
+  ASSERT_FALSE(Read("c1", 1).empty());                             // 1-1 pending
+  raw_->Run({"XADD", "s", "MAXLEN", "1", "3-1", "p", "y"});        // trims 1-1 and 2-1
+  EXPECT_EQ(raw_->Run({"XRANGE", "s", "1-1", "1-1"}).size(), 0u);  // its body is gone
+  EXPECT_EQ(Pending()[0], "1-1");                                  // its id is not
+  const std::vector<std::string> claimed =
+      raw_->Run({"XAUTOCLAIM", "s", "g", "c2", "1000000", "0-0", "JUSTID"});
+  ASSERT_EQ(claimed.size(), 2u);  // next cursor, deleted id: nothing claimed at that min-idle
+  EXPECT_EQ(claimed[1], "1-1");
+  EXPECT_TRUE(Pending().empty());
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "1-1"}), std::vector<std::string>{"0"});
+}
+
+// The adapter's check on who settles (R11): XACK names no consumer, so any client of the
+// group settles any pending entry, whoever it was delivered to.
+TEST_F(RedisRawProbe, XackSettlesForAnyConsumer) {
+  Stream(1);
+  ASSERT_FALSE(Read("c1").empty());
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "1-1"}), std::vector<std::string>{"1"});
+  EXPECT_TRUE(Pending().empty());
+}
+
+// R12 on Redis: XGROUP SETID moves the group's last-delivered id back and keeps the pending
+// list: an entry still pending is pending once, delivered again by the next read to
+// whoever reads, and its delivery count starts over at 1 (its attempts are forgotten while
+// it was never settled). The model's seek forgets what was held and keeps attempts apart
+// from offers; a seek adapter on Redis would need a switch for both.
+TEST_F(RedisRawProbe, SetidKeepsThePendingList) {
+  Stream(2);
+  ASSERT_EQ(Read("c1").size(), 7u);  // s, 1-1, p, x, 2-1, p, x
+  raw_->Run({"XACK", "s", "g", "2-1"});
+  EXPECT_EQ(raw_->Run({"XGROUP", "SETID", "s", "g", "0"}), std::vector<std::string>{"OK"});
+  const std::vector<std::string> pending = Pending();
+  ASSERT_EQ(pending.size(), 4u);  // 1-1 still pending with c1
+  EXPECT_EQ(pending[0], "1-1");
+  const std::vector<std::string> again = Read("c2");
+  ASSERT_EQ(again.size(), 7u);  // both entries again
+  const std::vector<std::string> after = Pending();
+  ASSERT_EQ(after.size(), 8u);
+  EXPECT_EQ(after[1], "c2");
+  EXPECT_EQ(after[3], "1");  // 1-1: delivered twice, counted once
+  EXPECT_EQ(after[7], "1");  // 2-1: acked before the seek, delivered anew
+}
+
+}  // namespace
+}  // namespace conformance
