@@ -59,6 +59,8 @@ std::optional<model::Offset> oldest_of(const oplang::ModelRunner& runner, const 
     topic = p->topic;
   } else if (const auto* q = std::get_if<oplang::Poll>(&op)) {
     topic = q->topic;
+  } else if (const auto* d = std::get_if<oplang::GetDeadLetters>(&op)) {
+    topic = d->topic;
   } else {
     return std::nullopt;
   }
@@ -107,7 +109,7 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
       v.void_run = true;
       break;
     }
-    if (!agree(op, want, got, p)) {
+    if (!agree(op, want, got, p, oldest_of(model, op))) {
       v.violation = Violation{i, rule_for(op, want, got, oldest_of(model, op)), want, got};
       break;
     }
@@ -120,7 +122,7 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
     }
     for (auto& [s, m] : without) {
       const oplang::Outcome strict = m.step(op);
-      if (!agree(op, strict, got, p.without(s))) needed.insert(s);
+      if (!agree(op, strict, got, p.without(s), oldest_of(m, op))) needed.insert(s);
     }
   }
   v.needed.assign(needed.begin(), needed.end());
@@ -214,8 +216,8 @@ void side_by_side(Target& target, const oplang::Script& script, const Profile& p
     s.start_ms = ms(Clock::now());
     s.engine = target.step(op);
     s.end_ms = ms(Clock::now());
-    s.agreed = agree(op, s.model, s.engine, p);
     s.oldest = oldest_of(model, op);
+    s.agreed = agree(op, s.model, s.engine, p, s.oldest);
     each(op, s);
   }
 }

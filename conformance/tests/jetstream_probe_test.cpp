@@ -252,20 +252,24 @@ TEST_F(JetStreamRawProbe, AcksAlwaysConfirmed) {
 }
 
 // retention_terminates_held: with MaxMsgs 1 (DiscardOld), a held message the next publish
-// discards is terminated by the server at once (its advisory, with its delivery count), is
-// never redelivered, and its holder's ack is answered but changes nothing.
+// discards is terminated by the server at once (its advisory), is never redelivered, and
+// its holder's ack is answered but changes nothing. The advisory's delivery count is the
+// message's redeliveries, not its deliveries: 1 for a message delivered twice.
 TEST_F(JetStreamRawProbe, RetentionTerminatesHeld) {
   ASSERT_TRUE(jetstream_profile().has(Switch::kRetentionTerminatesHeld));
   Raw raw(server_->url(), Name(), /*max_msgs=*/1);
   const int w = raw.Worker();
   raw.Publish("a");
-  const std::vector<Got> got = raw.Fetch(w, 1);
+  ASSERT_EQ(raw.Fetch(w, 1).size(), 1u);
+  const std::vector<Got> got = raw.Fetch(w, 1, 20 * kAckWaitMs);  // its redelivery
   ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].delivered, 2u);
   raw.Publish("b");  // discards a, held
   const std::vector<std::string> advisories = raw.Advisories(20 * kAckWaitMs);
   ASSERT_EQ(advisories.size(), 1u);
   EXPECT_NE(advisories[0].find("MSG_TERMINATED"), std::string::npos) << advisories[0];
   EXPECT_NE(advisories[0].find("\"stream_seq\":1,"), std::string::npos) << advisories[0];
+  EXPECT_NE(advisories[0].find("\"deliveries\":1"), std::string::npos) << advisories[0];
   EXPECT_EQ(raw.AckPending(), 0);
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   sleep_ms(3 * kAckWaitMs);

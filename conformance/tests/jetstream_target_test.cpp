@@ -588,8 +588,9 @@ TEST(ConformanceUrl, PointedAtADeploymentItStartsNoServerAndLeavesNoStream) {
   EXPECT_TRUE(server.alive()) << server.log_tail(20);
 }
 
-// The tool started as a child, stderr to `err`; its pid.
-pid_t start_tool(const std::vector<std::string>& args, const std::string& err) {
+// The tool started as a child, stderr to `err` (stdout to `out`, or nowhere); its pid.
+pid_t start_tool(const std::vector<std::string>& args, const std::string& err,
+                 const std::string& out = "/dev/null") {
   std::vector<std::string> argv = {CONFORMANCE_TOOL};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> ptrs;
@@ -597,7 +598,7 @@ pid_t start_tool(const std::vector<std::string>& args, const std::string& err) {
   ptrs.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
+    std::freopen(out.c_str(), "w", stdout);
     std::freopen(err.c_str(), "w", stderr);
     ::execv(ptrs[0], ptrs.data());
     ::_exit(127);
@@ -682,6 +683,33 @@ TEST(ConformanceUrl, AKilledKitLeavesNoServerAndTheNextRunRemovesItsStreams) {
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << read_all(err);
   EXPECT_NE(read_all(err).find("left by a killed run"), std::string::npos) << read_all(err);
   EXPECT_TRUE(streams_with(server.url(), prefix).empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A loaded machine: two kits at once, each with its own nats-server, on two cores. Whatever
+// the load does to timing shows up as void runs or as disagreements that do not fail again
+// (exit 4, not judged), never as a reported violation (exit 1).
+TEST(ConformanceUrl, TwoKitsAtOnceOnALoadedMachineReportNoViolation) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("aloc-load-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<pid_t> kits;
+  for (const char* seed : {"1", "500"}) {
+    const std::string stem = (dir / seed).string();
+    kits.push_back(
+        start_tool({"--target", "jetstream", "--seconds", "20", "--seed", seed, "--out", stem},
+                   stem + ".err", stem + ".out"));
+  }
+  for (std::size_t i = 0; i < kits.size(); ++i) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(kits[i], &status, 0), kits[i]);
+    const std::string stem = (dir / (i == 0 ? "1" : "500")).string();
+    ASSERT_TRUE(WIFEXITED(status)) << read_all(stem + ".err");
+    EXPECT_TRUE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 4)
+        << "exit " << WEXITSTATUS(status) << "\n"
+        << read_all(stem + ".out") << read_all(stem + ".err");
+    EXPECT_NE(read_all(stem + ".out").find("under profile 'jetstream'"), std::string::npos);
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 // does not switch is checked strictly.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,8 +71,10 @@ bool expires_with_advance(const Profile& p);
 model::Profile model_switches(const Profile& p);
 
 /// Whether the engine's outcome of op agrees with the model's under p's observation
-/// switches (equal outcomes always agree).
+/// switches (equal outcomes always agree). `oldest`: the model's oldest kept offset of op's
+/// topic, for retention_terminates_held (a dead letter below it is compared without its
+/// attempts).
 bool agree(const oplang::Op& op, const oplang::Outcome& model, const oplang::Outcome& engine,
-           const Profile& p);
+           const Profile& p, std::optional<model::Offset> oldest = std::nullopt);
 
 }  // namespace conformance
