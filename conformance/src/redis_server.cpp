@@ -56,10 +56,10 @@ bool port_in_use(int port) {
   return busy;
 }
 
-// Whether the server on port answers PING with PONG (not LOADING: the AOF is read).
-bool answers_ping(int port) {
+// Whether the server at host:port answers PING with PONG (not LOADING: the AOF is read).
+bool answers_ping(int port, const std::string& host = "127.0.0.1") {
   const timeval connect_timeout{0, 200 * 1000};
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, connect_timeout);
+  redisContext* c = redisConnectWithTimeout(host.c_str(), port, connect_timeout);
   if (c == nullptr) return false;
   bool ok = false;
   if (c->err == 0) {
@@ -79,6 +79,16 @@ std::string in_use(int port) {
 }
 
 }  // namespace
+
+bool redis_answers(const std::string& url) {
+  const std::string scheme = "redis://";
+  const std::size_t colon = url.rfind(':');
+  if (!url.starts_with(scheme) || colon == std::string::npos || colon < scheme.size()) {
+    return false;
+  }
+  return answers_ping(std::atoi(url.c_str() + colon + 1),
+                      url.substr(scheme.size(), colon - scheme.size()));
+}
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(options) {
   binary_ = find_server_binary("REDIS_SERVER_BIN", "redis-server", {"/usr/bin", "/usr/local/bin"});

@@ -713,6 +713,55 @@ TEST(ConformanceUrl, TwoKitsAtOnceOnALoadedMachineReportNoViolation) {
   std::filesystem::remove_all(dir);
 }
 
+// --faults against a deployment the user names (--url): the tool starts no server; the
+// user's own shell commands kill it (-9) and restart it on the same store, the tool waits
+// until it serves again, and the run ends with the anomaly table. Here the "deployment" is a
+// nats-server the test starts through a shell, as a user's service manager would, watched
+// by a loop that kills it when the test is gone.
+TEST(ConformanceFaults, AUsersDeploymentIsKilledAndRestartedByItsOwnCommands) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("aloc-deploy-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "store");
+  const int port = free_loopback_port();
+  const std::string pid = (dir / "pid").string();
+  const std::string binary = find_server_binary("NATS_SERVER_BIN", "nats-server",
+                                                {"/usr/sbin", "/usr/local/sbin", "/usr/local/bin"});
+  ASSERT_FALSE(binary.empty()) << "no nats-server (apt-get install -y nats-server)";
+  const std::string start = "sh -c 'echo $$ > " + pid + "; exec " + binary +
+                            " -js -a 127.0.0.1 -p " + std::to_string(port) + " -sd " +
+                            (dir / "store").string() + "' >>" + (dir / "server.log").string() +
+                            " 2>&1 &";
+  const std::string watchdog = "(while kill -0 " + std::to_string(::getpid()) +
+                               " 2>/dev/null; do sleep 1; done; kill -9 $(cat " + pid +
+                               ") 2>/dev/null) >/dev/null 2>&1 &";
+  ASSERT_EQ(std::system((start + " " + watchdog).c_str()), 0);
+  const std::string url = "nats://127.0.0.1:" + std::to_string(port);
+  for (int i = 0; i < 200 && !jetstream_answers(url); ++i) ::usleep(50 * 1000);
+  ASSERT_TRUE(jetstream_answers(url)) << read_all((dir / "server.log").string());
+  const std::string kill = "kill -9 $(cat " + pid + ")";
+  const std::string restart = "kill $(cat " + pid + ") 2>/dev/null; while kill -0 $(cat " + pid +
+                              ") 2>/dev/null; do sleep 0.05; done; " + start;
+  const std::string out = (dir / "out.txt").string();
+  const std::string err = (dir / "err.txt").string();
+  const pid_t tool = start_tool({"--target", "jetstream", "--faults", "--url", url, "--seconds",
+                                 "8", "--seed", "3", "--fault", "both", "--kill-command", kill,
+                                 "--restart-command", restart, "--out", dir.string()},
+                                err, out);
+  int status = 0;
+  ASSERT_EQ(::waitpid(tool, &status, 0), tool);
+  const std::string output = read_all(out) + read_all(err);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  EXPECT_EQ(output.find("nats-server started"), std::string::npos) << output;
+  EXPECT_NE(output.find("faults on the deployment at " + url), std::string::npos) << output;
+  EXPECT_NE(output.find("faults: restart: "), std::string::npos) << output;
+  EXPECT_NE(output.find("| jetstream | the user's deployment | lost |"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("--restart-command"), std::string::npos) << output;  // the replay line
+  EXPECT_TRUE(jetstream_answers(url)) << "the deployment is not serving after the run";
+  std::system(("kill -9 $(cat " + pid + ") 2>/dev/null").c_str());
+  std::filesystem::remove_all(dir);
+}
+
 // --help says every flag, its default and every exit code, on stdout, and exits 0.
 TEST(ConformanceUrl, HelpListsEveryFlagAndExitCode) {
   const std::filesystem::path out =
@@ -722,9 +771,10 @@ TEST(ConformanceUrl, HelpListsEveryFlagAndExitCode) {
   const std::string help = read_all(out.string());
   std::filesystem::remove(out);
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
-  for (const char* flag : {"--target", "--url", "--seconds", "--seed", "--unit", "--parallel",
-                           "--profile", "--report", "--out", "--first", "--replay", "--faults",
-                           "--fault", "--appendfsync", "--strict", "--allow", "--help"}) {
+  for (const char* flag :
+       {"--target", "--url", "--seconds", "--seed", "--unit", "--parallel", "--profile", "--report",
+        "--out", "--first", "--replay", "--faults", "--fault", "--appendfsync", "--strict",
+        "--allow", "--kill-command", "--restart-command", "--help"}) {
     const std::string line = std::string("\n  ") + flag;
     bool found = false;  // the flag itself, not a longer one it begins (--fault, --faults)
     for (std::size_t at = help.find(line); at != std::string::npos && !found;

@@ -101,6 +101,8 @@ struct Args {
   std::string fault_kinds = "both";
   std::string appendfsync = "always";
   std::set<std::string> allow;  // --faults --strict: anomalies that do not fail the run
+  std::string kill_command;     // --faults --url: how the user's deployment is killed
+  std::string restart_command;  // --faults --url: how it is restarted
   bool seconds_given = false;
 };
 
@@ -109,6 +111,8 @@ const char* const kHelp =
     "usage: conformance --target inproc|jetstream|redis [options]      the model-based suite\n"
     "       conformance --target T [--url URL] --replay FILE.script|FILE.program\n"
     "       conformance --target inproc|redis|jetstream|jetstream-cluster --faults [options]\n"
+    "       conformance --target jetstream|redis --url URL --faults --restart-command C\n"
+    "                   [--kill-command C] [options]\n"
     "\n"
     "The suite generates scripts of the common subset, runs each on a fresh target next to\n"
     "the model under the engine's profile, and ends with a row for every SPEC rule.\n"
@@ -118,7 +122,8 @@ const char* const kHelp =
     "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT):\n"
     "                     none is started; streams or keys of earlier runs of this tool that\n"
     "                     were killed (prefix aloc<pid>_, pid no longer running) are removed\n"
-    "                     first. Default: the tool starts its own server on a free port\n"
+    "                     first; with --faults, the commands below kill and restart it.\n"
+    "                     Default: the tool starts its own server on a free port\n"
     "  --seconds N        how long to generate (default 20; --faults: 60)\n"
     "  --seed S           the first seed (default 1); seed S, S+1, ... one script each\n"
     "  --unit MS          real ms per model ms on a real engine (default 20)\n"
@@ -136,6 +141,10 @@ const char* const kHelp =
     "  --appendfsync P    --faults on redis and inproc: always (default) or everysec\n"
     "  --strict           --faults: exit 1 on any anomaly not in --allow\n"
     "  --allow A,B        --faults --strict: anomalies that do not fail the run\n"
+    "  --kill-command C   --faults --url: a shell command that kills the deployment (a\n"
+    "                     kill -9 fault; needed unless --fault restart)\n"
+    "  --restart-command C  --faults --url: a shell command that (re)starts it; the tool\n"
+    "                     then waits up to 30 s until it serves (required with --url)\n"
     "  --help, -h         this text\n"
     "\n"
     "Exit codes:\n"
@@ -192,6 +201,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.fault_kinds = value;
       } else if (flag == "--appendfsync") {
         a.appendfsync = value;
+      } else if (flag == "--kill-command") {
+        a.kill_command = value;
+      } else if (flag == "--restart-command") {
+        a.restart_command = value;
       } else if (flag == "--seed") {
         a.seed = std::stoull(value);
       } else if (flag == "--unit") {
@@ -236,6 +249,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     return std::nullopt;
   }
 #endif
+  if ((!a.kill_command.empty() || !a.restart_command.empty()) && (!a.faults || a.url.empty())) {
+    error = "--kill-command and --restart-command go with --faults --url";
+    return std::nullopt;
+  }
   if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
     error = "--url for redis is redis://HOST:PORT, not " + a.url;
     return std::nullopt;
@@ -248,9 +265,23 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
           "kills and restarts them)";
       return std::nullopt;
     }
-    if (!a.url.empty() || !a.replay.empty()) {
-      error = "--faults starts its own server: no --url or --replay";
+    if (!a.replay.empty()) {
+      error = "--faults runs a workload: no --replay";
       return std::nullopt;
+    }
+    if (!a.url.empty()) {
+      if (a.target != "jetstream" && a.target != "redis") {
+        error = "--faults --url runs on jetstream or redis";
+        return std::nullopt;
+      }
+      if (a.restart_command.empty()) {
+        error = "--faults --url needs --restart-command (how to restart the deployment)";
+        return std::nullopt;
+      }
+      if (a.kill_command.empty() && a.fault_kinds != "restart") {
+        error = "--faults --url with kill -9 faults needs --kill-command (or --fault restart)";
+        return std::nullopt;
+      }
     }
     if (a.fault_kinds != "kill9" && a.fault_kinds != "restart" && a.fault_kinds != "both") {
       error = "--fault is kill9, restart or both";
@@ -340,6 +371,9 @@ int main(int argc, char** argv) {
     fa.strict = args.strict;
     fa.allow = args.allow;
     fa.out = args.out;
+    fa.url = args.url;
+    fa.kill_command = args.kill_command;
+    fa.restart_command = args.restart_command;
     return run_fault_mode(fa, g_interrupted);
   }
   // --profile judges the engine under another profile (strict: what each switch covers).

@@ -3,12 +3,16 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "conformance/broker_server.h"
 #include "conformance/faults.h"
@@ -27,7 +31,13 @@ std::string command_of(const FaultArgs& a) {
   std::ostringstream s;
   s << "scripts/conformance " << a.target << " --faults --seconds " << a.seconds << " --seed "
     << a.seed << " --fault " << a.kinds;
-  if (a.target == "redis" || a.target == "inproc") s << " --appendfsync " << a.appendfsync;
+  if (a.url.empty() && (a.target == "redis" || a.target == "inproc")) {
+    s << " --appendfsync " << a.appendfsync;
+  }
+  if (!a.url.empty()) {
+    s << " --url " << a.url << " --restart-command '" << a.restart_command << "'";
+    if (!a.kill_command.empty()) s << " --kill-command '" << a.kill_command << "'";
+  }
   return s.str();
 }
 
@@ -93,7 +103,57 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
 #endif
     std::unique_ptr<conformance::Target> target;
     conformance::FaultControl control;
-    if (args.target == "inproc") {
+    bool killed = false;  // --url: the kill command ran, the restart command has not yet
+    // --url: the user's commands, run by the shell; one that fails ends the run as an engine
+    // failure. A clean restart is the restart command alone, counted as down once it
+    // returned (the tool cannot see when it stopped the server).
+    auto run_command = [](const char* what, const std::string& command) {
+      std::cerr << "faults: " << what << ": " << command << "\n";
+      const int rc = std::system(command.c_str());
+      if (rc != 0) {
+        throw conformance::TargetFailure(std::string("the ") + what + " command failed (status " +
+                                         std::to_string(rc) + "): " + command);
+      }
+    };
+    auto wait_serving = [&](const std::function<bool()>& serves) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!serves()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          throw conformance::TargetFailure("the deployment at " + args.url +
+                                           " did not serve again within 30 s of its restart");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    };
+    if (!args.url.empty()) {
+      persistence = "the user's deployment";
+      std::function<bool()> serves = [&] { return conformance::jetstream_answers(args.url); };
+#ifdef CONFORMANCE_HAS_REDIS
+      if (args.target == "redis") serves = [&] { return conformance::redis_answers(args.url); };
+#endif
+      control.kill9 = [&, run_command] {
+        run_command("kill", args.kill_command);
+        killed = true;
+      };
+      control.stop = [&, run_command, serves] {
+        run_command("restart", args.restart_command);
+        wait_serving(serves);
+      };
+      control.restart = [&, run_command, serves] {
+        if (killed) run_command("restart", args.restart_command);
+        killed = false;
+        wait_serving(serves);
+      };
+      std::cerr << "conformance: faults on the deployment at " << args.url << "\n";
+#ifdef CONFORMANCE_HAS_REDIS
+      if (args.target == "redis") {
+        target = std::make_unique<conformance::RedisTarget>(args.url, prefix, 1);
+      } else
+#endif
+      {
+        target = std::make_unique<conformance::JetStreamTarget>(args.url, prefix, 1, true);
+      }
+    } else if (args.target == "inproc") {
       conformance::BrokerServerOptions bo;
       bo.sync_always = args.appendfsync == "always";
       persistence = bo.sync_always ? "fsync always" : "fsync every 1 s";

@@ -1,5 +1,6 @@
 // `conformance --faults`: the fault workload (conformance/faults.h) against a server the
-// tool starts, kills and restarts, ending with the anomaly table.
+// tool starts, kills and restarts (or, with --url, a deployment the user's own commands kill
+// and restart), ending with the anomaly table.
 #pragma once
 
 #include <csignal>
@@ -17,6 +18,11 @@ struct FaultArgs {
   bool strict = false;                 // exit 1 when an anomaly (not in `allow`) is seen
   std::set<std::string> allow;         // --allow: anomalies --strict lets pass (the engine's own)
   std::string out = "build/conformance";
+  // A deployment of the user's own (--url): no server is started; the tool runs these shell
+  // commands instead of killing and restarting one (restart: required; kill: for kill9).
+  std::string url;
+  std::string kill_command;
+  std::string restart_command;
 };
 
 /// Runs one fault run and prints its table on stdout (progress on stderr). Returns the exit

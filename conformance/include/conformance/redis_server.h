@@ -12,6 +12,10 @@ namespace conformance {
 
 /// How a RedisServer persists: no AOF (the default: data lives in memory only), or an
 /// append-only file synced on every write or once a second. RDB snapshots are always off.
+/// Whether the Redis server at url (redis://HOST:PORT) answers PING with PONG now (within
+/// about a second). Throws nothing.
+bool redis_answers(const std::string& url);
+
 struct RedisServerOptions {
   enum class Fsync { kAlways, kEverySec };
   std::optional<Fsync> appendonly;
