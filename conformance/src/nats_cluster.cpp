@@ -4,6 +4,7 @@
 #include <nats/nats.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -99,26 +100,35 @@ int NatsCluster::index_of(const std::string& name) {
   return -1;
 }
 
-int NatsCluster::leader_of(const std::string& stream, int other_than,
-                           std::chrono::milliseconds within) {
+int NatsCluster::leader_among_live(const std::function<std::string(jsCtx*)>& leader_named,
+                                   int other_than, std::chrono::milliseconds within) {
   const auto deadline = std::chrono::steady_clock::now() + within;
   do {
     for (auto& n : nodes_) {
       if (!n->alive()) continue;
       const JetStreamProbe probe(n->url(), 500);
-      jsStreamInfo* si = nullptr;
-      int leader = -1;
-      if (probe.ok() &&
-          js_GetStreamInfo(&si, probe.js(), stream.c_str(), nullptr, nullptr) == NATS_OK &&
-          si != nullptr && si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
-        leader = index_of(si->Cluster->Leader);
-      }
-      jsStreamInfo_Destroy(si);
+      const int leader = probe.ok() ? index_of(leader_named(probe.js())) : -1;
       if (leader >= 0 && leader != other_than && nodes_[leader]->alive()) return leader;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (std::chrono::steady_clock::now() < deadline);
   return -1;
+}
+
+int NatsCluster::leader_of(const std::string& stream, int other_than,
+                           std::chrono::milliseconds within) {
+  return leader_among_live(
+      [&](jsCtx* js) {
+        jsStreamInfo* si = nullptr;
+        std::string leader;
+        if (js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr) == NATS_OK &&
+            si != nullptr && si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
+          leader = si->Cluster->Leader;
+        }
+        jsStreamInfo_Destroy(si);
+        return leader;
+      },
+      other_than, within);
 }
 
 bool NatsCluster::wait_current(const std::string& stream, int node,
@@ -152,25 +162,19 @@ bool NatsCluster::wait_current(const std::string& stream, int node,
 
 int NatsCluster::consumer_leader(const std::string& stream, const std::string& consumer,
                                  std::chrono::milliseconds within) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  do {
-    for (auto& n : nodes_) {
-      if (!n->alive()) continue;
-      const JetStreamProbe probe(n->url(), 500);
-      jsConsumerInfo* ci = nullptr;
-      int leader = -1;
-      if (probe.ok() &&
-          js_GetConsumerInfo(&ci, probe.js(), stream.c_str(), consumer.c_str(), nullptr, nullptr) ==
-              NATS_OK &&
-          ci != nullptr && ci->Cluster != nullptr && ci->Cluster->Leader != nullptr) {
-        leader = index_of(ci->Cluster->Leader);
-      }
-      jsConsumerInfo_Destroy(ci);
-      if (leader >= 0 && nodes_[leader]->alive()) return leader;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (std::chrono::steady_clock::now() < deadline);
-  return -1;
+  return leader_among_live(
+      [&](jsCtx* js) {
+        jsConsumerInfo* ci = nullptr;
+        std::string leader;
+        if (js_GetConsumerInfo(&ci, js, stream.c_str(), consumer.c_str(), nullptr, nullptr) ==
+                NATS_OK &&
+            ci != nullptr && ci->Cluster != nullptr && ci->Cluster->Leader != nullptr) {
+          leader = ci->Cluster->Leader;
+        }
+        jsConsumerInfo_Destroy(ci);
+        return leader;
+      },
+      -1, within);
 }
 
 }  // namespace conformance

@@ -94,6 +94,13 @@ class Raw {
                      static_cast<int>(payload.size()), nullptr, &jerr),
           "publish");
   }
+  /// Publishes "a" and fetches it for worker w: the one delivery a probe answers through
+  /// (seq 0 if none came).
+  Got PublishAndFetch(int w) {
+    Publish("a");
+    const std::vector<Got> got = Fetch(w, 1);
+    return got.size() == 1 ? got[0] : Got{};
+  }
   /// Up to n messages for worker w; waits at most wait_ms for the first.
   std::vector<Got> Fetch(int w, int n, std::int64_t wait_ms = 50) {
     jsFetchRequest req;
@@ -194,9 +201,8 @@ TEST_F(JetStreamRawProbe, LateAckAccepted) {
   ASSERT_TRUE(jetstream_profile().has(Switch::kLateAckAccepted));
   Raw raw(server_->url(), Name());
   const int w = raw.Worker();
-  raw.Publish("a");
-  const std::vector<Got> got = raw.Fetch(w, 1);
-  ASSERT_EQ(got.size(), 1u);
+  const std::vector<Got> got = {raw.PublishAndFetch(w)};
+  ASSERT_NE(got[0].seq, 0u);
   sleep_ms(3 * kAckWaitMs);
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());
@@ -209,9 +215,8 @@ TEST_F(JetStreamRawProbe, AckAfterNackSettles) {
   ASSERT_TRUE(jetstream_profile().has(Switch::kAckAfterNackSettles));
   Raw raw(server_->url(), Name());
   const int w = raw.Worker();
-  raw.Publish("a");
-  const std::vector<Got> got = raw.Fetch(w, 1);
-  ASSERT_EQ(got.size(), 1u);
+  const std::vector<Got> got = {raw.PublishAndFetch(w)};
+  ASSERT_NE(got[0].seq, 0u);
   EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());
@@ -242,9 +247,8 @@ TEST_F(JetStreamRawProbe, AcksAlwaysConfirmed) {
   ASSERT_TRUE(jetstream_profile().has(Switch::kAcksAlwaysConfirmed));
   Raw raw(server_->url(), Name());
   const int w = raw.Worker();
-  raw.Publish("a");
-  const std::vector<Got> got = raw.Fetch(w, 1);
-  ASSERT_EQ(got.size(), 1u);
+  const std::vector<Got> got = {raw.PublishAndFetch(w)};
+  ASSERT_NE(got[0].seq, 0u);
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
@@ -282,9 +286,8 @@ TEST_F(JetStreamRawProbe, TermAlwaysAnnounced) {
   ASSERT_TRUE(jetstream_profile().has(Switch::kTermAlwaysAnnounced));
   Raw raw(server_->url(), Name());
   const int w = raw.Worker();
-  raw.Publish("a");
-  const std::vector<Got> got = raw.Fetch(w, 1);
-  ASSERT_EQ(got.size(), 1u);
+  const std::vector<Got> got = {raw.PublishAndFetch(w)};
+  ASSERT_NE(got[0].seq, 0u);
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Answer(got[0], "+TERM"));
   EXPECT_TRUE(raw.Answer(got[0], "+TERM"));

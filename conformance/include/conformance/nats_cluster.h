@@ -4,10 +4,13 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "conformance/nats_server.h"
+
+struct __jsCtx;  // libnats' JetStream context (nats/nats.h)
 
 namespace conformance {
 
@@ -43,6 +46,12 @@ class NatsCluster {
                                     std::chrono::milliseconds within = std::chrono::seconds(60));
 
  private:
+  // The index of the node a running node names as leader (leader_named asks one node's
+  // JetStream; "" if it does not know), not `other_than` and running itself, waited for up
+  // to `within`; -1 if none.
+  int leader_among_live(const std::function<std::string(__jsCtx*)>& leader_named, int other_than,
+                        std::chrono::milliseconds within);
+
   std::array<std::unique_ptr<NatsServer>, 3> nodes_;
 };
 
