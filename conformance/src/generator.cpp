@@ -115,6 +115,10 @@ class Maker {
     s.max_deliveries = max[pick(4)];
     if (chance(25)) s.filter = {{"color", "red"}};
     s.start.kind = chance(50) ? model::Start::Kind::kBeginning : model::Start::Kind::kEnd;
+    // Drawn only where served, so the scripts of other targets stay as they were.
+    if (!options_.max_in_flight.empty() && chance(33)) {
+      s.max_in_flight = options_.max_in_flight[pick(options_.max_in_flight.size())];
+    }
     return s;
   }
 

@@ -264,7 +264,7 @@ void JetStreamTarget::close() {
 }
 
 bool JetStreamTarget::serves(const oplang::Op& op) const {
-  return in_subset(op) || retention_by_messages(op);
+  return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -405,7 +405,7 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Topic& topic = topic_or_throw(op.topic);
-  const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start};
+  const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start, op.max_in_flight};
   if (auto it = topic.subs.find(op.name); it != topic.subs.end()) {
     if (it->second->options == options) return oplang::Done{};
     throw Error(ErrorCode::kOptionsMismatch);
@@ -432,7 +432,8 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
   cc.DeliverPolicy =
       op.start.kind == model::Start::Kind::kBeginning ? js_DeliverAll : js_DeliverNew;
   cc.FilterSubject = topic.subject.c_str();
-  cc.MaxAckPending = -1;  // the model holds any number of messages
+  // R22: at most max_in_flight unacknowledged (0: any number).
+  cc.MaxAckPending = op.max_in_flight > 0 ? static_cast<int64_t>(op.max_in_flight) : -1;
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddConsumer(&ci, js_, topic.stream.c_str(), &cc, nullptr, &jerr);
@@ -595,9 +596,10 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
       out.push_back(
           model::Received{offset, std::move(payload), attempt, now_ + sub.options.ack_timeout});
     }
-    const int count = list.list.Count;
-    // Fewer than asked: the server had no more. All matched: done.
-    if (count < want || filtered == 0) break;
+    // All matched: done. Some were filtered out (acked at once): ask again, also after a
+    // short batch, since those acks may have made room under MaxAckPending; a fetch the
+    // server has nothing for ends the loop above.
+    if (filtered == 0) break;
   }
   return out;
 }

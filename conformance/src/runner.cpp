@@ -69,6 +69,39 @@ std::optional<model::Offset> oldest_of(const oplang::ModelRunner& runner, const 
   return runner.model().oldest_offset(topic);
 }
 
+// The pull subscriptions a script made with a max_in_flight (R22), as the model accepted
+// them: a poll of one is also R22's step, and one that hands out another number of messages
+// than the model breaks R22.
+class Capped {
+ public:
+  // Follows op, which the model answered with `model`.
+  void see(const oplang::Op& op, const oplang::Outcome& model) {
+    if (const auto* s = std::get_if<oplang::SubscribePull>(&op);
+        s != nullptr && s->max_in_flight > 0 && !model.error) {
+      subs_.insert({s->topic, s->name});
+    } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op); u != nullptr) {
+      subs_.erase({u->topic, u->name});
+    }
+  }
+  // Whether op polls a subscription with a max_in_flight.
+  [[nodiscard]] bool polls(const oplang::Op& op) const {
+    const auto* p = std::get_if<oplang::Poll>(&op);
+    return p != nullptr && subs_.contains({p->topic, p->sub});
+  }
+  // The rule a disagreement of op breaks.
+  [[nodiscard]] std::string rule(const oplang::Op& op, const oplang::Outcome& model,
+                                 const oplang::Outcome& engine,
+                                 std::optional<model::Offset> oldest) const {
+    if (polls(op) && !model.error && offsets_of(model).size() != offsets_of(engine).size()) {
+      return "R22";
+    }
+    return rule_for(op, model, engine, oldest);
+  }
+
+ private:
+  std::set<std::pair<std::string, std::string>> subs_;
+};
+
 }  // namespace
 
 std::string rule_for(const oplang::Op& op, const oplang::Outcome& model,
@@ -100,6 +133,7 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
     without.emplace_back(s, oplang::ModelRunner(model_switches(p.without(s))));
   std::set<Switch> needed;
   std::map<std::string, std::size_t> checked;
+  Capped capped;
   for (std::size_t i = 0; i < script.size(); ++i) {
     const oplang::Op& op = script[i];
     const std::optional<model::Offset> oldest_before = oldest_of(model, op);
@@ -110,9 +144,11 @@ Verdict check(Target& target, const oplang::Script& script, const Profile& p,
       break;
     }
     if (!agree(op, want, got, p, oldest_of(model, op))) {
-      v.violation = Violation{i, rule_for(op, want, got, oldest_of(model, op)), want, got};
+      v.violation = Violation{i, capped.rule(op, want, got, oldest_of(model, op)), want, got};
       break;
     }
+    if (capped.polls(op)) ++checked["R22"];
+    capped.see(op, want);
     ++checked[home_rule(op)];
     if (want.error) ++checked["R14"];
     // A publish that trimmed the log (R3): the steps after it see what retention dropped.
@@ -268,6 +304,7 @@ TracedRun traced_check(Target& target, const oplang::Script& script, const Profi
   TracedRun run;
   std::ostringstream out;
   bool marked = false;
+  Capped capped;
   side_by_side(target, script, p, [&](const oplang::Op& op, const SideStep& s) {
     if (run.verdict.void_run) return;
     if (target.lag() > lag_limit) {
@@ -278,7 +315,7 @@ TracedRun traced_check(Target& target, const oplang::Script& script, const Profi
     }
     if (!s.agreed && !run.verdict.violation) {
       run.verdict.violation =
-          Violation{s.index, rule_for(op, s.model, s.engine, s.oldest), s.model, s.engine};
+          Violation{s.index, capped.rule(op, s.model, s.engine, s.oldest), s.model, s.engine};
     }
     out << (s.agreed ? "   " : (marked ? " ! " : ">> ")) << s.index + 1 << ". " << oplang::print(op)
         << "\n";
@@ -287,10 +324,11 @@ TracedRun traced_check(Target& target, const oplang::Script& script, const Profi
       out << "      " << target.name() << ": " << oplang::print(s.engine) << "\n";
     }
     if (!s.agreed && !marked) {
-      out << "      ^ violates " << rule_for(op, s.model, s.engine, s.oldest) << " under profile "
-          << p.name << "\n";
+      out << "      ^ violates " << capped.rule(op, s.model, s.engine, s.oldest)
+          << " under profile " << p.name << "\n";
       marked = true;
     }
+    capped.see(op, s.model);
   });
   run.trace = out.str();
   return run;

@@ -35,6 +35,14 @@ bool in_subset(const oplang::Op& op) {
       op);
 }
 
+bool pull_with_max_in_flight(const oplang::Op& op) {
+  const auto* s = std::get_if<oplang::SubscribePull>(&op);
+  if (s == nullptr || s->max_in_flight == 0) return false;
+  oplang::SubscribePull without = *s;
+  without.max_in_flight = 0;
+  return in_subset(without);
+}
+
 bool retention_by_messages(const oplang::Op& op) {
   const auto* c = std::get_if<oplang::CreateTopic>(&op);
   return c != nullptr && c->retention_messages > 0 && c->retention_bytes == 0 && c->partitions == 1;

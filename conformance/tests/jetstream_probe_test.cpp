@@ -39,7 +39,7 @@ struct Got {
 class Raw {
  public:
   Raw(const std::string& url, const std::string& name, std::int64_t max_msgs = -1,
-      std::int64_t max_deliver = -1)
+      std::int64_t max_deliver = -1, std::int64_t max_ack_pending = -1)
       : name_(name) {
     Check(natsConnection_ConnectTo(&nc_, url.c_str()), "connect");
     Check(natsConnection_JetStream(&js_, nc_, nullptr), "jetstream");
@@ -60,7 +60,7 @@ class Raw {
     cc.AckPolicy = js_AckExplicit;
     cc.AckWait = kAckWaitMs * kNs;
     cc.MaxDeliver = max_deliver;
-    cc.MaxAckPending = -1;
+    cc.MaxAckPending = max_ack_pending;
     Check(js_AddConsumer(nullptr, js_, name_.c_str(), &cc, nullptr, &jerr), "add consumer");
     const std::string advisories = "$JS.EVENT.ADVISORY.CONSUMER.*." + name_ + ".d";
     Check(natsConnection_SubscribeSync(&advisories_, nc_, advisories.c_str()), "advisories");
@@ -278,6 +278,23 @@ TEST_F(JetStreamRawProbe, RetentionTerminatesHeld) {
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   sleep_ms(3 * kAckWaitMs);
   EXPECT_EQ(seqs(raw.Fetch(w, 2, kAckWaitMs)), std::vector<std::uint64_t>{2});
+}
+
+// R22 on JetStream, as the model has it (no switch): with MaxAckPending 2, a nacked message
+// waiting for redelivery still counts, so with one held and one returned no new message is
+// handed out, but the returned one is; once one is acked the next new one comes.
+TEST_F(JetStreamRawProbe, MaxAckPendingHoldsBackNewMessagesNotRedeliveries) {
+  Raw raw(server_->url(), Name(), -1, -1, /*max_ack_pending=*/2);
+  const int w = raw.Worker();
+  for (const char* p : {"a", "b", "c"}) raw.Publish(p);
+  const std::vector<Got> got = raw.Fetch(w, 3);
+  ASSERT_EQ(seqs(got), (std::vector<std::uint64_t>{1, 2}));  // c waits
+  EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
+  const std::vector<Got> again = raw.Fetch(w, 3);
+  ASSERT_EQ(seqs(again), std::vector<std::uint64_t>{1});  // the redelivery, not c
+  EXPECT_EQ(again[0].delivered, 2u);
+  EXPECT_TRUE(raw.Answer(again[0], "+ACK"));
+  EXPECT_EQ(seqs(raw.Fetch(w, 3)), std::vector<std::uint64_t>{3});
 }
 
 // term_always_announced: a term of a message already acked is announced as terminated, and

@@ -233,6 +233,28 @@ TEST_F(JetStreamTargetTest, HeaderFilterNeverReturnsNonMatchingMessages) {
 
 // R23: a term by the holder dead-letters the message at once, whatever max_deliveries
 // allows: it is never offered again, and the dead letter says a term ended it.
+// R5 and R22 together: the header filter is the adapter's (it acks a non-matching message
+// at once), and under MaxAckPending 1 the server hands out nothing more until that ack, so
+// the poll must ask again after it: the matching message behind it is the poll's answer.
+TEST_F(JetStreamTargetTest, FilteredMessagesDoNotHoldBackMatchingOnesUnderMaxInFlight) {
+  Create("t");
+  oplang::SubscribePull op;
+  op.topic = "t";
+  op.name = "s";
+  op.filter = {{"color", "red"}};
+  op.ack_timeout = kAckTimeout;
+  op.max_deliveries = 0;
+  op.max_in_flight = 1;
+  op.start.kind = model::Start::Kind::kBeginning;
+  Value<oplang::Done>(op);
+  Publish("t", "blue", {{"color", "blue"}});
+  Publish("t", "red", {{"color", "red"}});
+  const std::vector<Received> got = Poll("t", "s", 3);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].offset, 1u);
+  EXPECT_TRUE(Poll("t", "s", 3).empty());  // one held: the bound
+}
+
 TEST_F(JetStreamTargetTest, TermDeadLettersAtOnceAndTheMessageNeverComesBack) {
   Create("t");
   Subscribe("t", "s", 5);

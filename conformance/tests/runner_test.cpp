@@ -36,16 +36,53 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   GenOptions options;
   options.margin = 0;
   options.retention_messages = {2, 3, 5};  // InProcTarget serves retention by messages
+  options.max_in_flight = {1, 2, 3};       // and max_in_flight (R22)
   std::size_t trimmed = 0;
+  std::size_t capped = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
     const Verdict v = check(target, script, strict_profile());
     ASSERT_FALSE(v.violation) << "seed " << seed << "\n" << trace(target, script, strict_profile());
     EXPECT_TRUE(v.needed.empty());
-    for (const auto& [rule, n] : v.checked) trimmed += rule == "R3" ? n : 0;
+    for (const auto& [rule, n] : v.checked) {
+      trimmed += rule == "R3" ? n : 0;
+      capped += rule == "R22" ? n : 0;
+    }
   }
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
+  EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)
+}
+
+// A poll of a subscription with a max_in_flight that hands out more than the bound allows
+// violates R22: an engine that ignores the cap (here: this broker told no cap at all).
+TEST(ConformanceKit, AnEngineThatIgnoresMaxInFlightViolatesR22) {
+  class Uncapped final : public Target {
+   public:
+    [[nodiscard]] std::string name() const override { return "uncapped"; }
+    [[nodiscard]] bool serves(const oplang::Op& op) const override { return inner_.serves(op); }
+    oplang::Outcome step(const oplang::Op& op) override {
+      if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
+        oplang::SubscribePull uncapped = *s;
+        uncapped.max_in_flight = 0;
+        return inner_.step(uncapped);
+      }
+      return inner_.step(op);
+    }
+
+   private:
+    InProcTarget inner_;
+  };
+  GenOptions options;
+  options.margin = 0;
+  options.max_in_flight = {1};
+  bool caught = false;
+  for (std::uint64_t seed = 1; seed <= 300 && !caught; ++seed) {
+    Uncapped target;
+    const Verdict v = check(target, generate(seed, options, strict_profile()), strict_profile());
+    caught = v.violation && v.violation->rule == "R22";
+  }
+  EXPECT_TRUE(caught) << "no script showed an uncapped engine handing out past max_in_flight";
 }
 
 // A poll that offers a message retention dropped violates R3, not R11 (which messages were

@@ -25,6 +25,9 @@ struct GenOptions {
   /// is unbounded (the common subset). Give them only to a target that serves them
   /// (Target::serves, retention_by_messages).
   std::vector<std::size_t> retention_messages = {};
+  /// The max_in_flight (R22) a pull subscription may have, a third of the time; empty: none
+  /// (the common subset). Only for a target that serves it (pull_with_max_in_flight).
+  std::vector<std::size_t> max_in_flight = {};
 };
 
 /// Follows a script on the model (under a profile) and knows the deadline of every held

@@ -6,7 +6,7 @@
 // ack_timeout model ms, MaxDeliver = max_deliveries) with a bound pull subscription, plus a
 // subscription to the consumer's max-deliveries and terminated advisories, which become its
 // dead letters. A topic made with retention_messages = N is a stream with MaxMsgs = N,
-// DiscardOld.
+// DiscardOld; a max_in_flight is the consumer's MaxAckPending.
 // The engine answers: ack, nack, term and extend go to the server through the reply subject
 // of the last delivery of that message to that member (the handle its client holds), as a
 // request the server answers, and whatever the server did is what the steps after show;
@@ -54,7 +54,8 @@ class JetStreamTarget : public Target {
   JetStreamTarget& operator=(const JetStreamTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "jetstream"; }
-  /// The common subset and topics that keep their newest N messages (MaxMsgs).
+  /// The common subset, topics that keep their newest N messages (MaxMsgs) and pull
+  /// subscriptions with a max_in_flight (MaxAckPending).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   oplang::Outcome step(const oplang::Op& op) override;
 
@@ -83,6 +84,7 @@ class JetStreamTarget : public Target {
     model::Millis ack_timeout = 0;
     int max_deliveries = 0;
     model::Start start;
+    std::size_t max_in_flight = 0;
     bool operator==(const Options&) const = default;
   };
   struct Sub {

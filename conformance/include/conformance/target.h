@@ -28,20 +28,25 @@ bool in_subset(const oplang::Op& op);
 /// (Redis's MAXLEN), not in the common subset because JetStream's adapter has no cap yet.
 bool retention_by_messages(const oplang::Op& op);
 
+/// Whether op is a subscribe_pull of the common subset but for a max_in_flight > 0 (R22):
+/// what an engine with a cap on unacknowledged messages serves (JetStream's MaxAckPending).
+bool pull_with_max_in_flight(const oplang::Op& op);
+
 /// One engine under test. Ops in the common subset: create_topic (no retention; see serves),
 /// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
-/// max deliveries, start at the beginning or the end; no max_in_flight or backoff),
-/// unsubscribe, poll, ack, nack (no delay), term (by offset), extend (by offset, by the
-/// subscription's ack timeout: a target throws std::invalid_argument for another extension
-/// it cannot express), advance, expire, dead_letters. Not
-/// thread-safe: one step at a time (workers() are the way to run calls at once).
+/// max deliveries, start at the beginning or the end; no backoff; a max_in_flight where served, see
+/// pull_with_max_in_flight), unsubscribe, poll, ack, nack (no delay), term (by offset), extend (by
+/// offset, by the subscription's ack timeout: a target throws std::invalid_argument for another
+/// extension it cannot express), advance, expire, dead_letters. Not thread-safe: one step at a time
+/// (workers() are the way to run calls at once).
 class Target {
  public:
   virtual ~Target() = default;
   /// The name reports use ("inproc", "jetstream", "redis").
   [[nodiscard]] virtual std::string name() const = 0;
   /// Whether step serves op: the common subset, and what this engine adds to it (see
-  /// retention_by_messages). The generator asks, so scripts use what the engine serves.
+  /// retention_by_messages, pull_with_max_in_flight). The generator asks, so scripts use what the
+  /// engine serves.
   [[nodiscard]] virtual bool serves(const oplang::Op& op) const { return in_subset(op); }
   /// Runs one op of the subset and returns what the engine did. Throws
   /// std::invalid_argument for an op outside the subset, TargetFailure if the engine failed.
