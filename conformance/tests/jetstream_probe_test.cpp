@@ -233,7 +233,7 @@ TEST_F(JetStreamRawProbe, LateAckByPreviousHolder) {
   raw.Publish("a");
   const std::vector<Got> first = raw.Fetch(w0, 1);
   ASSERT_EQ(first.size(), 1u);
-  const std::vector<Got> second = raw.Fetch(w1, 1, 4 * kAckWaitMs);  // its redelivery
+  const std::vector<Got> second = raw.Fetch(w1, 1, 20 * kAckWaitMs);  // its redelivery
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].delivered, 2u);
   EXPECT_TRUE(raw.Answer(first[0], "+ACK"));
