@@ -11,6 +11,8 @@
 
 #ifdef CONFORMANCE_HAS_REDIS
 #include <hiredis/hiredis.h>
+
+#include "conformance/redis_server.h"
 #endif
 
 namespace conformance {
@@ -68,13 +70,7 @@ std::vector<std::string> remove_jetstream_leftovers(const std::string& url) {
 
 #ifdef CONFORMANCE_HAS_REDIS
 std::vector<std::string> remove_redis_leftovers(const std::string& url) {
-  const std::string scheme = "redis://";
-  const std::size_t colon = url.rfind(':');
-  if (!url.starts_with(scheme) || colon == std::string::npos || colon < scheme.size()) {
-    throw std::invalid_argument("--url for redis is redis://HOST:PORT, not " + url);
-  }
-  const std::string host = url.substr(scheme.size(), colon - scheme.size());
-  const int port = std::atoi(url.c_str() + colon + 1);
+  const auto [host, port] = redis_host_port(url);
   redisContext* c = redisConnect(host.c_str(), port);
   if (c == nullptr || c->err != 0) {
     const std::string why = c == nullptr ? "out of memory" : c->errstr;

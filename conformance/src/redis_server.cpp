@@ -19,6 +19,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -80,14 +81,28 @@ std::string in_use(int port) {
 
 }  // namespace
 
-bool redis_answers(const std::string& url) {
+std::pair<std::string, int> redis_host_port(const std::string& url) {
   const std::string scheme = "redis://";
   const std::size_t colon = url.rfind(':');
   if (!url.starts_with(scheme) || colon == std::string::npos || colon < scheme.size()) {
+    throw std::invalid_argument("the url must be redis://HOST:PORT, not " + url);
+  }
+  std::string port = url.substr(colon + 1);
+  if (port.ends_with('/')) port.pop_back();
+  try {
+    return {url.substr(scheme.size(), colon - scheme.size()), std::stoi(port)};
+  } catch (const std::exception&) {
+    throw std::invalid_argument("bad port in " + url);
+  }
+}
+
+bool redis_answers(const std::string& url) {
+  try {
+    const auto [host, port] = redis_host_port(url);
+    return answers_ping(port, host);
+  } catch (const std::invalid_argument&) {
     return false;
   }
-  return answers_ping(std::atoi(url.c_str() + colon + 1),
-                      url.substr(scheme.size(), colon - scheme.size()));
 }
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(options) {

@@ -7,10 +7,12 @@
 #include <limits>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
+#include "conformance/redis_server.h"
 #include "model/errors.h"
 #include "redis_scripts.h"
 
@@ -126,19 +128,7 @@ void RedisTarget::ContextFree::operator()(redisContext* c) const { redisFree(c);
 RedisTarget::RedisTarget(const std::string& url, std::string prefix, model::Millis unit_ms)
     : prefix_(encode(prefix)), unit_ms_(unit_ms) {
   if (unit_ms_ <= 0) throw std::invalid_argument("RedisTarget: unit_ms must be positive");
-  const std::string scheme = "redis://";
-  const std::size_t colon = url.rfind(':');
-  if (!url.starts_with(scheme) || colon == std::string::npos || colon < scheme.size()) {
-    throw std::invalid_argument("RedisTarget: url must be redis://HOST:PORT, not " + url);
-  }
-  host_ = url.substr(scheme.size(), colon - scheme.size());
-  std::string port = url.substr(colon + 1);
-  if (port.ends_with('/')) port.pop_back();
-  try {
-    port_ = std::stoi(port);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("RedisTarget: bad port in " + url);
-  }
+  std::tie(host_, port_) = redis_host_port(url);
   connect();
 }
 

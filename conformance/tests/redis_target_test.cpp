@@ -26,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/local_process.h"
 #include "conformance/profile.h"
 #include "conformance/redis_server.h"
 #include "conformance/runner.h"
@@ -667,18 +668,6 @@ TEST(RedisServerFixture, TheDirectoryIsRemovedAtTheEnd) {
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
-// Whether something accepts connections on 127.0.0.1:port.
-bool accepting(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
 // A tool killed by SIGKILL runs no destructor: the server it started must still go (its
 // watchdog, conformance/src/local_process.cpp), or every killed run leaks a redis-server.
 TEST(RedisServerFixture, AServerDiesWithTheToolThatStartedItEvenOnSigkill) {
@@ -702,13 +691,13 @@ TEST(RedisServerFixture, AServerDiesWithTheToolThatStartedItEvenOnSigkill) {
   ASSERT_EQ(::read(ports[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
   ::close(ports[0]);
   ASSERT_GT(port, 0) << "the child could not start a redis-server";
-  ASSERT_TRUE(accepting(port));
+  ASSERT_TRUE(accepts_connection(port));
   ::kill(tool, SIGKILL);
   int status = 0;
   ::waitpid(tool, &status, 0);
   bool gone = false;
   for (int i = 0; i < 200 && !gone; ++i) {  // the watchdog looks once a second: ~10 s at most
-    gone = !accepting(port);
+    gone = !accepts_connection(port);
     if (!gone) ::usleep(50 * 1000);
   }
   EXPECT_TRUE(gone) << "redis-server on port " << port << " outlived the tool that started it";

@@ -17,6 +17,7 @@
 #include "conformance/broker_server.h"
 #include "conformance/faults.h"
 #include "conformance/jetstream_target.h"
+#include "conformance/leftovers.h"
 #include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
 #include "conformance/served_target.h"
@@ -89,7 +90,7 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
   options.seconds = args.seconds;
   options.kinds = args.kinds;
   options.progress = [](const std::string& line) { std::cerr << "faults: " << line << "\n"; };
-  const std::string prefix = "aloc" + std::to_string(static_cast<long long>(::getpid())) + "_f";
+  const std::string prefix = conformance::run_prefix(::getpid()) + "_f";
   std::string persistence;
   try {
     std::unique_ptr<conformance::BrokerServer> served;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "conformance/local_process.h"
 
@@ -12,6 +13,10 @@ namespace conformance {
 
 /// How a RedisServer persists: no AOF (the default: data lives in memory only), or an
 /// append-only file synced on every write or once a second. RDB snapshots are always off.
+/// HOST and PORT of "redis://HOST:PORT" (a trailing '/' allowed). Throws
+/// std::invalid_argument for anything else.
+std::pair<std::string, int> redis_host_port(const std::string& url);
+
 /// Whether the Redis server at url (redis://HOST:PORT) answers PING with PONG now (within
 /// about a second). Throws nothing.
 bool redis_answers(const std::string& url);
