@@ -15,6 +15,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -671,27 +672,35 @@ TEST(RedisServerFixture, TheDirectoryIsRemovedAtTheEnd) {
 // A tool killed by SIGKILL runs no destructor: the server it started must still go (its
 // watchdog, conformance/src/local_process.cpp), or every killed run leaks a redis-server.
 TEST(RedisServerFixture, AServerDiesWithTheToolThatStartedItEvenOnSigkill) {
-  int ports[2];
-  ASSERT_EQ(::pipe(ports), 0);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
   const pid_t tool = ::fork();
   ASSERT_GE(tool, 0);
-  if (tool == 0) {  // the "tool": starts a server, says its port, waits to be killed
+  // What the "tool" says: its server's port and temporary directory.
+  struct Started {
     int port = 0;
+    char dir[512] = {};
+  };
+  if (tool == 0) {  // the "tool": starts a server, says where, waits to be killed
+    Started started;
     try {
       static RedisServer* server = new RedisServer();  // never destroyed: SIGKILL comes first
-      port = server->port();
+      started.port = server->port();
+      std::snprintf(started.dir, sizeof started.dir, "%s", server->dir().c_str());
     } catch (...) {
     }
-    ssize_t ignored = ::write(ports[1], &port, sizeof port);
+    ssize_t ignored = ::write(pipe_fds[1], &started, sizeof started);
     (void)ignored;
     for (;;) ::pause();
   }
-  ::close(ports[1]);
-  int port = 0;
-  ASSERT_EQ(::read(ports[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
-  ::close(ports[0]);
+  ::close(pipe_fds[1]);
+  Started started;
+  ASSERT_EQ(::read(pipe_fds[0], &started, sizeof started), static_cast<ssize_t>(sizeof started));
+  ::close(pipe_fds[0]);
+  const int port = started.port;
   ASSERT_GT(port, 0) << "the child could not start a redis-server";
   ASSERT_TRUE(accepts_connection(port));
+  ASSERT_TRUE(std::filesystem::exists(started.dir));
   ::kill(tool, SIGKILL);
   int status = 0;
   ::waitpid(tool, &status, 0);
@@ -701,6 +710,14 @@ TEST(RedisServerFixture, AServerDiesWithTheToolThatStartedItEvenOnSigkill) {
     if (!gone) ::usleep(50 * 1000);
   }
   EXPECT_TRUE(gone) << "redis-server on port " << port << " outlived the tool that started it";
+  // Then the watchdog removes the server's directory (once no member of its group is left:
+  // at most ~10 s more where the killed server is a zombie nobody reaps).
+  bool removed = false;
+  for (int i = 0; i < 300 && !removed; ++i) {
+    removed = !std::filesystem::exists(started.dir);
+    if (!removed) ::usleep(50 * 1000);
+  }
+  EXPECT_TRUE(removed) << started.dir << " outlived the tool that made it";
 }
 
 // One line naming the package, never a hang.
