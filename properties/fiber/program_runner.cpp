@@ -239,7 +239,7 @@ struct Recorder {
   std::vector<PullRecord> pull;
   std::vector<PollSeen> polls;  // every poll and poll_wait, of any subscription (waits.h)
   std::vector<WakeSeen> wakes;  // the calls that must end a poll_wait at once
-  std::map<Key, std::vector<std::uint64_t>> subscribe_calls;  // every subscribe's invoke tick
+  std::map<Key, std::vector<std::uint64_t>> subscribe_calls;  // every subscribe's return tick
   std::map<Key, std::vector<std::uint64_t>> moves;  // return ticks of seeks and seeks by time
   std::vector<HandlerCall> handlers;                // HandlerCall::sub indexes `push`
   std::vector<PushIncarnation> push;
@@ -680,7 +680,6 @@ class Exec {
     h.push.push_back({key, h.plan.push.count(key) > 0});
     std::optional<int> previous;
     if (auto it = h.current_push.find(key); it != h.current_push.end()) previous = it->second;
-    h.subscribe_calls[key].push_back(h.clock + 1);
     h.current_push[key] = index;  // before subscribe: a lane may offer at once
     broker::PushOptions options;
     options.header_filter = o.filter;
@@ -694,6 +693,7 @@ class Exec {
       c_.b->subscribe(o.topic, o.name, std::move(handler), options);
       return std::string("ok");
     });
+    h.subscribe_calls[key].push_back(r.ret);
     if (r.ok) {
       h.subscribed.emplace(key, std::make_pair(r.invoke, r.ret));
       return;
@@ -720,11 +720,11 @@ class Exec {
   }
   void operator()(const oplang::SubscribePull& o) {
     const broker::PullOptions options = pull_options(o);
-    rec().subscribe_calls[{o.topic, o.name}].push_back(rec().clock + 1);
     const Called r = call([&] {
       c_.b->subscribe_pull(o.topic, o.name, options);
       return std::string("ok");
     });
+    rec().subscribe_calls[{o.topic, o.name}].push_back(r.ret);
     if (r.ok) rec().subscribed.emplace(Key{o.topic, o.name}, std::make_pair(r.invoke, r.ret));
   }
   void operator()(const oplang::Unsubscribe& o) {
@@ -1745,8 +1745,9 @@ std::string judge(const Recorder& h, const DispatcherTiming& timing, std::string
   if (h.times_checked) checked += ", seek by time (R28, clock=manual)";
   std::vector<WakeSeen> wakes;
   for (const WakeSeen& w : h.wakes) {
-    // A subscription made again under the name after an unsubscribe began is what a waiting
-    // poll_wait polls from then on: that wait need not end.
+    // A subscription made again under the name by a subscribe that returned after an
+    // unsubscribe began (so may have taken effect after it) is what a waiting poll_wait
+    // polls from then on: that wait need not end.
     auto again = h.subscribe_calls.find(w.sub);
     if (w.ends_with_error && again != h.subscribe_calls.end() &&
         std::any_of(again->second.begin(), again->second.end(),
