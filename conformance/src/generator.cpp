@@ -7,6 +7,8 @@
 #include <tuple>
 #include <variant>
 
+#include "model/errors.h"
+
 namespace conformance {
 
 Tracker::Tracker(const Profile& profile, model::Millis margin)
@@ -157,11 +159,29 @@ class Maker {
       add(oplang::Unsubscribe{topic(), sub()});
     } else if (roll < 95) {
       add(oplang::DeleteTopic{topic()});
+    } else if (options_.seek && chance(50)) {
+      seek();
     } else if (!expire_with_advance_ && chance(50)) {
       add(oplang::Expire{});
     } else {
       settle(chance(50) ? Answer::kNack : chance(60) ? Answer::kAck : Answer::kTerm);
     }
+  }
+
+  /// A seek (R12) to an offset of the topic's range or one past either end (refused):
+  /// back over what was acked, into what is held, or ahead past what waits.
+  void seek() {
+    const std::string t = topic();
+    model::Offset oldest = 0;
+    model::Offset end = 0;
+    try {
+      oldest = tracker_.runner().model().oldest_offset(t);
+      end = tracker_.runner().model().end_offset(t);
+    } catch (const model::Error&) {
+      // an unknown topic: the seek is refused, whatever the offset
+    }
+    const model::Offset from = oldest > 0 ? oldest - 1 : 0;
+    add(oplang::Seek{t, sub(), from + static_cast<model::Offset>(pick(end + 2 - from))});
   }
 
   enum class Answer { kAck, kNack, kTerm, kExtend };

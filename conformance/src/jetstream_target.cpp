@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "jetstream_pull.h"
 #include "model/errors.h"
 
 namespace conformance {
@@ -23,11 +24,10 @@ namespace {
 using model::Error;
 using model::ErrorCode;
 
-// How long one fetch may wait for the server's answer. With no_wait and an expiry,
-// nats-server 2.9 answers at once when it has messages (408 after the last one) and
-// otherwise keeps the request until the expiry (less 10 ms, libnats' margin): an empty poll
-// costs about this much real time.
-constexpr std::int64_t kFetchWaitMs = 25;
+// How long the server keeps a pull request that finds no message (no_wait with an expiry:
+// nats-server answers at once when it has messages, with 408 after the last one): an empty
+// poll costs about this much real time.
+constexpr std::int64_t kFetchWaitMs = 15;
 // The most messages one fetch asks for.
 constexpr int kMaxBatch = 256;
 // JetStream API calls (stream and consumer admin, publish acks, AckSync).
@@ -120,20 +120,6 @@ bool matches(natsMsg* msg, const model::Headers& filter) {
   }
   return true;
 }
-
-struct MsgDeleter {
-  void operator()(natsMsg* msg) const { natsMsg_Destroy(msg); }
-};
-using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
-
-// A fetched batch; whatever is still in it when it goes is destroyed.
-struct MsgList {
-  natsMsgList list{nullptr, 0};
-  MsgList() = default;
-  MsgList(const MsgList&) = delete;
-  MsgList& operator=(const MsgList&) = delete;
-  ~MsgList() { natsMsgList_Destroy(&list); }
-};
 
 // The message's own headers (the server's Nats-* ones left out).
 model::Headers headers_of(natsMsg* msg) {
@@ -264,7 +250,8 @@ void JetStreamTarget::close() {
 }
 
 bool JetStreamTarget::serves(const oplang::Op& op) const {
-  return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op);
+  return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
+         std::holds_alternative<oplang::Seek>(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -288,6 +275,8 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return subscribe_pull(o);
           } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
             return unsubscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Seek>) {
+            return seek(o);
           } else if constexpr (std::is_same_v<T, oplang::Poll>) {
             return poll(o);
           } else if constexpr (std::is_same_v<T, oplang::Ack>) {
@@ -399,6 +388,87 @@ oplang::Value JetStreamTarget::publish(const oplang::Publish& op) {
   return oplang::OffsetResult{offset};
 }
 
+void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
+                                   std::optional<model::Offset> from) {
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = sub.consumer.c_str();
+  cc.AckPolicy = js_AckExplicit;
+  cc.AckWait = to_nanos(sub.options.ack_timeout, unit_ms_);
+  cc.MaxDeliver = sub.options.max_deliveries == 0 ? -1 : sub.options.max_deliveries;
+  cc.DeliverPolicy =
+      sub.options.start.kind == model::Start::Kind::kBeginning ? js_DeliverAll : js_DeliverNew;
+  if (from) {
+    cc.DeliverPolicy = js_DeliverByStartSequence;
+    cc.OptStartSeq = *from + 1;
+  }
+  cc.FilterSubject = topic.subject.c_str();
+  // R22: at most max_in_flight unacknowledged (0: any number).
+  cc.MaxAckPending =
+      sub.options.max_in_flight > 0 ? static_cast<int64_t>(sub.options.max_in_flight) : -1;
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  const natsStatus s = js_AddConsumer(&ci, js_, topic.stream.c_str(), &cc, nullptr, &jerr);
+  jsConsumerInfo_Destroy(ci);
+  check(s, ("js_AddConsumer " + sub.consumer).c_str(), jerr);
+}
+
+oplang::Value JetStreamTarget::seek(const oplang::Seek& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  drain_advisories(op.topic, op.name, sub, 0);
+  // The range is the stream's as the server reports it: [first - 1, last] in offsets.
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_GetStreamInfo(&si, js_, topic.stream.c_str(), nullptr, &jerr), "js_GetStreamInfo", jerr);
+  const std::uint64_t first = si->State.FirstSeq;
+  const std::uint64_t last = si->State.LastSeq;
+  jsStreamInfo_Destroy(si);
+  const model::Offset oldest = first == 0 ? last : first - 1;
+  if (op.offset < oldest || op.offset > last) throw Error(ErrorCode::kOffsetOutOfRange);
+  // The consumer made again at the sequence, under a new name: what it held, its
+  // redeliveries and delivery counts go with the old one, and an answer through a delivery
+  // from before the seek reaches no consumer (the server has no responder for it).
+  jerr = static_cast<jsErrCode>(0);
+  check(js_DeleteConsumer(js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
+        "js_DeleteConsumer", jerr);
+  drain_advisories(op.topic, op.name, sub, 0);
+  sub.pull.reset();
+  natsSubscription_Unsubscribe(sub.advisories);
+  natsSubscription_Destroy(sub.advisories);
+  sub.advisories = nullptr;
+  sub.seeks += 1;
+  // "_S" cannot occur in an encoded name ('_' is always followed by two hex digits).
+  sub.consumer = encode(op.name) + "_S" + std::to_string(sub.seeks);
+  open_consumer(topic, sub, op.offset);
+  return oplang::Done{};
+}
+
+void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub,
+                                    std::optional<model::Offset> from) {
+  // Subscribe to the advisories first, so none can be missed: every consumer advisory of
+  // this consumer (drain_advisories keeps MAX_DELIVERIES and MSG_TERMINATED).
+  const std::string advisory = "$JS.EVENT.ADVISORY.CONSUMER.*." + topic.stream + "." + sub.consumer;
+  check(natsConnection_SubscribeSync(&sub.advisories, nc_, advisory.c_str()),
+        ("subscribe " + advisory).c_str());
+  try {
+    add_consumer(topic, sub, from);
+  } catch (const TargetFailure&) {
+    natsSubscription_Destroy(sub.advisories);
+    sub.advisories = nullptr;
+    throw;
+  }
+  try {
+    bind_pull(topic, sub);
+  } catch (const TargetFailure&) {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    js_DeleteConsumer(js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr);
+    natsSubscription_Destroy(sub.advisories);
+    sub.advisories = nullptr;
+    throw;
+  }
+}
+
 oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
   if (op.name.empty() || op.ack_timeout <= 0 || op.ack_timeout > model::kMaxDuration ||
       op.max_deliveries < 0) {
@@ -416,61 +486,13 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
   sub->consumer = encode(op.name);
   sub->options = options;
 
-  // Subscribe to the advisories first, so none can be missed: every consumer advisory of
-  // this consumer (drain_advisories keeps MAX_DELIVERIES and MSG_TERMINATED).
-  const std::string advisory =
-      "$JS.EVENT.ADVISORY.CONSUMER.*." + topic.stream + "." + sub->consumer;
-  check(natsConnection_SubscribeSync(&sub->advisories, nc_, advisory.c_str()),
-        ("subscribe " + advisory).c_str());
-
-  jsConsumerConfig cc;
-  jsConsumerConfig_Init(&cc);
-  cc.Durable = sub->consumer.c_str();
-  cc.AckPolicy = js_AckExplicit;
-  cc.AckWait = to_nanos(op.ack_timeout, unit_ms_);
-  cc.MaxDeliver = op.max_deliveries == 0 ? -1 : op.max_deliveries;
-  cc.DeliverPolicy =
-      op.start.kind == model::Start::Kind::kBeginning ? js_DeliverAll : js_DeliverNew;
-  cc.FilterSubject = topic.subject.c_str();
-  // R22: at most max_in_flight unacknowledged (0: any number).
-  cc.MaxAckPending = op.max_in_flight > 0 ? static_cast<int64_t>(op.max_in_flight) : -1;
-  jsConsumerInfo* ci = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_AddConsumer(&ci, js_, topic.stream.c_str(), &cc, nullptr, &jerr);
-  jsConsumerInfo_Destroy(ci);
-  if (s != NATS_OK) {
-    const std::string text = status_text(("js_AddConsumer " + sub->consumer).c_str(), s, jerr);
-    natsSubscription_Destroy(sub->advisories);
-    throw TargetFailure(text);
-  }
-
-  try {
-    bind_pull(topic, *sub);
-  } catch (const TargetFailure&) {
-    destroy_sub(topic, *sub, true);
-    throw;
-  }
+  open_consumer(topic, *sub, std::nullopt);
   topic.subs.emplace(op.name, std::move(sub));
   return oplang::Done{};
 }
 
 void JetStreamTarget::bind_pull(const Topic& topic, Sub& sub) {
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = topic.stream.c_str();
-  so.Consumer = sub.consumer.c_str();
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_PullSubscribe(&sub.pull, js_, topic.subject.c_str(), sub.consumer.c_str(),
-                                  nullptr, &so, &jerr);
-  if (s == NATS_OK) {
-    s = natsConnection_Flush(nc_);
-    // A subscription whose flush failed is in no topic yet: no destroy_sub would reach it.
-    if (s != NATS_OK) {
-      natsSubscription_Destroy(sub.pull);
-      sub.pull = nullptr;
-    }
-  }
-  check(s, "js_PullSubscribe", jerr);
+  sub.pull = std::make_unique<JetStreamPull>(nc_, topic.stream, sub.consumer);
 }
 
 void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) {
@@ -478,11 +500,7 @@ void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) 
     for (auto& [member, msg] : members) natsMsg_Destroy(msg);
   }
   sub.given.clear();
-  if (sub.pull != nullptr) {
-    natsSubscription_Unsubscribe(sub.pull);
-    natsSubscription_Destroy(sub.pull);
-    sub.pull = nullptr;
-  }
+  sub.pull.reset();
   if (sub.advisories != nullptr) {
     natsSubscription_Unsubscribe(sub.advisories);
     natsSubscription_Destroy(sub.advisories);
@@ -561,29 +579,27 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
   for (int round = 0; out.size() < op.max; ++round) {
     if (round == kMaxFetchRounds) throw TargetFailure("poll: fetch never ran dry");
     const int want = static_cast<int>(std::min<std::size_t>(op.max - out.size(), kMaxBatch));
-    jsFetchRequest req;
-    jsFetchRequest_Init(&req);
-    req.Batch = want;
-    req.NoWait = true;
-    req.Expires = kFetchWaitMs * 1000000;
-    MsgList list;
-    const natsStatus s = natsSubscription_FetchRequest(&list.list, sub.pull, &req);
-    // 408 or 404 with nothing collected: the server has no message for us right now.
-    if (s == NATS_TIMEOUT || s == NATS_NOT_FOUND) break;
-    check(s, "natsSubscription_FetchRequest");
+    std::vector<NatsMsgPtr> batch = sub.pull->fetch(want, kFetchWaitMs, kApiWaitMs, reconnect_);
+    // An empty answer: the server has no message for us right now.
+    if (batch.empty()) break;
     int filtered = 0;
-    for (int i = 0; i < list.list.Count; ++i) {
-      MsgPtr msg(list.list.Msgs[i]);
-      list.list.Msgs[i] = nullptr;
+    for (NatsMsgPtr& msg : batch) {
       jsMsgMetaData* meta = nullptr;
       check(natsMsg_GetMetaData(&meta, msg.get()), "natsMsg_GetMetaData");
       const model::Offset offset = meta->Sequence.Stream - 1;
       const int attempt = static_cast<int>(meta->NumDelivered);
       jsMsgMetaData_Destroy(meta);
       if (!matches(msg.get(), sub.options.filter)) {
-        // Filtered out (R5): confirmed at once so the server never offers it again.
-        jsErrCode jerr = static_cast<jsErrCode>(0);
-        check(natsMsg_AckSync(msg.get(), nullptr, &jerr), "natsMsg_AckSync (filtered)", jerr);
+        // Filtered out (R5): confirmed at once so the server never offers it again (an ack
+        // request, answered once applied: the message came through no JetStream
+        // subscription, so libnats' natsMsg_AckSync has no context for it).
+        natsMsg* reply = nullptr;
+        const char* reply_to = natsMsg_GetReply(msg.get());
+        const natsStatus s = reply_to == nullptr ? NATS_ERR
+                                                 : natsConnection_RequestString(
+                                                       &reply, nc_, reply_to, "+ACK", kApiWaitMs);
+        natsMsg_Destroy(reply);
+        check(s, "+ACK request (filtered)");
         filtered += 1;
         continue;
       }
@@ -626,6 +642,9 @@ bool JetStreamTarget::answer(const std::string& topic_name, const std::string& s
   natsMsg* reply = nullptr;
   const natsStatus s = natsConnection_RequestString(&reply, nc_, reply_to, word, kApiWaitMs);
   natsMsg_Destroy(reply);
+  // No responders: the consumer that made the delivery is gone (a seek made a new one), and
+  // the server says nobody took the answer.
+  if (s == NATS_NO_RESPONDERS) return false;
   check(s, (std::string(word) + " request").c_str());
   return true;
 }

@@ -217,12 +217,21 @@ void LocalProcess::kill9() {
 void LocalProcess::stop(std::chrono::milliseconds grace) {
   if (pid_ <= 0 || reaped_) return;
   ::kill(-pid_, SIGTERM);
+  ::kill(-pid_, SIGCONT);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!alive()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill9();
+}
+
+void LocalProcess::pause() {
+  if (pid_ > 0 && !reaped_) ::kill(-pid_, SIGSTOP);
+}
+
+void LocalProcess::resume() {
+  if (pid_ > 0 && !reaped_) ::kill(-pid_, SIGCONT);
 }
 
 }  // namespace conformance

@@ -108,6 +108,10 @@ void NatsServer::kill9() { process_.kill9(); }
 
 void NatsServer::stop() { process_.stop(kStopTimeout); }
 
+void NatsServer::pause() { process_.pause(); }
+
+void NatsServer::resume() { process_.resume(); }
+
 void NatsServer::fail(const std::string& what) {
   const std::string msg = failure_line(what, binary_, port_, dir_);
   stop();

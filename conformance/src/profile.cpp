@@ -66,6 +66,11 @@ constexpr SwitchInfo kSwitches[] = {
      "at once: announced as terminated (a dead letter, whose delivery count is its "
      "redeliveries, not its deliveries: its attempts are not compared), never offered "
      "again, and its holder's ack changes nothing"},
+    {Switch::kSeekMovesOnlyTheCursor, "seek_moves_only_the_cursor", "R12",
+     "a seek (XGROUP SETID) moves only the group's cursor: what is held stays held and what "
+     "was returned still comes back, with their delivery counts, and one the cursor reaches "
+     "again while still pending is handed out anew to whoever polls, its delivery count "
+     "starting over at 1"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -116,7 +121,9 @@ Profile jetstream_profile() {
 }
 
 Profile redis_profile() {
-  return Profile{"redis", {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset}};
+  return Profile{"redis",
+                 {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
+                  Switch::kSeekMovesOnlyTheCursor}};
 }
 
 Profile profile_named(const std::string& name) {
@@ -141,6 +148,7 @@ model::Profile model_switches(const Profile& p) {
   m.acks_always_confirmed = p.has(Switch::kAcksAlwaysConfirmed);
   m.term_always_announced = p.has(Switch::kTermAlwaysAnnounced);
   m.retention_terminates_held = p.has(Switch::kRetentionTerminatesHeld);
+  m.seek_moves_only_the_cursor = p.has(Switch::kSeekMovesOnlyTheCursor);
   return m;
 }
 

@@ -192,7 +192,7 @@ RedisTarget::~RedisTarget() {
 }
 
 bool RedisTarget::serves(const oplang::Op& op) const {
-  return in_subset(op) || retention_by_messages(op);
+  return in_subset(op) || retention_by_messages(op) || std::holds_alternative<oplang::Seek>(op);
 }
 
 oplang::Outcome RedisTarget::step(const oplang::Op& op) {
@@ -217,6 +217,8 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
             return subscribe_pull(o);
           } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
             return unsubscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Seek>) {
+            return seek(o);
           } else if constexpr (std::is_same_v<T, oplang::Poll>) {
             return poll(o);
           } else if constexpr (std::is_same_v<T, oplang::Ack>) {
@@ -354,6 +356,28 @@ oplang::Value RedisTarget::unsubscribe(const oplang::Unsubscribe& op) {
   topic.subs.erase(it);
   std::erase(topic.sub_order, op.name);
   return oplang::BoolResult{true};
+}
+
+oplang::Value RedisTarget::seek(const oplang::Seek& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  // The range as the server keeps it: from its first entry's offset (the end when it has
+  // none) to the end.
+  const model::Offset end = topic.ids.size();
+  model::Offset oldest = end;
+  const Reply first =
+      command(ctx_.get(), {"XRANGE", topic.key, "-", "+", "COUNT", "1"}, "XRANGE " + topic.key);
+  if (const std::vector<const redisReply*> e = elements(first.get()); !e.empty()) {
+    const std::vector<const redisReply*> f = elements(e[0]);
+    if (f.empty()) throw TargetFailure("XRANGE: malformed entry");
+    oldest = offset_of(topic, text(f[0]));
+  }
+  if (op.offset < oldest || op.offset > end) throw Error(ErrorCode::kOffsetOutOfRange);
+  // The group's last-delivered id: the entry before the offset ("0" before the first).
+  const std::string id = op.offset == 0 ? "0" : topic.ids[op.offset - 1];
+  command(ctx_.get(), {"XGROUP", "SETID", topic.key, sub.group, id},
+          "XGROUP SETID " + topic.key + " " + sub.group);
+  return oplang::Done{};
 }
 
 oplang::Value RedisTarget::poll(const oplang::Poll& op) {

@@ -44,6 +44,8 @@ std::string home_rule(const oplang::Op& op) {
           return "R9";
         } else if constexpr (std::is_same_v<T, oplang::Term>) {
           return "R23";
+        } else if constexpr (std::is_same_v<T, oplang::Seek>) {
+          return "R12";
         } else {
           return "R11";  // ack, nack, advance, expire
         }

@@ -22,11 +22,6 @@ const Row kRows[] = {
      "push is outside the kit's subset; the property suites check it (Groups.*)",
      "not yet: a push consumer with a deliver group, no adapter yet",
      "no counterpart: a group's consumers read what they ask for, no round robin"},
-    {{"R12", "seek"},
-     "outside the kit's subset; the property suites check it (PullRules.Seek*)",
-     "not yet: a consumer deleted and made again at a start sequence, no adapter yet",
-     "not yet: XGROUP SETID moves the group but keeps its pending list "
-     "(RedisRawProbe.SetidKeepsThePendingList), no switch for it yet"},
     {{"R13", "stats: committed, counters"},
      "row H adds up the counters of every parallel history",
      "no counterpart: consumer info counts pending and redelivered messages, not R13's "

@@ -67,6 +67,7 @@ class Raw {
   }
   ~Raw() {
     for (natsMsg* m : kept_) natsMsg_Destroy(m);
+    for (natsSubscription* s : inboxes_) natsSubscription_Destroy(s);
     for (natsSubscription* s : pulls_) natsSubscription_Destroy(s);
     natsSubscription_Destroy(advisories_);
     js_DeleteStream(js_, name_.c_str(), nullptr, nullptr);
@@ -122,6 +123,23 @@ class Raw {
     natsMsgList_Destroy(&list);
     return out;
   }
+  /// A pull request for one message, open for expires_ms, sent on the wire protocol from a
+  /// fresh inbox, which is returned (the probe reads it, or not, as it likes).
+  natsSubscription* OpenRequest(std::int64_t expires_ms) {
+    natsInbox* inbox = nullptr;
+    Check(natsInbox_Create(&inbox), "inbox");
+    const std::string reply = inbox;
+    natsInbox_Destroy(inbox);
+    natsSubscription* sub = nullptr;
+    Check(natsConnection_SubscribeSync(&sub, nc_, reply.c_str()), "subscribe inbox");
+    inboxes_.push_back(sub);
+    const std::string next = "$JS.API.CONSUMER.MSG.NEXT." + name_ + ".d";
+    const std::string body = "{\"batch\":1,\"expires\":" + std::to_string(expires_ms * kNs) + "}";
+    Check(natsConnection_PublishRequest(nc_, next.c_str(), reply.c_str(), body.data(),
+                                        static_cast<int>(body.size())),
+          "pull request");
+    return sub;
+  }
   /// An ack-protocol word (+ACK, -NAK, +TERM, +WPI) sent through m's reply subject as a
   /// request: whether the server answered.
   bool Answer(const Got& m, const char* word) {
@@ -172,6 +190,7 @@ class Raw {
   jsCtx* js_ = nullptr;
   natsSubscription* advisories_ = nullptr;
   std::vector<natsSubscription*> pulls_;
+  std::vector<natsSubscription*> inboxes_;
   std::vector<natsMsg*> kept_;
 };
 
@@ -369,6 +388,30 @@ TEST_F(JetStreamRawProbe, DeadLetterWhenOfferedAgainWithNoReason) {
   EXPECT_NE(dead.find("\"stream_seq\":1"), std::string::npos) << dead;
   EXPECT_NE(dead.find("\"deliveries\":1"), std::string::npos) << dead;
   EXPECT_EQ(dead.find("reason"), std::string::npos) << dead;
+}
+
+// Not a switch, but why the JetStream target waits for the server to end every pull
+// request: a message nacked while a pull request is open goes to that request at once and
+// counts as a delivery, whether or not the request's client still reads its inbox. A
+// client that gave up on the request holds the message unseen until AckWait passes.
+TEST_F(JetStreamRawProbe, AnOpenPullRequestTakesANackedMessageAsADelivery) {
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  const Got held = raw.PublishAndFetch(w);
+  ASSERT_NE(held.seq, 0u);
+  natsSubscription* inbox = raw.OpenRequest(40 * kAckWaitMs);
+  for (int i = 0; i < 1000 && raw.Waiting() < 1; ++i) sleep_ms(5);
+  ASSERT_EQ(raw.Waiting(), 1);
+  EXPECT_TRUE(raw.Answer(held, "-NAK"));
+  natsMsg* m = nullptr;
+  ASSERT_EQ(natsSubscription_NextMsg(&m, inbox, 20 * kAckWaitMs), NATS_OK);
+  jsMsgMetaData* meta = nullptr;
+  ASSERT_EQ(natsMsg_GetMetaData(&meta, m), NATS_OK);
+  EXPECT_EQ(meta->Sequence.Stream, held.seq);
+  EXPECT_EQ(meta->NumDelivered, 2u);
+  jsMsgMetaData_Destroy(meta);
+  natsMsg_Destroy(m);
+  EXPECT_EQ(raw.AckPending(), 1);  // the request's client holds it
 }
 
 // concurrent_polls_interleave: two pull requests of 2 waiting at once share the next four

@@ -10,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -328,6 +330,40 @@ TEST_F(JetStreamTargetTest, MaxDeliveriesDeadLettersAfterTwoExpiries) {
   EXPECT_TRUE(Ack("t", "s", 1));
 }
 
+// R12: a seek makes the consumer again at the offset: what was held and acked is offered
+// again from there, each at attempt 1, and an answer through a delivery from before the
+// seek is refused; a seek to the end offers only what comes next.
+// Outside [oldest, end], or on an unknown topic or subscription, it is refused.
+TEST_F(JetStreamTargetTest, SeekOffersAgainFromTheOffsetAtAttemptOne) {
+  Create("t");
+  Subscribe("t", "s");
+  for (const char* p : {"a", "b", "c"}) Publish("t", p);
+  ASSERT_EQ(Poll("t", "s").size(), 3u);
+  EXPECT_TRUE(Ack("t", "s", 0));
+  EXPECT_TRUE(Nack("t", "s", 1));
+  ASSERT_EQ(Poll("t", "s", 1).at(0).attempt, 2);  // offset 1 again
+  Value<oplang::Done>(oplang::Seek{"t", "s", 1});
+  const std::vector<Received> again = Poll("t", "s");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 1u);
+  EXPECT_EQ(again[0].attempt, 1);
+  EXPECT_EQ(again[1].offset, 2u);
+  EXPECT_EQ(again[1].attempt, 1);
+  // Offset 0, acked before the seek: its delivery's consumer is gone, nobody takes the ack.
+  EXPECT_FALSE(Ack("t", "s", 0));
+  Value<oplang::Done>(oplang::Seek{"t", "s", 0});
+  EXPECT_EQ(Poll("t", "s", 1).at(0).offset, 0u);
+  Value<oplang::Done>(oplang::Seek{"t", "s", 3});
+  EXPECT_TRUE(Poll("t", "s").empty());
+  Publish("t", "d");
+  const std::vector<Received> next = Poll("t", "s");
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].offset, 3u);
+  EXPECT_EQ(ErrorOf(oplang::Seek{"t", "s", 5}), ErrorCode::kOffsetOutOfRange);
+  EXPECT_EQ(ErrorOf(oplang::Seek{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(ErrorOf(oplang::Seek{"nope", "s", 0}), ErrorCode::kUnknownTopic);
+}
+
 // R1, R14: topics.
 TEST_F(JetStreamTargetTest, TopicErrors) {
   EXPECT_EQ(ErrorOf(oplang::CreateTopic{""}), ErrorCode::kInvalidArgument);
@@ -422,6 +458,37 @@ TEST(JetStreamFaults, AServerThatDiesIsAnEngineFailureNotAnOutcome) {
   server.kill();
   EXPECT_FALSE(server.alive());
   EXPECT_THROW(target.step(oplang::Publish{"t", "lost", {}, ""}), TargetFailure);
+}
+
+// A poll returns only once the server has ended its pull request: the server hands a
+// message that becomes available (another worker's nack) to any request still open and
+// counts it as delivered (JetStreamRawProbe.AnOpenPullRequestTakesANackedMessageAsADelivery),
+// so a poll that gave up on its own clock would leave a delivery nobody saw. With the server
+// paused the poll cannot know that its request ended, and waits; resumed, it answers.
+TEST(JetStreamFaults, APollWaitsForTheServerToEndItsPullRequest) {
+  NatsServer server;
+  JetStreamTarget target(server.url(), "pollwait", 20);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "s";
+  sub.ack_timeout = 10;
+  ASSERT_FALSE(target.step(sub).error);
+  server.pause();
+  auto poll = std::async(std::launch::async, [&target] {
+    return target.step(oplang::Poll{"t", "s", "m", 1});
+  });
+  // Twenty times the expiry the request asks for: a poll on its own clock is back by now.
+  const bool back_while_paused =
+      poll.wait_for(std::chrono::milliseconds(300)) == std::future_status::ready;
+  server.resume();
+  EXPECT_FALSE(back_while_paused);
+  const oplang::Outcome out = poll.get();
+  EXPECT_FALSE(out.error.has_value()) << oplang::print(out);
+  const auto* got = std::get_if<std::vector<Received>>(&out.value);
+  ASSERT_NE(got, nullptr) << oplang::print(out);
+  EXPECT_TRUE(got->empty());
+  EXPECT_TRUE(server.alive()) << server.log_tail(20);
 }
 
 // The fixture's restart is a real one, on the same port and store: after kill -9 and after

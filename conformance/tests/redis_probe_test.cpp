@@ -132,12 +132,12 @@ TEST_F(RedisRawProbe, XackSettlesForAnyConsumer) {
   EXPECT_TRUE(Pending().empty());
 }
 
-// R12 on Redis: XGROUP SETID moves the group's last-delivered id back and keeps the pending
-// list: an entry still pending is pending once, delivered again by the next read to
-// whoever reads, and its delivery count starts over at 1 (its attempts are forgotten while
-// it was never settled). The model's seek forgets what was held and keeps attempts apart
-// from offers; a seek adapter on Redis would need a switch for both.
-TEST_F(RedisRawProbe, SetidKeepsThePendingList) {
+// seek_moves_only_the_cursor: XGROUP SETID moves the group's last-delivered id back and
+// keeps the pending list: an entry still pending is pending once, delivered again by the
+// next read to whoever reads, and its delivery count starts over at 1; an entry acked
+// before the seek is delivered anew.
+TEST_F(RedisRawProbe, SeekMovesOnlyTheCursor) {
+  ASSERT_TRUE(redis_profile().has(Switch::kSeekMovesOnlyTheCursor));
   Stream(2);
   ASSERT_EQ(Read("c1").size(), 7u);  // s, 1-1, p, x, 2-1, p, x
   raw_->Run({"XACK", "s", "g", "2-1"});

@@ -567,6 +567,58 @@ TEST_F(RedisTargetTest, TheKitCreditsTrimmedHeldKeepsOnlyItsOffset) {
   EXPECT_EQ(profiled.needed, std::vector<Switch>{Switch::kTrimmedHeldKeepsOnlyItsOffset});
 }
 
+// R12 under seek_moves_only_the_cursor: XGROUP SETID back to offset 1 keeps the pending
+// list: the returned offset 2 comes back first (attempt 2), then the cursor reaches 1 and 2
+// again, each handed out anew at attempt 1; offset 0 stays held by its member. Out of range
+// and unknown names are refused.
+TEST_F(RedisTargetTest, R12SeekMovesOnlyTheCursor) {
+  Create("t");
+  Subscribe("t", "s");
+  for (const char* p : {"a", "b", "c"}) Publish("t", p);
+  ASSERT_EQ(Poll("t", "s", 3, "w1").size(), 3u);
+  EXPECT_TRUE(Nack("t", "s", 2, "w1"));
+  Value<oplang::Done>(oplang::Seek{"t", "s", 1});
+  const std::vector<Received> again = Poll("t", "s", 4, "w2");
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].offset, 2u);
+  EXPECT_EQ(again[0].attempt, 2);
+  EXPECT_EQ(again[1].offset, 1u);
+  EXPECT_EQ(again[1].attempt, 1);
+  EXPECT_EQ(again[2].offset, 2u);
+  EXPECT_EQ(again[2].attempt, 1);
+  EXPECT_TRUE(Ack("t", "s", 0, "w1"));
+  EXPECT_FALSE(Ack("t", "s", 1, "w1"));
+  EXPECT_TRUE(Ack("t", "s", 1, "w2"));
+  EXPECT_EQ(ErrorOf(oplang::Seek{"t", "s", 4}), ErrorCode::kOffsetOutOfRange);
+  EXPECT_EQ(ErrorOf(oplang::Seek{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(ErrorOf(oplang::Seek{"nope", "s", 0}), ErrorCode::kUnknownTopic);
+  Value<oplang::Done>(oplang::Seek{"t", "s", 3});
+  EXPECT_TRUE(Poll("t", "s", 4, "w2").empty());
+}
+
+// The same through the kit: judged without the switch the script is a violation; under the
+// redis profile it holds and the switch is what it needed.
+TEST_F(RedisTargetTest, TheKitCreditsSeekMovesOnlyTheCursor) {
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "s";
+  sub.ack_timeout = kAckTimeout;
+  sub.start.kind = model::Start::Kind::kBeginning;
+  // A seek past the held offset 0: its holder's ack still settles it.
+  const oplang::Script script = {
+      oplang::CreateTopic{"t"},          sub,
+      oplang::Publish{"t", "a", {}, ""}, oplang::Publish{"t", "b", {}, ""},
+      oplang::Poll{"t", "s", "w1", 1},   oplang::Seek{"t", "s", 1},
+      oplang::Poll{"t", "s", "w2", 2},   oplang::Ack{"t", "s", 0, "w1"}};
+  const Verdict strictly =
+      check(*target_, script, redis_profile().without(Switch::kSeekMovesOnlyTheCursor));
+  EXPECT_TRUE(strictly.violation);
+  RedisTarget again(server_->url(), "again", kUnitMs);
+  const Verdict profiled = check(again, script, redis_profile());
+  EXPECT_FALSE(profiled.violation);
+  EXPECT_EQ(profiled.needed, std::vector<Switch>{Switch::kSeekMovesOnlyTheCursor});
+}
+
 TEST_F(RedisTargetTest, OpsOutsideTheSubsetAreRefused) {
   EXPECT_TRUE(target_->serves(oplang::CreateTopic{"t", 5, 0}));  // MAXLEN
   EXPECT_THROW(Step(oplang::CreateTopic{"t", 0, 100}), std::invalid_argument);

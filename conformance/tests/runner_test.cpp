@@ -37,8 +37,10 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   options.margin = 0;
   options.retention_messages = {2, 3, 5};  // InProcTarget serves retention by messages
   options.max_in_flight = {1, 2, 3};       // and max_in_flight (R22)
+  options.seek = true;                     // and seek (R12)
   std::size_t trimmed = 0;
   std::size_t capped = 0;
+  std::size_t sought = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
@@ -48,10 +50,12 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
     for (const auto& [rule, n] : v.checked) {
       trimmed += rule == "R3" ? n : 0;
       capped += rule == "R22" ? n : 0;
+      sought += rule == "R12" ? n : 0;
     }
   }
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
   EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)
+  EXPECT_GT(sought, 50u);    // seeks (R12)
 }
 
 // A poll of a subscription with a max_in_flight that hands out more than the bound allows
@@ -127,6 +131,35 @@ TEST(ConformanceKit, BoundedTopicsReachHeldMessagesThatRetentionTrimmed) {
     const oplang::Script script = generate(seed, GenOptions{}, redis);
     oplang::ModelRunner with(model_switches(redis));
     oplang::ModelRunner without(model_switches(strict_retention));
+    for (const oplang::Op& op : script) ASSERT_EQ(with.step(op), without.step(op));
+  }
+}
+
+// Seeks (GenOptions::seek) reach what XGROUP SETID does: scripts where the model with
+// seek_moves_only_the_cursor answers otherwise than strictly (a holder's ack after a seek
+// past it, a message handed out anew). Without seeks the switch changes nothing.
+TEST(ConformanceKit, SeeksReachWhatSeekMovesOnlyTheCursorChanges) {
+  const Profile redis = redis_profile();
+  const Profile strict_seek = redis.without(Switch::kSeekMovesOnlyTheCursor);
+  GenOptions options;
+  options.seek = true;
+  std::size_t differ = 0;
+  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
+    const oplang::Script script = generate(seed, options, redis);
+    oplang::ModelRunner with(model_switches(redis));
+    oplang::ModelRunner without(model_switches(strict_seek));
+    for (const oplang::Op& op : script) {
+      if (!(with.step(op) == without.step(op))) {
+        ++differ;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(differ, 20u) << "of 500 scripts";
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    const oplang::Script script = generate(seed, GenOptions{}, redis);
+    oplang::ModelRunner with(model_switches(redis));
+    oplang::ModelRunner without(model_switches(strict_seek));
     for (const oplang::Op& op : script) ASSERT_EQ(with.step(op), without.step(op));
   }
 }

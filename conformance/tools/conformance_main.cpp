@@ -345,6 +345,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R7", "failure: max deliveries, dead letters"},
     {"R9", "unsubscribe"},
     {"R11", "pull: poll, ack, nack, extend, deadlines, expiry"},
+    {"R12", "seek"},
     {"R14", "errors: bad input changes nothing"},
     {"R22", "flow control: max_in_flight"},
     {"R23", "terminate: term dead-letters at once"},
@@ -626,6 +627,7 @@ int main(int argc, char** argv) {
     capped.ack_timeout = gen.ack_timeouts.front();
     capped.max_in_flight = 2;
     if (asked->serves(capped)) gen.max_in_flight = {1, 2, 3};
+    gen.seek = asked->serves(oplang::Seek{"t", "p", 0});
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
                                    static_cast<std::uint64_t>(args.parallel) - 1) {

@@ -127,14 +127,20 @@ void Model::seek(const std::string& topic, const std::string& name, Offset offse
   move_cursor(s, offset);
 }
 
-// R12: the cursor moves; what was held or returned and the attempts are forgotten; a
-// running offer's result will not count (R9); always saved (R19).
-void Model::move_cursor(Sub& s, Offset offset) {
+// R12: the cursor moves; what was held or returned, the attempts and whom messages were
+// given to are forgotten (so no profile switch lets an answer from before the seek apply);
+// a running offer's result will not count (R9); always saved (R19).
+void Model::move_cursor(Sub& s, Offset offset) const {
   s.cursor = offset;
+  s.seeks += 1;
+  if (profile_.seek_moves_only_the_cursor && s.pull) {
+    save(s, true);
+    return;
+  }
   s.redelivery.clear();
   s.in_flight.clear();
   s.attempts.clear();
-  s.seeks += 1;
+  s.given.clear();
   save(s, true);
 }
 

@@ -124,6 +124,12 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       s.returned[m.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait};
       continue;
     }
+    if (profile_.seek_moves_only_the_cursor) {
+      // Reached again after a seek while still held or returned: handed out anew.
+      s.in_flight.erase(m.offset);
+      s.redelivery.erase(m.offset);
+      s.attempts.erase(m.offset);
+    }
     s.cursor += 1;
     return m.offset;
   }

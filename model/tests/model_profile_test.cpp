@@ -261,5 +261,42 @@ TEST(ModelProfile, RetentionTerminatesHeldAndReturnedMessages) {
   }
 }
 
+// seek_moves_only_the_cursor: a seek back keeps the held message held by its member (its
+// ack still settles it) and the returned one returned; the cursor reaching a message still
+// held hands it out anew, attempt 1, to the poller. Strictly the seek forgets both, and the
+// holder's ack is refused. Both after a seek forget whom a message was given to.
+TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatIsHeldAndHandsItOutAnew) {
+  for (const bool on : {false, true}) {
+    Model m(Profile{.seek_moves_only_the_cursor = on});
+    m.create_topic("t");
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}});
+    for (const char* p : {"a", "b", "c"}) m.publish("t", p);
+    ASSERT_EQ(m.poll("t", "p", "w1", 0, 3).size(), 3u);
+    EXPECT_TRUE(m.nack("t", "p", 2, "w1", 0));  // returned, attempt 1 used
+    m.seek("t", "p", 1);
+    const std::vector<Received> again = m.poll("t", "p", "w2", 0, 4);
+    if (!on) {
+      EXPECT_FALSE(m.ack("t", "p", 0, "w1", 0));
+      ASSERT_EQ(again.size(), 2u);  // 1 and 2, both at attempt 1
+      EXPECT_EQ(again[0].offset, 1u);
+      EXPECT_EQ(again[1].offset, 2u);
+      EXPECT_EQ(again[1].attempt, 1);
+      continue;
+    }
+    // 2 comes back first (returned, attempt 2), then the cursor reaches 1 (held by w1:
+    // handed to w2 anew, attempt 1) and 2 again (attempt 1).
+    ASSERT_EQ(again.size(), 3u);
+    EXPECT_EQ(again[0].offset, 2u);
+    EXPECT_EQ(again[0].attempt, 2);
+    EXPECT_EQ(again[1].offset, 1u);
+    EXPECT_EQ(again[1].attempt, 1);
+    EXPECT_EQ(again[2].offset, 2u);
+    EXPECT_EQ(again[2].attempt, 1);
+    EXPECT_TRUE(m.ack("t", "p", 0, "w1", 0));   // 0 stayed held by w1
+    EXPECT_FALSE(m.ack("t", "p", 1, "w1", 0));  // 1 is w2's now
+    EXPECT_TRUE(m.ack("t", "p", 1, "w2", 0));
+  }
+}
+
 }  // namespace
 }  // namespace model

@@ -28,6 +28,9 @@ struct GenOptions {
   /// The max_in_flight (R22) a pull subscription may have, a third of the time; empty: none
   /// (the common subset). Only for a target that serves it (pull_with_max_in_flight).
   std::vector<std::size_t> max_in_flight = {};
+  /// Whether scripts seek (R12) now and then: a subscription to an offset in or just outside
+  /// its topic's range. Only for a target that serves it (Target::serves of a Seek).
+  bool seek = false;
 };
 
 /// Follows a script on the model (under a profile) and knows the deadline of every held
@@ -62,8 +65,8 @@ bool keeps_margin(const oplang::Script& script, const Profile& profile, model::M
 /// A random script from seed: topics (bounded by messages if options allow), publishes
 /// with and without headers, pull subscriptions (filters, ack timeouts, max deliveries,
 /// both starts), polls by two members, acks, nacks, terms and extends (mostly of held
-/// messages, by their holder), advances that keep the margin (each followed by expire if
-/// the engine expires on its own clock; otherwise expire is a step of its own), dead
+/// messages, by their holder), seeks if options allow, advances that keep the margin (each followed
+/// by expire if the engine expires on its own clock; otherwise expire is a step of its own), dead
 /// letters, and a little bad input.
 oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile);
 

@@ -3,10 +3,12 @@
 //
 // A topic is a stream `<prefix>_<name>` on subject `<prefix>.<name>` (names encoded to
 // [A-Za-z0-9_-]); a pull subscription is a durable pull consumer (explicit acks, AckWait =
-// ack_timeout model ms, MaxDeliver = max_deliveries) with a bound pull subscription, plus a
+// ack_timeout model ms, MaxDeliver = max_deliveries) read by pull requests, each of which a
+// poll waits for the server to end (so no delivery reaches a request nobody reads), plus a
 // subscription to the consumer's max-deliveries and terminated advisories, which become its
 // dead letters. A topic made with retention_messages = N is a stream with MaxMsgs = N,
-// DiscardOld; a max_in_flight is the consumer's MaxAckPending.
+// DiscardOld; a max_in_flight is the consumer's MaxAckPending; a seek deletes the consumer
+// and makes it again, same name, delivering from the offset.
 // The engine answers: ack, nack, term and extend go to the server through the reply subject
 // of the last delivery of that message to that member (the handle its client holds), as a
 // request the server answers, and whatever the server did is what the steps after show;
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +40,8 @@ struct __natsMsg;
 struct __jsCtx;
 
 namespace conformance {
+
+class JetStreamPull;
 
 class JetStreamTarget : public Target {
  public:
@@ -54,8 +59,9 @@ class JetStreamTarget : public Target {
   JetStreamTarget& operator=(const JetStreamTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "jetstream"; }
-  /// The common subset, topics that keep their newest N messages (MaxMsgs) and pull
-  /// subscriptions with a max_in_flight (MaxAckPending).
+  /// The common subset, topics that keep their newest N messages (MaxMsgs), pull
+  /// subscriptions with a max_in_flight (MaxAckPending) and seek (R12: the consumer made
+  /// again at the offset).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   oplang::Outcome step(const oplang::Op& op) override;
 
@@ -88,9 +94,10 @@ class JetStreamTarget : public Target {
     bool operator==(const Options&) const = default;
   };
   struct Sub {
-    std::string consumer;
+    std::string consumer;  // the durable's name now (a seek makes a new one)
+    std::uint64_t seeks = 0;
     Options options;
-    __natsSubscription* pull = nullptr;
+    std::unique_ptr<JetStreamPull> pull;  // this connection's pull requests
     __natsSubscription* advisories = nullptr;
     // offset -> member -> the last delivery of it to that member: what its acks go through.
     std::map<model::Offset, std::map<std::string, __natsMsg*>> given;
@@ -109,6 +116,16 @@ class JetStreamTarget : public Target {
   oplang::Value publish(const oplang::Publish& op);
   oplang::Value subscribe_pull(const oplang::SubscribePull& op);
   oplang::Value unsubscribe(const oplang::Unsubscribe& op);
+  // R12: the durable consumer deleted and made again (same options, a new name) to deliver
+  // from the offset; OffsetOutOfRange outside the stream's [first - 1, last] (the range
+  // check is the adapter's: the server takes any start sequence).
+  oplang::Value seek(const oplang::Seek& op);
+  // Subscribes sub.advisories, makes the consumer (add_consumer) and binds sub.pull; on
+  // TargetFailure leaves neither the advisory subscription nor the consumer.
+  void open_consumer(const Topic& topic, Sub& sub, std::optional<model::Offset> from);
+  // Makes the durable consumer of sub on the server, delivering from `from` if given, else
+  // by its start option. Throws TargetFailure.
+  void add_consumer(const Topic& topic, const Sub& sub, std::optional<model::Offset> from);
   oplang::Value poll(const oplang::Poll& op);
   oplang::Value ack(const oplang::Ack& op);
   oplang::Value nack(const oplang::Nack& op);
@@ -118,7 +135,8 @@ class JetStreamTarget : public Target {
   oplang::Value extend(const oplang::Extend& op);
   // Sends an ack-protocol word (+ACK, -NAK, +TERM, +WPI) through the last delivery of the
   // message to member, as a request the server answers once the consumer has processed it;
-  // false (nothing sent) if member was never given it. Throws Error (unknown topic or
+  // false if member was never given it (nothing sent) or if the server has no responder
+  // for it (the delivering consumer is gone: a seek made a new one). Throws Error (unknown topic or
   // subscription), TargetFailure (no answer).
   bool answer(const std::string& topic, const std::string& sub, model::Offset offset,
               const std::string& member, const char* word);
@@ -131,7 +149,7 @@ class JetStreamTarget : public Target {
   void drain_advisories(const std::string& topic, const std::string& name, Sub& sub,
                         std::int64_t wait_ms);
   void destroy_sub(Topic& topic, Sub& sub, bool delete_consumer);
-  // Binds sub.pull to its durable consumer on this connection; throws TargetFailure.
+  // Opens sub.pull for its durable consumer on this connection; throws TargetFailure.
   void bind_pull(const Topic& topic, Sub& sub);
 
   std::string url_;

@@ -50,8 +50,13 @@ class LocalProcess {
   [[nodiscard]] bool alive();
   /// SIGKILL to its group, then waits for it: a crash.
   void kill9();
-  /// SIGTERM to its group; SIGKILL if it still runs after `grace`.
+  /// SIGTERM to its group (and SIGCONT, so a paused one hears it); SIGKILL if it still runs
+  /// after `grace`.
   void stop(std::chrono::milliseconds grace);
+  /// SIGSTOP to its group: the process keeps its sockets and answers nothing until resume().
+  void pause();
+  /// SIGCONT to its group.
+  void resume();
 
  private:
   pid_t pid_ = -1;

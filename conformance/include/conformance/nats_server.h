@@ -57,6 +57,10 @@ class NatsServer {
   /// Stops the server if it runs (SIGTERM: a clean shutdown, then SIGKILL after ~5 s); it
   /// stays down until restart().
   void stop();
+  /// Pauses the server (SIGSTOP): connections stay open and nothing is answered.
+  void pause();
+  /// Resumes a paused server (SIGCONT).
+  void resume();
 
  private:
   // Forks and execs the server and waits until JetStream answers; on failure stops what it

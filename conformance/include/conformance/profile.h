@@ -37,6 +37,8 @@ enum class Switch {
                                    // is a dead letter, settled before or not
   kRetentionTerminatesHeld,        // model: a held or returned message retention dropped is
                                    // terminated at once
+  kSeekMovesOnlyTheCursor,         // model: a seek keeps what is held and returned; a held one
+                                   // the cursor reaches again is handed out anew, attempt 1
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

@@ -28,6 +28,8 @@
 // does the next poll's XAUTOCLAIM (Redis 7.0 drops a pending entry whose body is gone before
 // it looks at the idle time), and its dead letter has no payload or headers (the profile's
 // trimmed_held_keeps_only_its_offset).
+// A seek is XGROUP SETID to the id before the offset: the group keeps its pending list (the
+// profile's seek_moves_only_the_cursor).
 // Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
 // Header filters are applied by the poll script. A call that finds the connection lost (a
 // server restarted) connects again first, within a bound; the call that lost it failed. The model's
@@ -64,7 +66,8 @@ class RedisTarget : public Target {
   RedisTarget& operator=(const RedisTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "redis"; }
-  /// The common subset, and topics that keep their newest N messages (MAXLEN).
+  /// The common subset, topics that keep their newest N messages (MAXLEN), and seek
+  /// (XGROUP SETID).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   /// Throws std::invalid_argument outside serves() (a worker: outside poll, ack, nack),
   /// TargetFailure if the server failed or answered what Redis never answers.
@@ -114,6 +117,10 @@ class RedisTarget : public Target {
   oplang::Value publish(const oplang::Publish& op);
   oplang::Value subscribe_pull(const oplang::SubscribePull& op);
   oplang::Value unsubscribe(const oplang::Unsubscribe& op);
+  // R12: XGROUP SETID to the id before the offset (the server keeps the pending list:
+  // seek_moves_only_the_cursor); OffsetOutOfRange outside [the first entry's offset, end]
+  // (the range check is the adapter's: SETID takes any id).
+  oplang::Value seek(const oplang::Seek& op);
   oplang::Value poll(const oplang::Poll& op);
   // ack, nack, term or extend of offset by member: the settle script's answer. Throws Error
   // (unknown topic or subscription), TargetFailure.

@@ -89,6 +89,10 @@ struct Profile {
   /// R3: a held or returned message retention drops is terminated at once: a dead letter
   /// ("terminated", with its attempts and body), never offered again.
   bool retention_terminates_held = false;
+  /// R12: a seek of a pull subscription moves only its cursor: held and returned messages
+  /// and their attempts stay; one the cursor reaches again while held or returned is handed
+  /// out anew (to the poller, attempt 1).
+  bool seek_moves_only_the_cursor = false;
 };
 
 class Model {
@@ -474,7 +478,7 @@ class Model {
   static bool same_options(const Sub& s, const PushOptions& options);
   static bool valid_backoff(const std::vector<Millis>& backoff);
   static void save(Sub& s, bool force = false);
-  static void move_cursor(Sub& s, Offset offset);
+  void move_cursor(Sub& s, Offset offset) const;
   static std::optional<Offset> lowest_waiting(const Topic& t, const Sub& s);
   static bool key_blocked(const Topic& t, const Sub& s, Offset offset);
 
