@@ -19,7 +19,44 @@ bool Tracker::advance_ok(model::Millis ms) const {
   for (const auto& [key, hold] : held()) {
     if (std::llabs(then - hold.deadline) < margin_) return false;
   }
+  for (const auto& [key, ends] : retry_waits()) {
+    for (const model::Millis end : ends) {
+      if (std::llabs(then - end) < margin_) return false;
+    }
+  }
   return true;
+}
+
+bool Tracker::waits_spaced() const {
+  const auto holds = held();
+  for (const auto& [key, ends] : retry_waits()) {
+    for (std::size_t i = 0; i < ends.size(); ++i) {
+      for (std::size_t j = i + 1; j < ends.size(); ++j) {
+        if (std::llabs(ends[i] - ends[j]) < margin_) return false;
+      }
+      for (const auto& [h, hold] : holds) {
+        if (std::get<0>(h) == key.first && std::get<1>(h) == key.second &&
+            std::llabs(ends[i] - hold.deadline) < margin_) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+std::map<std::pair<std::string, std::string>, std::vector<model::Millis>> Tracker::retry_waits()
+    const {
+  const model::Model& m = runner_.model();
+  std::map<std::pair<std::string, std::string>, std::vector<model::Millis>> out;
+  for (const std::string& t : m.topics()) {
+    for (const std::string& s : m.pull_names(t)) {
+      for (const model::Millis end : m.retry_waits(t, s)) {
+        if (end > now()) out[{t, s}].push_back(end);
+      }
+    }
+  }
+  return out;
 }
 
 oplang::Outcome Tracker::step(const oplang::Op& op) { return runner_.step(op); }
@@ -46,6 +83,7 @@ bool keeps_margin(const oplang::Script& script, const Profile& profile, model::M
       return false;
     }
     tracker.step(op);
+    if (!tracker.waits_spaced()) return false;
   }
   return true;
 }
@@ -139,7 +177,10 @@ class Maker {
         add(p);
       }
     } else if (roll < 50) {
-      add(oplang::Poll{topic(), sub(), member(), 1 + pick(4)});
+      // A deadline a margin away from every retry wait still to end (an extend of a waiting
+      // message may have put one near now + the ack timeout).
+      const oplang::Poll p{topic(), sub(), member(), 1 + pick(4)};
+      if (spaced_after(p)) add(p);
     } else if (roll < 60) {
       settle(chance(40)   ? Answer::kAck
              : chance(35) ? Answer::kExtend
@@ -184,6 +225,29 @@ class Maker {
     add(oplang::Seek{t, sub(), from + static_cast<model::Offset>(pick(end + 2 - from))});
   }
 
+  /// A nack, half the time with a delay where options allow (GenOptions::nack_delays).
+  void nack(const std::string& t, const std::string& s, model::Offset offset,
+            const std::string& member) {
+    oplang::Nack n{t, s, offset, member, oplang::Which::kOffset};
+    if (options_.nack_delays && chance(50)) {
+      const auto timeout = ack_timeouts_.find({t, s});
+      const model::Millis lo = options_.margin + 1;
+      const model::Millis hi =
+          (timeout != ack_timeouts_.end() ? timeout->second : options_.ack_timeouts[0]) -
+          options_.margin - 1;
+      n.delay = chance(20) || hi < lo ? 0 : lo + static_cast<model::Millis>(pick(hi - lo + 1));
+      if (!spaced_after(n)) n.delay.reset();
+    }
+    add(n);
+  }
+
+  /// Whether op leaves every retry wait spaced (Tracker::waits_spaced), tried on a copy.
+  bool spaced_after(const oplang::Op& op) const {
+    Tracker trial = tracker_;
+    trial.step(op);
+    return trial.waits_spaced();
+  }
+
   enum class Answer { kAck, kNack, kTerm, kExtend };
   /// An ack, nack, term or extend (by the ack timeout) of a held message by its holder;
   /// sometimes by the other member or of an offset nobody holds.
@@ -210,7 +274,7 @@ class Maker {
         add(oplang::Ack{t, s, offset, m, oplang::Which::kOffset});
         break;
       case Answer::kNack:
-        add(oplang::Nack{t, s, offset, m, oplang::Which::kOffset});
+        nack(t, s, offset, m);
         break;
       case Answer::kExtend: {
         const auto timeout = ack_timeouts_.find({t, s});
@@ -220,7 +284,7 @@ class Maker {
         e.offset = offset;
         e.member = m;
         e.extension = timeout != ack_timeouts_.end() ? timeout->second : options_.ack_timeouts[0];
-        add(e);
+        if (spaced_after(e)) add(e);
         break;
       }
       case Answer::kTerm:
@@ -242,7 +306,7 @@ class Maker {
       if (chance(35)) {
         add(oplang::Ack{t, s, offset, member, oplang::Which::kOffset});
       } else {
-        add(oplang::Nack{t, s, offset, member, oplang::Which::kOffset});
+        nack(t, s, offset, member);
       }
     }
   }
@@ -259,6 +323,7 @@ class Maker {
       e.offset = offset;
       e.member = hold.member;
       e.extension = timeout->second;
+      if (!spaced_after(e)) continue;
       extended_from_.try_emplace(key, hold.deadline);
       add(e);
     }
@@ -296,6 +361,13 @@ class Maker {
       }
       for (const model::Millis a : at) {
         if (a > tracker_.now()) near.push_back(a - tracker_.now());
+      }
+    }
+    for (const auto& [key, ends] : tracker_.retry_waits()) {
+      for (const model::Millis end : ends) {
+        for (const model::Millis a : {end - options_.margin - 1, end + options_.margin + 1}) {
+          if (a > tracker_.now()) near.push_back(a - tracker_.now());
+        }
       }
     }
     std::erase_if(extended_from_, [&](const auto& e) { return !held.contains(e.first); });

@@ -251,7 +251,7 @@ void JetStreamTarget::close() {
 
 bool JetStreamTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
-         std::holds_alternative<oplang::Seek>(op);
+         std::holds_alternative<oplang::Seek>(op) || nack_with_delay(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -625,7 +625,18 @@ oplang::Value JetStreamTarget::ack(const oplang::Ack& op) {
 }
 
 oplang::Value JetStreamTarget::nack(const oplang::Nack& op) {
-  return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, "-NAK")};
+  // R24: a delay outside [0, kMaxDuration] is refused by the adapter (the server would take
+  // a negative one as none); a delay of 0 is a plain nak (the server would wait for its
+  // ack-wait timer's next pass to hand the message out again).
+  if (op.delay && (*op.delay < 0 || *op.delay > model::kMaxDuration)) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  if (!op.delay || *op.delay == 0) {
+    return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, "-NAK")};
+  }
+  const std::string word =
+      "-NAK {\"delay\": " + std::to_string(to_nanos(*op.delay, unit_ms_)) + "}";
+  return oplang::BoolResult{answer(op.topic, op.sub, op.offset, op.member, word.c_str())};
 }
 
 bool JetStreamTarget::answer(const std::string& topic_name, const std::string& sub_name,

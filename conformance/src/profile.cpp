@@ -21,8 +21,8 @@ constexpr SwitchInfo kSwitches[] = {
      "an ack, nack or term from the member a message was last given to still settles it "
      "after its deadline passed, until the message is offered again"},
     {Switch::kRedeliveryInReturnOrder, "redelivery_in_return_order", "R5",
-     "returned messages are offered in the order they came back (a nack at once, an expiry "
-     "when its deadline passed), not lowest offset first"},
+     "returned messages are offered in the order they came back (a nack at once, a delayed "
+     "nack when its wait ended, an expiry when its deadline passed), not lowest offset first"},
     {Switch::kDeadLetterWhenOfferedAgain, "dead_letter_when_offered_again", "R7",
      "a message whose last delivery failed comes back like any other and is dead-lettered "
      "when it would be offered again, not when it failed"},
@@ -71,6 +71,15 @@ constexpr SwitchInfo kSwitches[] = {
      "was returned still comes back, with their delivery counts, and one the cursor reaches "
      "again while still pending is handed out anew to whoever polls, its delivery count "
      "starting over at 1"},
+    {Switch::kRetryWaitHoldsAPlace, "retry_wait_holds_a_place", "R22",
+     "a message a nack or an expiry returned keeps its place under max_in_flight (MaxAckPending "
+     "counts it) until it is offered again: while it waits for a delayed retry, no new message "
+     "takes its place; offering it again is never held back by the bound"},
+    {Switch::kAnswersResetARetryWait, "answers_reset_a_retry_wait", "R24",
+     "a nack or an in-progress ack, through any delivery of a message that was returned and "
+     "not yet offered again, sets its wait anew: a nack to its delay from now (a plain nack: "
+     "offered again at once), an in-progress ack of one still waiting to the ack timeout from "
+     "now"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -117,7 +126,8 @@ Profile jetstream_profile() {
        Switch::kDeadLetterWhenOfferedAgain, Switch::kEngineExpires,
        Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave,
        Switch::kAckAfterNackSettles, Switch::kLateAckByPreviousHolder, Switch::kAcksAlwaysConfirmed,
-       Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld}};
+       Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld,
+       Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait}};
 }
 
 Profile redis_profile() {
@@ -149,6 +159,8 @@ model::Profile model_switches(const Profile& p) {
   m.term_always_announced = p.has(Switch::kTermAlwaysAnnounced);
   m.retention_terminates_held = p.has(Switch::kRetentionTerminatesHeld);
   m.seek_moves_only_the_cursor = p.has(Switch::kSeekMovesOnlyTheCursor);
+  m.retry_wait_holds_a_place = p.has(Switch::kRetryWaitHoldsAPlace);
+  m.answers_reset_a_retry_wait = p.has(Switch::kAnswersResetARetryWait);
   return m;
 }
 

@@ -43,6 +43,11 @@ bool pull_with_max_in_flight(const oplang::Op& op) {
   return in_subset(without);
 }
 
+bool nack_with_delay(const oplang::Op& op) {
+  const auto* n = std::get_if<oplang::Nack>(&op);
+  return n != nullptr && n->which == oplang::Which::kOffset && n->delay.has_value();
+}
+
 bool retention_by_messages(const oplang::Op& op) {
   const auto* c = std::get_if<oplang::CreateTopic>(&op);
   return c != nullptr && c->retention_messages > 0 && c->retention_bytes == 0 && c->partitions == 1;

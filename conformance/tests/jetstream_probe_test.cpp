@@ -390,6 +390,67 @@ TEST_F(JetStreamRawProbe, DeadLetterWhenOfferedAgainWithNoReason) {
   EXPECT_EQ(dead.find("reason"), std::string::npos) << dead;
 }
 
+// A "-NAK" with a delay, as a probe sends it (the delay in ns, JSON).
+std::string nak_with_delay(std::int64_t ms) {
+  return "-NAK {\"delay\": " + std::to_string(ms * kNs) + "}";
+}
+
+// R24 on JetStream, as the model has it (no switch): a nack with a delay gives the message
+// back only once the delay has passed, attempt 2.
+TEST_F(JetStreamRawProbe, DelayedNackWaitsItsDelay) {
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  const Got held = raw.PublishAndFetch(w);
+  ASSERT_NE(held.seq, 0u);
+  EXPECT_TRUE(raw.Answer(held, nak_with_delay(4 * kAckWaitMs).c_str()));
+  EXPECT_TRUE(raw.Fetch(w, 1, kAckWaitMs).empty());  // well inside the delay
+  const std::vector<Got> again = raw.Fetch(w, 1, 20 * kAckWaitMs);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].seq, held.seq);
+  EXPECT_EQ(again[0].delivered, 2u);
+}
+
+// retry_wait_holds_a_place: with MaxAckPending 1, a message waiting for its delayed retry
+// still holds the one place: a new message is not handed out while it waits, and the
+// waiting one is once its delay is over.
+TEST_F(JetStreamRawProbe, RetryWaitHoldsAPlace) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kRetryWaitHoldsAPlace));
+  Raw raw(server_->url(), Name(), -1, -1, /*max_ack_pending=*/1);
+  const int w = raw.Worker();
+  const Got held = raw.PublishAndFetch(w);
+  ASSERT_NE(held.seq, 0u);
+  EXPECT_TRUE(raw.Answer(held, nak_with_delay(4 * kAckWaitMs).c_str()));
+  raw.Publish("b");
+  EXPECT_TRUE(raw.Fetch(w, 1, kAckWaitMs).empty());  // b waits behind the waiting one
+  EXPECT_EQ(raw.AckPending(), 1);
+  const std::vector<Got> again = raw.Fetch(w, 1, 20 * kAckWaitMs);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].seq, held.seq);
+}
+
+// answers_reset_a_retry_wait: a plain nack through the same delivery of a message waiting
+// for its delayed retry makes it ready at once; an in-progress ack makes it wait AckWait
+// from then instead of the (longer) delay.
+TEST_F(JetStreamRawProbe, AnswersResetARetryWait) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kAnswersResetARetryWait));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  const Got first = raw.PublishAndFetch(w);
+  ASSERT_NE(first.seq, 0u);
+  EXPECT_TRUE(raw.Answer(first, nak_with_delay(100 * kAckWaitMs).c_str()));
+  EXPECT_TRUE(raw.Answer(first, "-NAK"));
+  const std::vector<Got> at_once = raw.Fetch(w, 1, kAckWaitMs / 2);
+  ASSERT_EQ(at_once.size(), 1u);
+  EXPECT_EQ(at_once[0].seq, first.seq);
+  EXPECT_TRUE(raw.Answer(at_once[0], nak_with_delay(100 * kAckWaitMs).c_str()));
+  EXPECT_TRUE(raw.Answer(at_once[0], "+WPI"));
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Got> after_ack_wait = raw.Fetch(w, 1, 40 * kAckWaitMs);
+  ASSERT_EQ(after_ack_wait.size(), 1u);  // within 40 AckWaits, not the delay's 100
+  EXPECT_EQ(after_ack_wait[0].seq, first.seq);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kAckWaitMs / 2));
+}
+
 // Not a switch, but why the JetStream target waits for the server to end every pull
 // request: a message nacked while a pull request is open goes to that request at once and
 // counts as a delivery, whether or not the request's client still reads its inbox. A

@@ -26,6 +26,8 @@
 #include "conformance/local_process.h"
 #include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
+#include "conformance/profile.h"
+#include "conformance/runner.h"
 #include "conformance/target.h"
 #include "model/errors.h"
 #include "oplang/ops.h"
@@ -211,6 +213,30 @@ TEST_F(JetStreamTargetTest, NackedMessageIsOfferedAgainAtOnce) {
   EXPECT_EQ(Poll("t", "s"), want);
 }
 
+// R24: a nack with a delay (-NAK {"delay": ...}) gives the message back only once the delay
+// has passed; a delay of 0 at once; a negative one is refused (the adapter's check).
+TEST_F(JetStreamTargetTest, NackWithADelayIsOfferedAgainOnlyAfterIt) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");
+  ASSERT_EQ(Poll("t", "s").size(), 1u);
+  EXPECT_TRUE(
+      Value<oplang::BoolResult>(oplang::Nack{"t", "s", 0, "m", oplang::Which::kOffset, 0}).value);
+  ASSERT_EQ(Poll("t", "s").size(), 1u);  // at once
+  EXPECT_TRUE(Value<oplang::BoolResult>(
+                  oplang::Nack{"t", "s", 0, "m", oplang::Which::kOffset, 3 * kAckTimeout})
+                  .value);
+  EXPECT_TRUE(Poll("t", "s").empty());
+  Advance(2 * kAckTimeout);  // past the ack timeout, still inside the delay
+  EXPECT_TRUE(Poll("t", "s").empty());
+  Advance(kAckTimeout + 5);
+  const std::vector<Received> again = Poll("t", "s");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].attempt, 3);
+  EXPECT_EQ(ErrorOf(oplang::Nack{"t", "s", 0, "m", oplang::Which::kOffset, -1}),
+            ErrorCode::kInvalidArgument);
+}
+
 // R5: only messages with every filter header equal are offered, also after expiry.
 TEST_F(JetStreamTargetTest, HeaderFilterNeverReturnsNonMatchingMessages) {
   Create("t");
@@ -362,6 +388,25 @@ TEST_F(JetStreamTargetTest, SeekOffersAgainFromTheOffsetAtAttemptOne) {
   EXPECT_EQ(ErrorOf(oplang::Seek{"t", "s", 5}), ErrorCode::kOffsetOutOfRange);
   EXPECT_EQ(ErrorOf(oplang::Seek{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
   EXPECT_EQ(ErrorOf(oplang::Seek{"nope", "s", 0}), ErrorCode::kUnknownTopic);
+}
+
+// The same through the kit, under the jetstream profile: late answers (acks_always_confirmed,
+// late_ack_by_previous_holder) do not reach past a seek, in the model as on the server.
+TEST_F(JetStreamTargetTest, TheKitJudgesAnAnswerFromBeforeASeekAsRefused) {
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "s";
+  sub.ack_timeout = kAckTimeout;
+  sub.start.kind = model::Start::Kind::kBeginning;
+  const oplang::Script script = {
+      oplang::CreateTopic{"t"},          sub,
+      oplang::Publish{"t", "a", {}, ""}, oplang::Publish{"t", "b", {}, ""},
+      oplang::Poll{"t", "s", "w1", 2},   oplang::Seek{"t", "s", 1},
+      oplang::Ack{"t", "s", 0, "w1"},    oplang::Poll{"t", "s", "w2", 2},
+      oplang::Nack{"t", "s", 1, "w1"},   oplang::Poll{"t", "s", "w1", 2}};
+  const Verdict v = check(*target_, script, jetstream_profile());
+  EXPECT_FALSE(v.violation) << (v.violation ? v.violation->rule : "");
+  EXPECT_FALSE(v.void_run);
 }
 
 // R1, R14: topics.

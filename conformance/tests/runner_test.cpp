@@ -21,15 +21,29 @@ namespace {
 
 TEST(ConformanceKit, GeneratedScriptsKeepTheMarginFromEveryDeadline) {
   GenOptions options;
+  GenOptions delayed;          // retry waits too: advances keep away from their ends, and the ends
+  delayed.nack_delays = true;  // from each other and from held deadlines
+  delayed.max_in_flight = {1, 2, 3};
   std::size_t refused = 0;
-  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    const oplang::Script script = generate(seed, options, jetstream_profile());
-    ASSERT_TRUE(keeps_margin(script, jetstream_profile(), options.margin)) << oplang::print(script);
-    refused += keeps_margin(script, jetstream_profile(), 1000) ? 0 : 1;
+  std::size_t waited = 0;
+  for (const GenOptions& o : {options, delayed}) {
+    for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+      const oplang::Script script = generate(seed, o, jetstream_profile());
+      ASSERT_TRUE(keeps_margin(script, jetstream_profile(), o.margin)) << oplang::print(script);
+      refused += keeps_margin(script, jetstream_profile(), 1000) ? 0 : 1;
+      Tracker tracker(jetstream_profile(), o.margin);
+      bool waits = false;
+      for (const oplang::Op& op : script) {
+        tracker.step(op);
+        waits = waits || !tracker.retry_waits().empty();
+      }
+      waited += waits ? 1 : 0;
+    }
   }
   // The check can fail: a margin wider than every timeout refuses the advances of every
   // script that advances while it holds a message.
-  EXPECT_GT(refused, 40u);
+  EXPECT_GT(refused, 80u);
+  EXPECT_GT(waited, 25u);  // scripts with a delayed retry somewhere (41 of 200)
 }
 
 TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
@@ -38,9 +52,11 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   options.retention_messages = {2, 3, 5};  // InProcTarget serves retention by messages
   options.max_in_flight = {1, 2, 3};       // and max_in_flight (R22)
   options.seek = true;                     // and seek (R12)
+  options.nack_delays = true;              // and nacks with a delay (R24)
   std::size_t trimmed = 0;
   std::size_t capped = 0;
   std::size_t sought = 0;
+  std::size_t delayed = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
@@ -51,11 +67,13 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
       trimmed += rule == "R3" ? n : 0;
       capped += rule == "R22" ? n : 0;
       sought += rule == "R12" ? n : 0;
+      delayed += rule == "R24" ? n : 0;
     }
   }
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
   EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)
   EXPECT_GT(sought, 50u);    // seeks (R12)
+  EXPECT_GT(delayed, 50u);   // nacks with a delay (R24)
 }
 
 // A poll of a subscription with a max_in_flight that hands out more than the bound allows
@@ -207,24 +225,35 @@ TEST(ConformanceKit, ADisagreementThatDoesNotFailAgainIsNotReportedAsAViolation)
 // right only because of the switch, so the generator reaches each difference the profile
 // documents (the late answers from members a message was given to, bounded topics, terms
 // after acks). The observation switches are shown on the real engine by the raw probes.
+// The scripts made for JetStream reach every model switch of its profile: with bounded
+// topics only, and with everything JetStreamTarget::serves (max_in_flight, seeks, delayed
+// nacks: the switches on retry waits need the delays; late answers by a previous holder are
+// rarer among so many other steps).
 TEST(ConformanceKit, GeneratedScriptsReachEveryJetStreamModelSwitch) {
   const Profile p = jetstream_profile();
-  GenOptions options;
-  options.margin = 5;
-  options.retention_messages = {2, 3, 5};
+  GenOptions bounded;
+  bounded.margin = 5;
+  bounded.retention_messages = {2, 3, 5};
+  GenOptions served = bounded;
+  served.max_in_flight = {1, 2, 3};
+  served.seek = true;
+  served.nack_delays = true;
   std::map<Switch, int> needed;
-  for (std::uint64_t seed = 1; seed <= 1500; ++seed) {
-    const oplang::Script script = generate(seed, options, p);
-    ModelTarget engine(model_switches(p));
-    const Verdict v = check(engine, script, p);
-    ASSERT_FALSE(v.violation) << oplang::print(script);
-    for (const Switch s : v.needed) ++needed[s];
+  for (const GenOptions& options : {bounded, served}) {
+    for (std::uint64_t seed = 1; seed <= 1500; ++seed) {
+      const oplang::Script script = generate(seed, options, p);
+      ModelTarget engine(model_switches(p));
+      const Verdict v = check(engine, script, p);
+      ASSERT_FALSE(v.violation) << oplang::print(script);
+      for (const Switch s : v.needed) ++needed[s];
+    }
   }
   for (const Switch s : {Switch::kLateAckAccepted, Switch::kRedeliveryInReturnOrder,
                          Switch::kDeadLetterWhenOfferedAgain, Switch::kAckAfterNackSettles,
                          Switch::kLateAckByPreviousHolder, Switch::kAcksAlwaysConfirmed,
-                         Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld}) {
-    EXPECT_GT(needed[s], 0) << name_of(s) << " never changed an answer in 1500 scripts";
+                         Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld,
+                         Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait}) {
+    EXPECT_GT(needed[s], 0) << name_of(s) << " never changed an answer in 3000 scripts";
   }
 }
 

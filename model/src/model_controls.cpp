@@ -26,7 +26,7 @@ std::size_t Model::redrive(const std::string& topic, const std::string& name) {
     }
     s.attempts.erase(d.offset);
     s.redelivery.insert(d.offset);
-    s.returned[d.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait};
+    s.returned[d.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait, Sub::kNoWait};
   }
   s.dead = std::move(stay);
   s.counters.redriven += moved;

@@ -65,6 +65,21 @@ bool Model::has_waiting(const std::string& topic, const std::string& sub) const 
   return false;
 }
 
+// Generators only: the waits of a pull subscription's returned messages.
+std::vector<Millis> Model::retry_waits(const std::string& topic, const std::string& sub) const {
+  std::vector<Millis> out;
+  for (const Topic& t : topics_) {
+    if (t.name != topic) continue;
+    auto it = t.pulls.find(sub);
+    if (it == t.pulls.end()) return out;
+    const Sub& s = t.subs.at(it->second);
+    for (const Offset o : s.redelivery) {
+      if (s.returned.at(o).not_before != Sub::kNoWait) out.push_back(s.returned.at(o).not_before);
+    }
+  }
+  return out;
+}
+
 // Generators only: the push group names of a topic.
 std::vector<std::string> Model::group_names(const std::string& topic) const {
   std::vector<std::string> out;

@@ -130,7 +130,8 @@ bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
 
 // R11, R7: an accepted nack fails the message (reason "nacked"); R24: it waits `delay` ms
 // (none: what the back-off list says) before it is offered again. Under the profile's
-// late_ack_by_previous_holder a previous holder's nack fails it too.
+// late_ack_by_previous_holder a previous holder's nack fails it too; under
+// answers_reset_a_retry_wait a nack of a returned message sets its wait anew.
 bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now, std::optional<Millis> delay,
                  std::uint64_t generation) {
@@ -138,6 +139,12 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
   if (fenced(s, member, generation)) return false;
+  if (resets_wait(s, offset, member)) {
+    // One already ready stays where it is (a plain nack changes nothing for it).
+    Sub::Returned& r = s.returned.at(offset);
+    if (delay.value_or(0) > 0 || r.not_before > now) r.not_before = r.due = now + delay.value_or(0);
+    return true;
+  }
   if (settles_late(s, offset, member, /*nack=*/true)) return true;  // it stays returned
   if (previous_holder(s, offset, member) && !s.in_flight.contains(offset)) return true;  // ditto
   if (!accepted(s, offset, member, now) && !previous_holder(s, offset, member)) {
@@ -180,7 +187,9 @@ bool Model::term(const std::string& topic, const std::string& sub, Offset offset
 
 // R11: an accepted extend sets deadline = now + extension (under the profile's
 // trimmed_held_keeps_only_its_offset, one of a message retention dropped forgets it; under
-// late_ack_by_previous_holder a previous holder's moves the holder's deadline).
+// late_ack_by_previous_holder a previous holder's moves the holder's deadline; under
+// answers_reset_a_retry_wait one of a returned message still waiting ends its wait at
+// now + extension).
 bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension,
                    std::uint64_t generation) {
@@ -188,6 +197,11 @@ bool Model::extend(const std::string& topic, const std::string& sub, Offset offs
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
   if (fenced(s, member, generation)) return false;
+  if (resets_wait(s, offset, member) && s.returned.at(offset).not_before > now) {
+    Sub::Returned& r = s.returned.at(offset);
+    r.not_before = r.due = now + extension;  // a ready one stays ready
+    return true;
+  }
   if (previous_holder(s, offset, member) && s.in_flight.contains(offset)) {
     s.in_flight.at(offset).deadline = now + extension;
     return true;
@@ -225,8 +239,12 @@ std::vector<Expired> Model::expire(Millis now) {
         });
       }
       for (Offset offset : late) {
+        const Millis deadline = s.in_flight.at(offset).deadline;
         const bool dead = fail(t, s, offset, "ack deadline expired", now);
-        if (!dead) s.returned.at(offset).by_expiry = true;
+        if (!dead) {
+          s.returned.at(offset).by_expiry = true;
+          s.returned.at(offset).due = deadline;
+        }
         out.push_back(Expired{t.name, s.name, offset, dead});
       }
       save(s);

@@ -1,6 +1,7 @@
 // The per-subscription rules of SPEC.md, one small function each.
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "model/model.h"
 
@@ -69,7 +70,7 @@ void Model::catch_up(const Topic& t, Sub& s) {
 }
 
 // R5: lowest redelivery entry whose wait is over (R24), else the first match at or after
-// the cursor.
+// the cursor (under retry_wait_holds_a_place only while max_in_flight leaves room for it).
 std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) const {
   for (;;) {
     // Of the returned messages whose wait is over, the lowest offset (the set is ascending),
@@ -79,9 +80,10 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       if (s.returned.at(r).not_before > now || key_blocked(t, s, r)) continue;
       if (!ready) {
         ready = r;
-      } else if (profile_.redelivery_in_return_order &&
-                 s.returned.at(r).order < s.returned.at(*ready).order) {
-        ready = r;
+      } else if (profile_.redelivery_in_return_order) {
+        const Sub::Returned& a = s.returned.at(r);
+        const Sub::Returned& b = s.returned.at(*ready);
+        if (std::tie(a.due, a.order) < std::tie(b.due, b.order)) ready = r;
       }
     }
     if (!ready) break;
@@ -97,6 +99,12 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       continue;
     }
     return o;
+  }
+  // Profile retry_wait_holds_a_place: returned messages keep their places under
+  // max_in_flight, so a new one needs room for them too (counted after the dead above left).
+  if (profile_.retry_wait_holds_a_place && s.max_in_flight > 0 &&
+      s.in_flight.size() + s.redelivery.size() >= s.max_in_flight) {
+    return std::nullopt;
   }
   while (s.cursor < t.end) {
     const Message& m = t.log.at(s.cursor);
@@ -121,7 +129,7 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       if (s.redelivery.size() >= kMaxPassedOver) break;
       s.cursor += 1;
       s.redelivery.insert(m.offset);
-      s.returned[m.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait};
+      s.returned[m.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait, Sub::kNoWait};
       continue;
     }
     if (profile_.seek_moves_only_the_cursor) {
@@ -159,7 +167,7 @@ int Model::offer(const Topic& t, Sub& s, Offset offset, const std::string& membe
   s.in_flight[offset] = Held{member, deadline, attempt, t.log.at(offset), ++s.events};
   // Only the switches on answers from members that no longer hold a message read this.
   if (profile_.late_ack_by_previous_holder || profile_.acks_always_confirmed ||
-      profile_.term_always_announced) {
+      profile_.term_always_announced || profile_.answers_reset_a_retry_wait) {
     Sub::Given& g = s.given[offset];
     g.attempt_of[member] = attempt;
     g.message = t.log.at(offset);
@@ -207,7 +215,7 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
         s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
   }
   s.redelivery.insert(offset);
-  s.returned[offset] = Sub::Returned{held.member, ++s.events, false, now + *delay};
+  s.returned[offset] = Sub::Returned{held.member, ++s.events, false, now + *delay, now + *delay};
   return false;
 }
 
@@ -252,6 +260,13 @@ bool Model::previous_holder(const Sub& s, Offset offset, const std::string& memb
   if (!profile_.late_ack_by_previous_holder || !was_given(s, offset, member)) return false;
   if (auto h = s.in_flight.find(offset); h != s.in_flight.end()) return h->second.member != member;
   return s.redelivery.contains(offset) && s.returned.at(offset).member != member;
+}
+
+// Profile answers_reset_a_retry_wait: the message is returned, not yet offered again, and
+// was given to member.
+bool Model::resets_wait(const Sub& s, Offset offset, const std::string& member) const {
+  return profile_.answers_reset_a_retry_wait && s.redelivery.contains(offset) &&
+         was_given(s, offset, member);
 }
 
 // Whether the message was ever handed to member (recorded only under the switches that

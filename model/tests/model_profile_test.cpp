@@ -59,6 +59,22 @@ TEST(ModelProfile, RedeliveryInReturnOrderOffersWhatCameBackFirstFirst) {
   EXPECT_EQ(again[2].offset, 1u);
 }
 
+// A delayed nack comes back when its wait ends: after an expiry whose deadline was earlier,
+// though the nack came first; before one whose deadline was later.
+TEST(ModelProfile, RedeliveryInReturnOrderPutsADelayedNackWhereItsWaitEnds) {
+  Model m = with({.redelivery_in_return_order = true});
+  ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);  // 0: deadline 10
+  EXPECT_TRUE(m.nack("t", "p", 0, "w", 0, 15));       // 0 waits until 15
+  ASSERT_EQ(m.poll("t", "p", "w", 2, 1).size(), 1u);  // 1: deadline 12
+  ASSERT_EQ(m.poll("t", "p", "w", 8, 1).size(), 1u);  // 2: deadline 18
+  m.expire(30);
+  const std::vector<Received> again = m.poll("t", "p", "w", 30, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[0].offset, 1u);  // back at 12
+  EXPECT_EQ(again[1].offset, 0u);  // at 15
+  EXPECT_EQ(again[2].offset, 2u);  // at 18
+}
+
 TEST(ModelProfile, RedeliveryInReturnOrderExpiresInDeadlineOrder) {
   Model m = with({.redelivery_in_return_order = true});
   ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 2u);  // offsets 0, 1, deadline 10
@@ -295,6 +311,60 @@ TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatIsHeldAndHandsItOutAnew) {
     EXPECT_TRUE(m.ack("t", "p", 0, "w1", 0));   // 0 stayed held by w1
     EXPECT_FALSE(m.ack("t", "p", 1, "w1", 0));  // 1 is w2's now
     EXPECT_TRUE(m.ack("t", "p", 1, "w2", 0));
+  }
+}
+
+// retry_wait_holds_a_place: with max_in_flight 1, a message waiting for its retry keeps
+// the place: no new message is offered until it has been offered again and settled.
+// Strictly the waiting message holds nothing and the next one is offered.
+TEST(ModelProfile, RetryWaitHoldsAPlace) {
+  for (const bool on : {false, true}) {
+    Model m(Profile{.retry_wait_holds_a_place = on});
+    m.create_topic("t");
+    m.subscribe_pull(
+        "t", "p", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}, .max_in_flight = 1});
+    m.publish("t", "a");
+    m.publish("t", "b");
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 2).size(), 1u);
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 0, 20));
+    const std::vector<Received> meanwhile = m.poll("t", "p", "w", 5, 2);
+    if (!on) {
+      ASSERT_EQ(meanwhile.size(), 1u);
+      EXPECT_EQ(meanwhile[0].offset, 1u);
+      continue;
+    }
+    EXPECT_TRUE(meanwhile.empty());
+    const std::vector<Received> later = m.poll("t", "p", "w", 20, 2);
+    ASSERT_EQ(later.size(), 1u);  // the redelivery, then the bound again
+    EXPECT_EQ(later[0].offset, 0u);
+    EXPECT_TRUE(m.ack("t", "p", 0, "w", 21));
+    EXPECT_EQ(m.poll("t", "p", "w", 21, 2).at(0).offset, 1u);
+  }
+}
+
+// answers_reset_a_retry_wait: a plain nack of a message waiting for its delayed retry makes
+// it ready now; an extend of one still waiting makes it wait the extension from now; a
+// delayed nack of a ready one makes it wait. Strictly none of them is the holder's answer:
+// refused, and the wait stands.
+TEST(ModelProfile, AnswersResetARetryWait) {
+  for (const bool on : {false, true}) {
+    Model m(Profile{.answers_reset_a_retry_wait = on});
+    m.create_topic("t");
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}});
+    m.publish("t", "a");
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 0, 50));
+    EXPECT_EQ(m.nack("t", "p", 0, "w", 1), on);
+    EXPECT_EQ(m.poll("t", "p", "w", 2, 1).size(), on ? 1u : 0u);
+    if (!on) continue;
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 2, 50));    // waits until 52
+    EXPECT_TRUE(m.extend("t", "p", 0, "w", 3, 10));  // now until 13
+    EXPECT_TRUE(m.poll("t", "p", "w", 12, 1).empty());
+    EXPECT_EQ(m.poll("t", "p", "w", 13, 1).size(), 1u);
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 14));         // ready
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 14, 6));      // a ready one made to wait until 20
+    EXPECT_FALSE(m.extend("t", "p", 0, "w", 21, 10));  // ready: an extend changes nothing
+    EXPECT_EQ(m.poll("t", "p", "w", 21, 1).size(), 1u);
   }
 }
 

@@ -31,15 +31,28 @@ struct GenOptions {
   /// Whether scripts seek (R12) now and then: a subscription to an offset in or just outside
   /// its topic's range. Only for a target that serves it (Target::serves of a Seek).
   bool seek = false;
+  /// Whether nacks carry a delay (R24) half the time: 0 now and then, else a few model ms
+  /// more than the margin and less than the ack timeout less the margin, and only where its
+  /// wait ends a margin away from every other wait and held deadline of the subscription.
+  /// Only for a target that serves it (nack_with_delay).
+  bool nack_delays = false;
 };
 
 /// Follows a script on the model (under a profile) and knows the deadline of every held
-/// message, so it can tell whether a step keeps the margin.
+/// message and the end of every retry wait, so it can tell whether a step keeps the margin.
 class Tracker {
  public:
   Tracker(const Profile& profile, model::Millis margin);
-  /// Whether advancing by ms lands at least `margin` away from every held deadline.
+  /// Whether advancing by ms lands at least `margin` away from every held deadline and
+  /// every retry wait still to end.
   [[nodiscard]] bool advance_ok(model::Millis ms) const;
+  /// Whether every retry wait still to end is at least `margin` away from every other one
+  /// and from every held deadline of its subscription: which comes back first is then the
+  /// same on an engine's clock.
+  [[nodiscard]] bool waits_spaced() const;
+  /// The end of every retry wait still to end: (topic, subscription) -> its ends.
+  [[nodiscard]] std::map<std::pair<std::string, std::string>, std::vector<model::Millis>>
+  retry_waits() const;
   /// Runs op on the model; returns its outcome.
   oplang::Outcome step(const oplang::Op& op);
   using Key = std::tuple<std::string, std::string, model::Offset>;
@@ -59,15 +72,16 @@ class Tracker {
   model::Millis margin_;
 };
 
-/// Whether every advance of script keeps the margin (a shrunk script must, too).
+/// Whether every advance of script keeps the margin, and every step keeps retry waits
+/// spaced (a shrunk script must, too).
 bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin);
 
 /// A random script from seed: topics (bounded by messages if options allow), publishes
 /// with and without headers, pull subscriptions (filters, ack timeouts, max deliveries,
-/// both starts), polls by two members, acks, nacks, terms and extends (mostly of held
-/// messages, by their holder), seeks if options allow, advances that keep the margin (each followed
-/// by expire if the engine expires on its own clock; otherwise expire is a step of its own), dead
-/// letters, and a little bad input.
+/// both starts), polls by two members, acks, nacks (delayed if options allow), terms and
+/// extends (mostly of held messages, by their holder), seeks if options allow, advances that keep
+/// the margin (each followed by expire if the engine expires on its own clock; otherwise expire is
+/// a step of its own), dead letters, and a little bad input.
 oplang::Script generate(std::uint64_t seed, const GenOptions& options, const Profile& profile);
 
 }  // namespace conformance

@@ -8,7 +8,8 @@
 // subscription to the consumer's max-deliveries and terminated advisories, which become its
 // dead letters. A topic made with retention_messages = N is a stream with MaxMsgs = N,
 // DiscardOld; a max_in_flight is the consumer's MaxAckPending; a seek deletes the consumer
-// and makes it again, same name, delivering from the offset.
+// and makes it again under a new name, delivering from the offset; a nack's delay is
+// `-NAK {"delay": ns}`.
 // The engine answers: ack, nack, term and extend go to the server through the reply subject
 // of the last delivery of that message to that member (the handle its client holds), as a
 // request the server answers, and whatever the server did is what the steps after show;
@@ -60,8 +61,8 @@ class JetStreamTarget : public Target {
 
   [[nodiscard]] std::string name() const override { return "jetstream"; }
   /// The common subset, topics that keep their newest N messages (MaxMsgs), pull
-  /// subscriptions with a max_in_flight (MaxAckPending) and seek (R12: the consumer made
-  /// again at the offset).
+  /// subscriptions with a max_in_flight (MaxAckPending), seek (R12: the consumer made
+  /// again at the offset) and nacks with a delay (R24: `-NAK {"delay": ns}`).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   oplang::Outcome step(const oplang::Op& op) override;
 

@@ -39,6 +39,9 @@ enum class Switch {
                                    // terminated at once
   kSeekMovesOnlyTheCursor,         // model: a seek keeps what is held and returned; a held one
                                    // the cursor reaches again is handed out anew, attempt 1
+  kRetryWaitHoldsAPlace,           // model: a returned message counts under max_in_flight
+  kAnswersResetARetryWait,         // model: a nack or extend of a returned message by a member
+                                   // it was given to sets its wait anew
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

@@ -32,6 +32,10 @@ bool retention_by_messages(const oplang::Op& op);
 /// what an engine with a cap on unacknowledged messages serves (JetStream's MaxAckPending).
 bool pull_with_max_in_flight(const oplang::Op& op);
 
+/// Whether op is a nack by offset with a delay (R24): what an engine with a delayed retry
+/// serves (JetStream's `-NAK {"delay": ...}`).
+bool nack_with_delay(const oplang::Op& op);
+
 /// One engine under test. Ops in the common subset: create_topic (no retention; see serves),
 /// delete_topic, publish (payload, headers), subscribe_pull (header filter, ack timeout,
 /// max deliveries, start at the beginning or the end; no backoff; a max_in_flight where served, see

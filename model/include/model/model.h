@@ -60,8 +60,9 @@ struct Profile {
   /// after its deadline passed, until the message is offered again (nack then leaves it
   /// returned).
   bool late_ack_accepted = false;
-  /// R5: returned messages are offered in the order they came back (a nack, an expiry: by
-  /// deadline, equal deadlines in offset order), not lowest offset first.
+  /// R5: returned messages are offered in the order they came back (a nack at once, a
+  /// delayed nack when its wait ends, an expiry at its deadline; equal times in the order
+  /// they were returned, equal deadlines in offset order), not lowest offset first.
   bool redelivery_in_return_order = false;
   /// R7: a message whose last delivery failed comes back like any other and is
   /// dead-lettered when it would be offered again (by that poll), not when it failed.
@@ -93,6 +94,14 @@ struct Profile {
   /// and their attempts stay; one the cursor reaches again while held or returned is handed
   /// out anew (to the poller, attempt 1).
   bool seek_moves_only_the_cursor = false;
+  /// R22: a returned message keeps its place under max_in_flight until it is offered again
+  /// (a new message is offered only while held and returned ones together are fewer); being
+  /// offered again is never held back by the bound.
+  bool retry_wait_holds_a_place = false;
+  /// R24: a nack or an extend, by a member a returned message was given to, before it is
+  /// offered again sets its wait anew: a nack to its delay from now (none: ready now), an
+  /// extend of one still waiting to the extension from now.
+  bool answers_reset_a_retry_wait = false;
 };
 
 class Model {
@@ -233,6 +242,10 @@ class Model {
   };
   /// Messages held on a pull subscription; empty if the topic or subscription is unknown.
   [[nodiscard]] std::vector<HeldView> held(const std::string& topic, const std::string& sub) const;
+  /// When each returned message of a pull subscription may be offered again (R24's waits;
+  /// a message with no wait is left out); empty if the topic or subscription is unknown.
+  [[nodiscard]] std::vector<Millis> retry_waits(const std::string& topic,
+                                                const std::string& sub) const;
   /// Whether a pull subscription has a message waiting to be offered (returned, passed over
   /// or after its cursor; filters and waits not considered); false if either is unknown.
   [[nodiscard]] bool has_waiting(const std::string& topic, const std::string& sub) const;
@@ -342,6 +355,9 @@ class Model {
       std::uint64_t order = 0;
       bool by_expiry = false;       // its deadline passed (not a nack)
       Millis not_before = kNoWait;  // R24: not offered again before this time
+      // When it came back in an engine's own time (the deadline that passed, the end of
+      // its wait): what redelivery_in_return_order orders by.
+      Millis due = 0;
     };
     std::map<Offset, Returned> returned;
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
@@ -467,6 +483,7 @@ class Model {
   bool accepted(const Sub& s, Offset offset, const std::string& member, Millis now) const;
   bool settles_late(const Sub& s, Offset offset, const std::string& member, bool nack) const;
   bool previous_holder(const Sub& s, Offset offset, const std::string& member) const;
+  bool resets_wait(const Sub& s, Offset offset, const std::string& member) const;
   static bool was_given(const Sub& s, Offset offset, const std::string& member);
   bool confirmed_anyway(const Sub& s, Offset offset, const std::string& member) const;
   static void settle_returned(Sub& s, Offset offset);
