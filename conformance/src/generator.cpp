@@ -45,6 +45,17 @@ bool Tracker::waits_spaced() const {
   return true;
 }
 
+bool Tracker::seek_time_ok(const oplang::SeekToTime& op) const {
+  const model::Model& m = runner_.model();
+  if (op.time > now() || margin_ == 0) return true;
+  try {
+    return m.offset_for_time(op.topic, op.time - margin_ + 1) ==
+           m.offset_for_time(op.topic, op.time);
+  } catch (const model::Error&) {
+    return true;  // an unknown topic: refused, whatever the time
+  }
+}
+
 std::map<std::pair<std::string, std::string>, std::vector<model::Millis>> Tracker::retry_waits()
     const {
   const model::Model& m = runner_.model();
@@ -80,6 +91,9 @@ bool keeps_margin(const oplang::Script& script, const Profile& profile, model::M
   Tracker tracker(profile, margin);
   for (const oplang::Op& op : script) {
     if (const auto* a = std::get_if<oplang::Advance>(&op); a && !tracker.advance_ok(a->ms)) {
+      return false;
+    }
+    if (const auto* st = std::get_if<oplang::SeekToTime>(&op); st && !tracker.seek_time_ok(*st)) {
       return false;
     }
     tracker.step(op);
@@ -118,8 +132,9 @@ class Maker {
     // The ack timeout of each subscription the model made: an extend uses it (the subset's
     // only extension, target.h).
     if (out.error) return;
-    if (const auto* c = std::get_if<oplang::CreateTopic>(&op); c && c->retention_messages > 0) {
-      bounds_[c->name] = c->retention_messages;
+    if (const auto* c = std::get_if<oplang::CreateTopic>(&op)) {
+      publish_times_.erase(c->name);
+      if (c->retention_messages > 0) bounds_[c->name] = c->retention_messages;
     } else if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
       ack_timeouts_.try_emplace({s->topic, s->name}, s->ack_timeout);
     } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
@@ -127,6 +142,9 @@ class Maker {
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
       std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
       bounds_.erase(d->name);
+      publish_times_.erase(d->name);
+    } else if (const auto* pub = std::get_if<oplang::Publish>(&op)) {
+      publish_times_[pub->topic].push_back(tracker_.now());
     } else if (const auto* p = std::get_if<oplang::Poll>(&op)) {
       if (const auto* r = std::get_if<std::vector<model::Received>>(&out.value)) {
         for (const model::Received& m : *r) given_.insert({p->topic, p->sub, m.offset, p->member});
@@ -200,6 +218,8 @@ class Maker {
       add(oplang::Unsubscribe{topic(), sub()});
     } else if (roll < 95) {
       add(oplang::DeleteTopic{topic()});
+    } else if (options_.seek_to_time && chance(25)) {
+      seek_to_time();
     } else if (options_.seek && chance(50)) {
       seek();
     } else if (!expire_with_advance_ && chance(50)) {
@@ -246,6 +266,27 @@ class Maker {
     Tracker trial = tracker_;
     trial.step(op);
     return trial.waits_spaced();
+  }
+
+  /// A seek by time (R28) to a time an engine's clock agrees on: a publish time with no
+  /// other publish within the margin before it (every message published before it is then
+  /// stamped before it), 0, now if nothing was published within the margin before it, or
+  /// now and then a little after now (refused).
+  void seek_to_time() {
+    const std::string t = topic();
+    const std::vector<model::Millis>& times = publish_times_[t];
+    std::vector<model::Millis> at = {0};
+    for (const model::Millis p : times) {
+      const bool alone = std::none_of(times.begin(), times.end(), [&](model::Millis q) {
+        return q < p && q > p - options_.margin;
+      });
+      if (alone) at.push_back(p);
+    }
+    if (times.empty() || times.back() <= tracker_.now() - options_.margin) {
+      at.push_back(tracker_.now());
+    }
+    if (chance(10)) at.push_back(tracker_.now() + 1 + static_cast<model::Millis>(pick(5)));
+    add(oplang::SeekToTime{t, sub(), at[pick(at.size())]});
   }
 
   enum class Answer { kAck, kNack, kTerm, kExtend };
@@ -397,7 +438,8 @@ class Maker {
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
   // Every (topic, subscription, offset, member) a poll handed out.
   std::set<std::tuple<std::string, std::string, model::Offset, std::string>> given_;
-  std::map<std::string, std::size_t> bounds_;            // bounded topics that exist: their bound
+  std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound
+  std::map<std::string, std::vector<model::Millis>> publish_times_;  // per topic, in order
   std::map<Tracker::Key, model::Millis> extended_from_;  // held, extended: its first deadline
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -93,6 +94,25 @@ std::int64_t to_nanos(model::Millis ms, model::Millis unit_ms) {
   return ns >= static_cast<long double>(kMax) ? kMax : static_cast<std::int64_t>(ns);
 }
 
+// ns since the epoch as RFC 3339 in UTC with all nine fractional digits.
+std::string rfc3339_utc(std::int64_t ns) {
+  constexpr std::int64_t kBillion = 1000000000;
+  std::int64_t secs = ns / kBillion;
+  std::int64_t frac = ns % kBillion;
+  if (frac < 0) {
+    frac += kBillion;
+    secs -= 1;
+  }
+  const std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%09lldZ", date, static_cast<long long>(frac));
+  return out;
+}
+
 // The unsigned number after "key": in a flat JSON object (0 if absent).
 std::uint64_t json_number(const std::string& json, const std::string& key) {
   const std::string quoted = "\"" + key + "\"";
@@ -167,6 +187,7 @@ JetStreamTarget::JetStreamTarget(WorkerOf of)
       replicas_(of.parent.replicas_),
       now_(of.parent.now_),
       start_(of.parent.start_),
+      wall_start_(of.parent.wall_start_),
       owner_(false) {
   connect();
   try {
@@ -251,7 +272,8 @@ void JetStreamTarget::close() {
 
 bool JetStreamTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
-         std::holds_alternative<oplang::Seek>(op) || nack_with_delay(op);
+         std::holds_alternative<oplang::Seek>(op) ||
+         std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -277,6 +299,8 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return unsubscribe(o);
           } else if constexpr (std::is_same_v<T, oplang::Seek>) {
             return seek(o);
+          } else if constexpr (std::is_same_v<T, oplang::SeekToTime>) {
+            return seek_to_time(o);
           } else if constexpr (std::is_same_v<T, oplang::Poll>) {
             return poll(o);
           } else if constexpr (std::is_same_v<T, oplang::Ack>) {
@@ -389,7 +413,8 @@ oplang::Value JetStreamTarget::publish(const oplang::Publish& op) {
 }
 
 void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
-                                   std::optional<model::Offset> from) {
+                                   std::optional<model::Offset> from,
+                                   std::optional<std::int64_t> from_time) {
   jsConsumerConfig cc;
   jsConsumerConfig_Init(&cc);
   cc.Durable = sub.consumer.c_str();
@@ -406,6 +431,28 @@ void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
   // R22: at most max_in_flight unacknowledged (0: any number).
   cc.MaxAckPending =
       sub.options.max_in_flight > 0 ? static_cast<int64_t>(sub.options.max_in_flight) : -1;
+  if (from_time) {
+    // libnats 3.4.1 writes a start time's fraction without its leading zeros (".05 s" as
+    // ".5"), so this request is the adapter's own: the same configuration, on the wire.
+    const std::string request =
+        "{\"stream_name\":\"" + topic.stream + "\",\"config\":{\"durable_name\":\"" + sub.consumer +
+        "\",\"deliver_policy\":\"by_start_time\",\"opt_start_time\":\"" + rfc3339_utc(*from_time) +
+        "\",\"ack_policy\":\"explicit\",\"ack_wait\":" + std::to_string(cc.AckWait) +
+        ",\"max_deliver\":" + std::to_string(cc.MaxDeliver) + ",\"filter_subject\":\"" +
+        topic.subject + "\",\"max_ack_pending\":" + std::to_string(cc.MaxAckPending) + "}}";
+    const std::string subject =
+        "$JS.API.CONSUMER.DURABLE.CREATE." + topic.stream + "." + sub.consumer;
+    natsMsg* reply = nullptr;
+    check(natsConnection_Request(&reply, nc_, subject.c_str(), request.data(),
+                                 static_cast<int>(request.size()), kApiWaitMs),
+          ("consumer create " + sub.consumer).c_str());
+    const std::string answer = payload_of(reply);
+    natsMsg_Destroy(reply);
+    if (answer.find("\"error\"") != std::string::npos) {
+      throw TargetFailure("consumer create " + sub.consumer + ": " + answer);
+    }
+    return;
+  }
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   const natsStatus s = js_AddConsumer(&ci, js_, topic.stream.c_str(), &cc, nullptr, &jerr);
@@ -426,33 +473,60 @@ oplang::Value JetStreamTarget::seek(const oplang::Seek& op) {
   jsStreamInfo_Destroy(si);
   const model::Offset oldest = first == 0 ? last : first - 1;
   if (op.offset < oldest || op.offset > last) throw Error(ErrorCode::kOffsetOutOfRange);
-  // The consumer made again at the sequence, under a new name: what it held, its
-  // redeliveries and delivery counts go with the old one, and an answer through a delivery
-  // from before the seek reaches no consumer (the server has no responder for it).
-  jerr = static_cast<jsErrCode>(0);
+  make_again(op.topic, op.name, topic, sub, op.offset, std::nullopt);
+  return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::seek_to_time(const oplang::SeekToTime& op) {
+  if (op.time > now_) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  drain_advisories(op.topic, op.name, sub, 0);
+  const auto instant =
+      wall_start_ + std::chrono::nanoseconds(op.time >= 0 ? to_nanos(op.time, unit_ms_)
+                                                          : -to_nanos(-op.time, unit_ms_));
+  const std::int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(instant.time_since_epoch()).count();
+  make_again(op.topic, op.name, topic, sub, std::nullopt, ns);
+  // Where the server starts: the stream sequence before the first one it will deliver.
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_GetConsumerInfo(&ci, js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
+        "js_GetConsumerInfo", jerr);
+  const model::Offset offset = ci->Delivered.Stream;
+  jsConsumerInfo_Destroy(ci);
+  return oplang::OffsetResult{offset};
+}
+
+void JetStreamTarget::make_again(const std::string& topic_name, const std::string& name,
+                                 Topic& topic, Sub& sub, std::optional<model::Offset> from,
+                                 std::optional<std::int64_t> from_time) {
+  // Under a new name: what the old consumer held, its redeliveries and delivery counts go
+  // with it, and an answer through a delivery from before reaches no consumer (the server
+  // has no responder for it).
+  jsErrCode jerr = static_cast<jsErrCode>(0);
   check(js_DeleteConsumer(js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
         "js_DeleteConsumer", jerr);
-  drain_advisories(op.topic, op.name, sub, 0);
+  drain_advisories(topic_name, name, sub, 0);
   sub.pull.reset();
   natsSubscription_Unsubscribe(sub.advisories);
   natsSubscription_Destroy(sub.advisories);
   sub.advisories = nullptr;
   sub.seeks += 1;
   // "_S" cannot occur in an encoded name ('_' is always followed by two hex digits).
-  sub.consumer = encode(op.name) + "_S" + std::to_string(sub.seeks);
-  open_consumer(topic, sub, op.offset);
-  return oplang::Done{};
+  sub.consumer = encode(name) + "_S" + std::to_string(sub.seeks);
+  open_consumer(topic, sub, from, from_time);
 }
 
-void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub,
-                                    std::optional<model::Offset> from) {
+void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub, std::optional<model::Offset> from,
+                                    std::optional<std::int64_t> from_time) {
   // Subscribe to the advisories first, so none can be missed: every consumer advisory of
   // this consumer (drain_advisories keeps MAX_DELIVERIES and MSG_TERMINATED).
   const std::string advisory = "$JS.EVENT.ADVISORY.CONSUMER.*." + topic.stream + "." + sub.consumer;
   check(natsConnection_SubscribeSync(&sub.advisories, nc_, advisory.c_str()),
         ("subscribe " + advisory).c_str());
   try {
-    add_consumer(topic, sub, from);
+    add_consumer(topic, sub, from, from_time);
   } catch (const TargetFailure&) {
     natsSubscription_Destroy(sub.advisories);
     sub.advisories = nullptr;

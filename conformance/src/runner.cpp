@@ -46,6 +46,8 @@ std::string home_rule(const oplang::Op& op) {
           return "R23";
         } else if constexpr (std::is_same_v<T, oplang::Seek>) {
           return "R12";
+        } else if constexpr (std::is_same_v<T, oplang::SeekToTime>) {
+          return "R28";
         } else if constexpr (std::is_same_v<T, oplang::Nack>) {
           return o.delay ? "R24" : "R11";
         } else {

@@ -140,6 +140,23 @@ class Raw {
           "pull request");
     return sub;
   }
+  /// A durable consumer `name` made through libnats to deliver from `start_ns`, and the
+  /// start time the server reports for it.
+  std::int64_t StartTimeAsStored(const std::string& name, std::int64_t start_ns) {
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = name.c_str();
+    cc.AckPolicy = js_AckExplicit;
+    cc.DeliverPolicy = js_DeliverByStartTime;
+    cc.OptStartTime = start_ns;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_AddConsumer(nullptr, js_, name_.c_str(), &cc, nullptr, &jerr), "add consumer");
+    jsConsumerInfo* ci = nullptr;
+    Check(js_GetConsumerInfo(&ci, js_, name_.c_str(), name.c_str(), nullptr, &jerr), "info");
+    const std::int64_t stored = ci->Config->OptStartTime;
+    jsConsumerInfo_Destroy(ci);
+    return stored;
+  }
   /// An ack-protocol word (+ACK, -NAK, +TERM, +WPI) sent through m's reply subject as a
   /// request: whether the server answered.
   bool Answer(const Got& m, const char* word) {
@@ -449,6 +466,19 @@ TEST_F(JetStreamRawProbe, AnswersResetARetryWait) {
   ASSERT_EQ(after_ack_wait.size(), 1u);  // within 40 AckWaits, not the delay's 100
   EXPECT_EQ(after_ack_wait[0].seq, first.seq);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kAckWaitMs / 2));
+}
+
+// Not the server's, but the engine's own client: libnats writes a consumer's start time with
+// the fraction of a second printed without its leading zeros, so 50 ms past a second goes to
+// the server as ".5" and comes back 500 ms; why the JetStream target sends a seek by time's
+// consumer request itself. A fraction of nine digits is written as it is.
+TEST_F(JetStreamRawProbe, LibnatsWritesAStartTimeUnderATenthOfASecondWrong) {
+  Raw raw(server_->url(), Name());
+  const std::int64_t second = 1700000000LL * 1000000000LL;
+  const std::int64_t asked = second + 50 * kNs;   // .050000000
+  const std::int64_t plain = second + 500 * kNs;  // .500000000
+  EXPECT_EQ(raw.StartTimeAsStored("early", asked), plain);
+  EXPECT_EQ(raw.StartTimeAsStored("late", second + 123456789), second + 123456789);
 }
 
 // Not a switch, but why the JetStream target waits for the server to end every pull

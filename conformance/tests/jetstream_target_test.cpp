@@ -390,6 +390,33 @@ TEST_F(JetStreamTargetTest, SeekOffersAgainFromTheOffsetAtAttemptOne) {
   EXPECT_EQ(ErrorOf(oplang::Seek{"nope", "s", 0}), ErrorCode::kUnknownTopic);
 }
 
+// R28: a seek by time makes the consumer again at the first message the server stamped at or
+// after that model time's wall-clock instant, and answers the offset the server starts at:
+// each publish time finds its own message, 0 the first, now past the last the end; a time
+// after now is refused.
+TEST_F(JetStreamTargetTest, SeekToTimeStartsAtTheFirstMessageStampedAtOrAfterIt) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "a");  // model time 0
+  Advance(10);
+  Publish("t", "b");  // 10
+  Advance(10);
+  Publish("t", "c");  // 20
+  ASSERT_EQ(Poll("t", "s").size(), 3u);
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 10}).offset, 1u);
+  const std::vector<Received> again = Poll("t", "s");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 1u);
+  EXPECT_EQ(again[0].attempt, 1);
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 0}).offset, 0u);
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 20}).offset, 2u);
+  Advance(10);
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 30}).offset, 3u);
+  EXPECT_TRUE(Poll("t", "s").empty());
+  EXPECT_EQ(ErrorOf(oplang::SeekToTime{"t", "s", 31}), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf(oplang::SeekToTime{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
+}
+
 // The same through the kit, under the jetstream profile: late answers (acks_always_confirmed,
 // late_ack_by_previous_holder) do not reach past a seek, in the model as on the server.
 TEST_F(JetStreamTargetTest, TheKitJudgesAnAnswerFromBeforeASeekAsRefused) {

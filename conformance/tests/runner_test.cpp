@@ -24,6 +24,7 @@ TEST(ConformanceKit, GeneratedScriptsKeepTheMarginFromEveryDeadline) {
   GenOptions delayed;          // retry waits too: advances keep away from their ends, and the ends
   delayed.nack_delays = true;  // from each other and from held deadlines
   delayed.max_in_flight = {1, 2, 3};
+  delayed.seek_to_time = true;  // and seeks by time clear of every publish time
   std::size_t refused = 0;
   std::size_t waited = 0;
   for (const GenOptions& o : {options, delayed}) {
@@ -46,6 +47,26 @@ TEST(ConformanceKit, GeneratedScriptsKeepTheMarginFromEveryDeadline) {
   EXPECT_GT(waited, 25u);  // scripts with a delayed retry somewhere (41 of 200)
 }
 
+// A seek by time keeps the margin only clear of every kept message's publish time: one
+// published less than the margin before the time would be stamped on either side of it on
+// an engine's clock. A shrunk script is held to the same (keeps_margin).
+TEST(ConformanceKit, ASeekByTimeKeepsClearOfPublishTimes) {
+  oplang::SubscribePull sub;
+  sub.topic = "t";
+  sub.name = "p";
+  sub.ack_timeout = 15;
+  const oplang::Script base = {oplang::CreateTopic{"t"},          sub,
+                               oplang::Publish{"t", "a", {}, ""}, oplang::Advance{3},
+                               oplang::Publish{"t", "b", {}, ""}, oplang::Advance{10}};
+  oplang::Script near = base;
+  near.push_back(oplang::SeekToTime{"t", "p", 5});  // b at 3: within 5 before 5
+  oplang::Script clear = base;
+  clear.push_back(oplang::SeekToTime{"t", "p", 8});  // b at 3: exactly the margin before
+  EXPECT_FALSE(keeps_margin(near, jetstream_profile(), 5));
+  EXPECT_TRUE(keeps_margin(clear, jetstream_profile(), 5));
+  EXPECT_TRUE(keeps_margin(near, jetstream_profile(), 0));  // on the model's own clock
+}
+
 TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   GenOptions options;
   options.margin = 0;
@@ -53,10 +74,12 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   options.max_in_flight = {1, 2, 3};       // and max_in_flight (R22)
   options.seek = true;                     // and seek (R12)
   options.nack_delays = true;              // and nacks with a delay (R24)
+  options.seek_to_time = true;             // and seeks by time (R28)
   std::size_t trimmed = 0;
   std::size_t capped = 0;
   std::size_t sought = 0;
   std::size_t delayed = 0;
+  std::size_t by_time = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
@@ -68,12 +91,14 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
       capped += rule == "R22" ? n : 0;
       sought += rule == "R12" ? n : 0;
       delayed += rule == "R24" ? n : 0;
+      by_time += rule == "R28" ? n : 0;
     }
   }
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
   EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)
   EXPECT_GT(sought, 50u);    // seeks (R12)
   EXPECT_GT(delayed, 50u);   // nacks with a delay (R24)
+  EXPECT_GT(by_time, 20u);   // seeks by time (R28)
 }
 
 // A poll of a subscription with a max_in_flight that hands out more than the bound allows
@@ -237,6 +262,7 @@ TEST(ConformanceKit, GeneratedScriptsReachEveryJetStreamModelSwitch) {
   GenOptions served = bounded;
   served.max_in_flight = {1, 2, 3};
   served.seek = true;
+  served.seek_to_time = true;
   served.nack_delays = true;
   std::map<Switch, int> needed;
   for (const GenOptions& options : {bounded, served}) {

@@ -350,6 +350,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R22", "flow control: max_in_flight"},
     {"R23", "terminate: term dead-letters at once"},
     {"R24", "retry later: nack delay"},
+    {"R28", "seek by time"},
 };
 
 }  // namespace
@@ -629,6 +630,7 @@ int main(int argc, char** argv) {
     capped.max_in_flight = 2;
     if (asked->serves(capped)) gen.max_in_flight = {1, 2, 3};
     gen.seek = asked->serves(oplang::Seek{"t", "p", 0});
+    gen.seek_to_time = asked->serves(oplang::SeekToTime{"t", "p", 0});
     gen.nack_delays =
         asked->serves(oplang::Nack{"t", "p", 0, "w1", oplang::Which::kOffset, model::Millis{8}});
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {

@@ -31,6 +31,10 @@ struct GenOptions {
   /// Whether scripts seek (R12) now and then: a subscription to an offset in or just outside
   /// its topic's range. Only for a target that serves it (Target::serves of a Seek).
   bool seek = false;
+  /// Whether scripts seek by time (R28) now and then: to a publish time with nothing
+  /// published within the margin before it, to 0, to now, or (refused) a little after now.
+  /// Only for a target that serves it (Target::serves of a SeekToTime).
+  bool seek_to_time = false;
   /// Whether nacks carry a delay (R24) half the time: 0 now and then, else a few model ms
   /// more than the margin and less than the ack timeout less the margin, and only where its
   /// wait ends a margin away from every other wait and held deadline of the subscription.
@@ -50,6 +54,10 @@ class Tracker {
   /// and from every held deadline of its subscription: which comes back first is then the
   /// same on an engine's clock.
   [[nodiscard]] bool waits_spaced() const;
+  /// Whether no kept message of the seek's topic was published within `margin` before its
+  /// time (true for an unknown topic or a time after now: the seek is refused): every
+  /// message is then stamped clearly before or at or after it on an engine's clock.
+  [[nodiscard]] bool seek_time_ok(const oplang::SeekToTime& op) const;
   /// The end of every retry wait still to end: (topic, subscription) -> its ends.
   [[nodiscard]] std::map<std::pair<std::string, std::string>, std::vector<model::Millis>>
   retry_waits() const;
@@ -72,8 +80,8 @@ class Tracker {
   model::Millis margin_;
 };
 
-/// Whether every advance of script keeps the margin, and every step keeps retry waits
-/// spaced (a shrunk script must, too).
+/// Whether every advance of script keeps the margin, every step keeps retry waits spaced,
+/// and every seek by time is clear of publish times (a shrunk script must, too).
 bool keeps_margin(const oplang::Script& script, const Profile& profile, model::Millis margin);
 
 /// A random script from seed: topics (bounded by messages if options allow), publishes

@@ -62,7 +62,8 @@ class JetStreamTarget : public Target {
   [[nodiscard]] std::string name() const override { return "jetstream"; }
   /// The common subset, topics that keep their newest N messages (MaxMsgs), pull
   /// subscriptions with a max_in_flight (MaxAckPending), seek (R12: the consumer made
-  /// again at the offset) and nacks with a delay (R24: `-NAK {"delay": ns}`).
+  /// again at the offset), seek by time (R28: DeliverByStartTime) and nacks with a delay
+  /// (R24: `-NAK {"delay": ns}`).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   oplang::Outcome step(const oplang::Op& op) override;
 
@@ -123,10 +124,21 @@ class JetStreamTarget : public Target {
   oplang::Value seek(const oplang::Seek& op);
   // Subscribes sub.advisories, makes the consumer (add_consumer) and binds sub.pull; on
   // TargetFailure leaves neither the advisory subscription nor the consumer.
-  void open_consumer(const Topic& topic, Sub& sub, std::optional<model::Offset> from);
-  // Makes the durable consumer of sub on the server, delivering from `from` if given, else
-  // by its start option. Throws TargetFailure.
-  void add_consumer(const Topic& topic, const Sub& sub, std::optional<model::Offset> from);
+  void open_consumer(const Topic& topic, Sub& sub, std::optional<model::Offset> from,
+                     std::optional<std::int64_t> from_time = std::nullopt);
+  // R28: the consumer made again as seek's is, delivering from the first message the
+  // server stamped at or after the model time's wall-clock instant (DeliverByStartTime);
+  // returns the offset the server says it starts at. InvalidArgument for a time after now
+  // (the adapter's check, as the model's).
+  oplang::Value seek_to_time(const oplang::SeekToTime& op);
+  // Deletes sub's consumer and opens it again under its next name, delivering from
+  // `from` (an offset) or `from_time` (wall-clock ns). Throws TargetFailure.
+  void make_again(const std::string& topic_name, const std::string& name, Topic& topic, Sub& sub,
+                  std::optional<model::Offset> from, std::optional<std::int64_t> from_time);
+  // Makes the durable consumer of sub on the server, delivering from `from` (an offset) or
+  // `from_time` (wall-clock ns) if given, else by its start option. Throws TargetFailure.
+  void add_consumer(const Topic& topic, const Sub& sub, std::optional<model::Offset> from,
+                    std::optional<std::int64_t> from_time = std::nullopt);
   oplang::Value poll(const oplang::Poll& op);
   oplang::Value ack(const oplang::Ack& op);
   oplang::Value nack(const oplang::Nack& op);
@@ -160,6 +172,9 @@ class JetStreamTarget : public Target {
   int replicas_ = 1;
   model::Millis now_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  // The wall clock at start_: model ms t is wall_start_ + t x unit_ms on the server's clock
+  // (message timestamps; the same host).
+  std::chrono::system_clock::time_point wall_start_ = std::chrono::system_clock::now();
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::map<std::string, Topic> topics_;
