@@ -417,6 +417,26 @@ TEST_F(JetStreamTargetTest, SeekToTimeStartsAtTheFirstMessageStampedAtOrAfterIt)
   EXPECT_EQ(ErrorOf(oplang::SeekToTime{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
 }
 
+// R28 at every tenth of a second: eleven messages 5 model ms (100 real ms) apart span a
+// whole second of the wall clock, so some seek's instant falls in the first tenth of a
+// second (where libnats would write it wrong, JetStreamRawProbe.LibnatsWrites*), and each
+// publish time finds its own message.
+TEST_F(JetStreamTargetTest, SeekToTimeFindsEachMessageOfASecondAtItsOwnTime) {
+  Create("t");
+  Subscribe("t", "s");
+  for (int i = 0; i <= 10; ++i) {
+    if (i > 0) Advance(5);
+    Publish("t", "m" + std::to_string(i));
+  }
+  Advance(5);
+  for (model::Offset i = 0; i <= 10; ++i) {
+    EXPECT_EQ(
+        Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", static_cast<model::Millis>(5 * i)})
+            .offset,
+        i);
+  }
+}
+
 // The same through the kit, under the jetstream profile: late answers (acks_always_confirmed,
 // late_ack_by_previous_holder) do not reach past a seek, in the model as on the server.
 TEST_F(JetStreamTargetTest, TheKitJudgesAnAnswerFromBeforeASeekAsRefused) {

@@ -145,66 +145,51 @@ TEST(ConformanceKit, APollOfADroppedMessageViolatesR3) {
   EXPECT_EQ(rule_for(poll, model, engine), "R11");
 }
 
+// Of the scripts from seeds 1..seeds, how many the model answers differently somewhere with
+// the switch on (as in profile) and off.
+std::size_t scripts_the_switch_changes(const GenOptions& options, const Profile& profile, Switch s,
+                                       std::uint64_t seeds) {
+  std::size_t differ = 0;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    const oplang::Script script = generate(seed, options, profile);
+    oplang::ModelRunner with(model_switches(profile));
+    oplang::ModelRunner without(model_switches(profile.without(s)));
+    for (const oplang::Op& op : script) {
+      if (!(with.step(op) == without.step(op))) {
+        ++differ;
+        break;
+      }
+    }
+  }
+  return differ;
+}
+
 // Bounded topics (GenOptions::retention_messages) reach what Redis's MAXLEN does to a held
 // message: scripts where the model with trimmed_held_keeps_only_its_offset answers
 // otherwise than strictly (a dead letter without its body, an extend that forgets).
 TEST(ConformanceKit, BoundedTopicsReachHeldMessagesThatRetentionTrimmed) {
   GenOptions options;
   options.retention_messages = {2, 3, 5};
-  const Profile redis = redis_profile();
-  const Profile strict_retention = redis.without(Switch::kTrimmedHeldKeepsOnlyItsOffset);
-  std::size_t differ = 0;
   std::size_t bounded = 0;
   for (std::uint64_t seed = 1; seed <= 500; ++seed) {
-    const oplang::Script script = generate(seed, options, redis);
-    bounded += retention_by_messages(script[0]) ? 1 : 0;
-    oplang::ModelRunner with(model_switches(redis));
-    oplang::ModelRunner without(model_switches(strict_retention));
-    for (const oplang::Op& op : script) {
-      if (!(with.step(op) == without.step(op))) {
-        ++differ;
-        break;
-      }
-    }
+    bounded += retention_by_messages(generate(seed, options, redis_profile())[0]) ? 1 : 0;
   }
   EXPECT_GT(bounded, 200u);
-  EXPECT_GT(differ, 10u) << "of 500 scripts";
+  const Switch trimmed = Switch::kTrimmedHeldKeepsOnlyItsOffset;
+  EXPECT_GT(scripts_the_switch_changes(options, redis_profile(), trimmed, 500), 10u);
   // Unbounded, the switch changes nothing.
-  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    const oplang::Script script = generate(seed, GenOptions{}, redis);
-    oplang::ModelRunner with(model_switches(redis));
-    oplang::ModelRunner without(model_switches(strict_retention));
-    for (const oplang::Op& op : script) ASSERT_EQ(with.step(op), without.step(op));
-  }
+  EXPECT_EQ(scripts_the_switch_changes(GenOptions{}, redis_profile(), trimmed, 100), 0u);
 }
 
 // Seeks (GenOptions::seek) reach what XGROUP SETID does: scripts where the model with
 // seek_moves_only_the_cursor answers otherwise than strictly (a holder's ack after a seek
 // past it, a message handed out anew). Without seeks the switch changes nothing.
 TEST(ConformanceKit, SeeksReachWhatSeekMovesOnlyTheCursorChanges) {
-  const Profile redis = redis_profile();
-  const Profile strict_seek = redis.without(Switch::kSeekMovesOnlyTheCursor);
   GenOptions options;
   options.seek = true;
-  std::size_t differ = 0;
-  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
-    const oplang::Script script = generate(seed, options, redis);
-    oplang::ModelRunner with(model_switches(redis));
-    oplang::ModelRunner without(model_switches(strict_seek));
-    for (const oplang::Op& op : script) {
-      if (!(with.step(op) == without.step(op))) {
-        ++differ;
-        break;
-      }
-    }
-  }
-  EXPECT_GT(differ, 20u) << "of 500 scripts";
-  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    const oplang::Script script = generate(seed, GenOptions{}, redis);
-    oplang::ModelRunner with(model_switches(redis));
-    oplang::ModelRunner without(model_switches(strict_seek));
-    for (const oplang::Op& op : script) ASSERT_EQ(with.step(op), without.step(op));
-  }
+  const Switch seek = Switch::kSeekMovesOnlyTheCursor;
+  EXPECT_GT(scripts_the_switch_changes(options, redis_profile(), seek, 500), 20u);
+  EXPECT_EQ(scripts_the_switch_changes(GenOptions{}, redis_profile(), seek, 100), 0u);
 }
 
 TEST(ConformanceKit, AWrongAnswerIsAViolationOfItsRuleShrunkToAFewSteps) {
