@@ -139,6 +139,7 @@ RedisTarget::RedisTarget(WorkerOf of)
       unit_ms_(of.parent.unit_ms_),
       now_(of.parent.now_),
       start_(of.parent.start_),
+      wall_start_(of.parent.wall_start_),
       topics_(of.parent.topics_),
       topic_order_(of.parent.topic_order_),
       owner_(false) {
@@ -192,7 +193,8 @@ RedisTarget::~RedisTarget() {
 }
 
 bool RedisTarget::serves(const oplang::Op& op) const {
-  return in_subset(op) || retention_by_messages(op) || std::holds_alternative<oplang::Seek>(op);
+  return in_subset(op) || retention_by_messages(op) || std::holds_alternative<oplang::Seek>(op) ||
+         std::holds_alternative<oplang::SeekToTime>(op);
 }
 
 oplang::Outcome RedisTarget::step(const oplang::Op& op) {
@@ -219,6 +221,8 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
             return unsubscribe(o);
           } else if constexpr (std::is_same_v<T, oplang::Seek>) {
             return seek(o);
+          } else if constexpr (std::is_same_v<T, oplang::SeekToTime>) {
+            return seek_to_time(o);
           } else if constexpr (std::is_same_v<T, oplang::Poll>) {
             return poll(o);
           } else if constexpr (std::is_same_v<T, oplang::Ack>) {
@@ -373,11 +377,40 @@ oplang::Value RedisTarget::seek(const oplang::Seek& op) {
     oldest = offset_of(topic, text(f[0]));
   }
   if (op.offset < oldest || op.offset > end) throw Error(ErrorCode::kOffsetOutOfRange);
+  set_cursor(topic, sub, op.offset);
+  return oplang::Done{};
+}
+
+void RedisTarget::set_cursor(const Topic& topic, const Sub& sub, model::Offset offset) {
   // The group's last-delivered id: the entry before the offset ("0" before the first).
-  const std::string id = op.offset == 0 ? "0" : topic.ids[op.offset - 1];
+  const std::string id = offset == 0 ? "0" : topic.ids[offset - 1];
   command(ctx_.get(), {"XGROUP", "SETID", topic.key, sub.group, id},
           "XGROUP SETID " + topic.key + " " + sub.group);
-  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::seek_to_time(const oplang::SeekToTime& op) {
+  if (op.time > now_) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  // Stream ids carry the server's clock in whole milliseconds: an entry added at or after
+  // the model time's wall-clock instant has an id at or after the instant's millisecond.
+  const auto instant =
+      wall_start_ + std::chrono::nanoseconds(op.time >= 0 ? to_nanos(op.time, unit_ms_)
+                                                          : -to_nanos(-op.time, unit_ms_));
+  const long long ms =
+      std::chrono::floor<std::chrono::milliseconds>(instant.time_since_epoch()).count();
+  model::Offset offset = topic.ids.size();
+  const Reply first =
+      command(ctx_.get(),
+              {"XRANGE", topic.key, std::to_string(std::max(ms, 0LL)) + "-0", "+", "COUNT", "1"},
+              "XRANGE " + topic.key);
+  if (const std::vector<const redisReply*> e = elements(first.get()); !e.empty()) {
+    const std::vector<const redisReply*> f = elements(e[0]);
+    if (f.empty()) throw TargetFailure("XRANGE: malformed entry");
+    offset = offset_of(topic, text(f[0]));
+  }
+  set_cursor(topic, sub, offset);
+  return oplang::OffsetResult{offset};
 }
 
 oplang::Value RedisTarget::poll(const oplang::Poll& op) {

@@ -63,11 +63,6 @@ const Row kRows[] = {
      "outside the kit's subset; the property suites check it",
      "not yet: consumer info's num_pending, no adapter yet",
      "not yet: XINFO GROUPS lag (7.0), no adapter yet"},
-    {{"R28", "seek by time"},
-     "",
-     "",
-     "not yet: XGROUP SETID to the first id at or after the model time's wall-clock "
-     "millisecond (stream ids carry the server's clock), no adapter yet"},
     {{"R29", "partitions"},
      "outside the kit's subset; the property suites check it",
      "no counterpart: a stream's subjects are not partitions",

@@ -596,6 +596,34 @@ TEST_F(RedisTargetTest, R12SeekMovesOnlyTheCursor) {
   EXPECT_TRUE(Poll("t", "s", 4, "w2").empty());
 }
 
+// R28: a seek by time moves the group before the first entry whose id (the server's clock,
+// in ms) is at or after the model time's wall-clock instant, and answers that entry's
+// offset: eleven entries 5 model ms apart, each found at its own time; 0 finds the first,
+// now past the last the end; a time after now is refused.
+TEST_F(RedisTargetTest, R28SeekToTimeFindsEachEntryAtItsOwnTime) {
+  Create("t");
+  Subscribe("t", "s");
+  for (int i = 0; i <= 10; ++i) {
+    if (i > 0) Advance(5);
+    Publish("t", "m" + std::to_string(i));
+  }
+  Advance(5);
+  for (model::Offset i = 0; i <= 10; ++i) {
+    EXPECT_EQ(
+        Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", static_cast<model::Millis>(5 * i)})
+            .offset,
+        i);
+  }
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 55}).offset, 11u);
+  EXPECT_TRUE(Poll("t", "s").empty());
+  EXPECT_EQ(Value<oplang::OffsetResult>(oplang::SeekToTime{"t", "s", 45}).offset, 9u);
+  const std::vector<Received> again = Poll("t", "s");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].offset, 9u);
+  EXPECT_EQ(ErrorOf(oplang::SeekToTime{"t", "s", 56}), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf(oplang::SeekToTime{"t", "nope", 0}), ErrorCode::kUnknownSubscription);
+}
+
 // The same through the kit: judged without the switch the script is a violation; under the
 // redis profile it holds and the switch is what it needed.
 TEST_F(RedisTargetTest, TheKitCreditsSeekMovesOnlyTheCursor) {

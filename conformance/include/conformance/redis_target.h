@@ -29,7 +29,8 @@
 // it looks at the idle time), and its dead letter has no payload or headers (the profile's
 // trimmed_held_keeps_only_its_offset).
 // A seek is XGROUP SETID to the id before the offset: the group keeps its pending list (the
-// profile's seek_moves_only_the_cursor).
+// profile's seek_moves_only_the_cursor); a seek by time is the same before the first entry
+// whose id (the server's clock, in ms) is at or after the model time's wall-clock instant.
 // Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
 // Header filters are applied by the poll script. A call that finds the connection lost (a
 // server restarted) connects again first, within a bound; the call that lost it failed. The model's
@@ -66,8 +67,8 @@ class RedisTarget : public Target {
   RedisTarget& operator=(const RedisTarget&) = delete;
 
   [[nodiscard]] std::string name() const override { return "redis"; }
-  /// The common subset, topics that keep their newest N messages (MAXLEN), and seek
-  /// (XGROUP SETID).
+  /// The common subset, topics that keep their newest N messages (MAXLEN), seek (XGROUP
+  /// SETID) and seek by time (SETID before the first id at or after the time's millisecond).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   /// Throws std::invalid_argument outside serves() (a worker: outside poll, ack, nack),
   /// TargetFailure if the server failed or answered what Redis never answers.
@@ -121,6 +122,12 @@ class RedisTarget : public Target {
   // seek_moves_only_the_cursor); OffsetOutOfRange outside [the first entry's offset, end]
   // (the range check is the adapter's: SETID takes any id).
   oplang::Value seek(const oplang::Seek& op);
+  // R28: SETID before the first entry whose id is at or after the model time's wall-clock
+  // millisecond (XRANGE: the engine's answer, returned as the offset); InvalidArgument for a
+  // time after now (the adapter's check, as the model's).
+  oplang::Value seek_to_time(const oplang::SeekToTime& op);
+  // XGROUP SETID to the id before offset ("0" before the first).
+  void set_cursor(const Topic& topic, const Sub& sub, model::Offset offset);
   oplang::Value poll(const oplang::Poll& op);
   // ack, nack, term or extend of offset by member: the settle script's answer. Throws Error
   // (unknown topic or subscription), TargetFailure.
@@ -147,6 +154,9 @@ class RedisTarget : public Target {
   model::Millis unit_ms_;
   model::Millis now_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  // The wall clock at start_: model ms t is wall_start_ + t x unit_ms on the server's clock
+  // (stream ids; the same host).
+  std::chrono::system_clock::time_point wall_start_ = std::chrono::system_clock::now();
   struct ContextFree {
     void operator()(redisContext* c) const;
   };
