@@ -1,5 +1,6 @@
 // BrokerImpl: pull subscriptions, poll, ack, nack, extend and expire (SPEC R11).
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "broker_impl.h"
@@ -30,6 +31,8 @@ class CountedWait {
   }
   CountedWait(const CountedWait&) = delete;
   CountedWait& operator=(const CountedWait&) = delete;
+  /// The state counted.
+  [[nodiscard]] const StatePtr& state() const { return s_; }
 
  private:
   const StatePtr s_;
@@ -119,9 +122,16 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
   std::vector<Received> got = poll(topic, sub, member, max_messages, clock_->now());
   if (!got.empty() || sync::steady_now() >= deadline) return got;
   // Nothing ready: counted from here (see waiting_polls), so every look below comes after
-  // the count, and a change after a look wakes the wait that follows it.
-  const CountedWait counted(std::move(s));
+  // the count, and a change after a look wakes the wait that follows it. Counted on the
+  // subscription the name finds at each look: one unsubscribed and made again while this
+  // waits is a new state, and only a wait counted on it is woken by its unsubscribe.
+  std::optional<CountedWait> counted;
+  counted.emplace(std::move(s));
   for (;;) {
+    if (StatePtr current = pull_state(topic, sub); current != counted->state()) {
+      counted.reset();
+      counted.emplace(std::move(current));
+    }
     const std::uint64_t wakes = log->wakes();  // before the poll: a wake after it counts
     const Offset seen = log->end();
     got = poll(topic, sub, member, max_messages, clock_->now());
