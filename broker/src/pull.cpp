@@ -129,7 +129,6 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
   counted.emplace(std::move(s));
   for (;;) {
     if (StatePtr current = pull_state(topic, sub); current != counted->state()) {
-      counted.reset();
       counted.emplace(std::move(current));
     }
     const std::uint64_t wakes = log->wakes();  // before the poll: a wake after it counts

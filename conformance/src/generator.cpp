@@ -263,6 +263,7 @@ class Maker {
 
   /// Whether op leaves every retry wait spaced (Tracker::waits_spaced), tried on a copy.
   bool spaced_after(const oplang::Op& op) const {
+    if (!options_.nack_delays) return true;  // retry waits come from delayed nacks alone
     Tracker trial = tracker_;
     trial.step(op);
     return trial.waits_spaced();

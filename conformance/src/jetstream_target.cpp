@@ -17,6 +17,7 @@
 
 #include "jetstream_pull.h"
 #include "model/errors.h"
+#include "model_time.h"
 
 namespace conformance {
 
@@ -87,11 +88,16 @@ void check_headers(const model::Headers& headers) {
   }
 }
 
-// model ms -> real ns, saturating.
-std::int64_t to_nanos(model::Millis ms, model::Millis unit_ms) {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max() / 2;
-  const long double ns = static_cast<long double>(ms) * static_cast<long double>(unit_ms) * 1e6L;
-  return ns >= static_cast<long double>(kMax) ? kMax : static_cast<std::int64_t>(ns);
+// Sends an ack-protocol word through a delivery's reply subject as a request: the server
+// answers once the consumer has processed it (as for AckSync), so the next poll sees its
+// effect. Returns the request's status; throws TargetFailure if the delivery has no reply.
+natsStatus answer_through(natsConnection* nc, natsMsg* delivery, const char* word) {
+  const char* reply_to = natsMsg_GetReply(delivery);
+  if (reply_to == nullptr) throw TargetFailure(std::string(word) + ": the message has no reply");
+  natsMsg* reply = nullptr;
+  const natsStatus s = natsConnection_RequestString(&reply, nc, reply_to, word, kApiWaitMs);
+  natsMsg_Destroy(reply);
+  return s;
 }
 
 // ns since the epoch as RFC 3339 in UTC with all nine fractional digits.
@@ -463,7 +469,6 @@ void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
 oplang::Value JetStreamTarget::seek(const oplang::Seek& op) {
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.name);
-  drain_advisories(op.topic, op.name, sub, 0);
   // The range is the stream's as the server reports it: [first - 1, last] in offsets.
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
@@ -481,10 +486,7 @@ oplang::Value JetStreamTarget::seek_to_time(const oplang::SeekToTime& op) {
   if (op.time > now_) throw Error(ErrorCode::kInvalidArgument);
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.name);
-  drain_advisories(op.topic, op.name, sub, 0);
-  const auto instant =
-      wall_start_ + std::chrono::nanoseconds(op.time >= 0 ? to_nanos(op.time, unit_ms_)
-                                                          : -to_nanos(-op.time, unit_ms_));
+  const auto instant = wall_instant(wall_start_, op.time, unit_ms_);
   const std::int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(instant.time_since_epoch()).count();
   make_again(op.topic, op.name, topic, sub, std::nullopt, ns);
@@ -667,13 +669,7 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
         // Filtered out (R5): confirmed at once so the server never offers it again (an ack
         // request, answered once applied: the message came through no JetStream
         // subscription, so libnats' natsMsg_AckSync has no context for it).
-        natsMsg* reply = nullptr;
-        const char* reply_to = natsMsg_GetReply(msg.get());
-        const natsStatus s = reply_to == nullptr ? NATS_ERR
-                                                 : natsConnection_RequestString(
-                                                       &reply, nc_, reply_to, "+ACK", kApiWaitMs);
-        natsMsg_Destroy(reply);
-        check(s, "+ACK request (filtered)");
+        check(answer_through(nc_, msg.get(), "+ACK"), "+ACK request (filtered)");
         filtered += 1;
         continue;
       }
@@ -720,13 +716,7 @@ bool JetStreamTarget::answer(const std::string& topic_name, const std::string& s
   drain_advisories(topic_name, sub_name, sub, 0);
   auto it = sub.given.find(offset);
   if (it == sub.given.end() || !it->second.contains(member)) return false;
-  // Sent as a request: the server answers an ack message that has a reply subject once the
-  // consumer has processed it (as for AckSync), so the next poll sees its effect.
-  const char* reply_to = natsMsg_GetReply(it->second.at(member));
-  if (reply_to == nullptr) throw TargetFailure(std::string(word) + ": the message has no reply");
-  natsMsg* reply = nullptr;
-  const natsStatus s = natsConnection_RequestString(&reply, nc_, reply_to, word, kApiWaitMs);
-  natsMsg_Destroy(reply);
+  const natsStatus s = answer_through(nc_, it->second.at(member), word);
   // No responders: the consumer that made the delivery is gone (a seek made a new one), and
   // the server says nobody took the answer.
   if (s == NATS_NO_RESPONDERS) return false;

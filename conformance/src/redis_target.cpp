@@ -14,6 +14,7 @@
 
 #include "conformance/redis_server.h"
 #include "model/errors.h"
+#include "model_time.h"
 #include "redis_scripts.h"
 
 namespace conformance {
@@ -112,13 +113,6 @@ std::string encode(const std::string& name) {
     }
   }
   return out;
-}
-
-// model ms -> real ns, saturating.
-std::int64_t to_nanos(model::Millis ms, model::Millis unit_ms) {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max() / 2;
-  const long double ns = static_cast<long double>(ms) * static_cast<long double>(unit_ms) * 1e6L;
-  return ns >= static_cast<long double>(kMax) ? kMax : static_cast<std::int64_t>(ns);
 }
 
 }  // namespace
@@ -394,9 +388,7 @@ oplang::Value RedisTarget::seek_to_time(const oplang::SeekToTime& op) {
   Sub& sub = sub_or_throw(topic, op.name);
   // Stream ids carry the server's clock in whole milliseconds: an entry added at or after
   // the model time's wall-clock instant has an id at or after the instant's millisecond.
-  const auto instant =
-      wall_start_ + std::chrono::nanoseconds(op.time >= 0 ? to_nanos(op.time, unit_ms_)
-                                                          : -to_nanos(-op.time, unit_ms_));
+  const auto instant = wall_instant(wall_start_, op.time, unit_ms_);
   const long long ms =
       std::chrono::floor<std::chrono::milliseconds>(instant.time_since_epoch()).count();
   model::Offset offset = topic.ids.size();
