@@ -16,6 +16,9 @@ std::vector<oplang::ModelRunner> undecided(const oplang::ModelRunner& before,
   if (std::holds_alternative<oplang::Drain>(op)) {
     for (auto& m : partial_drains(before, offers, 0, true)) out.push_back(std::move(m));
   }
+  if (std::holds_alternative<oplang::Expire>(op)) {
+    for (auto& m : partial_expires(before)) out.push_back(std::move(m));
+  }
   if (const auto* r = std::get_if<oplang::RedriveTo>(&op)) {
     // Its publishes come before the commit that drops the dead letters (R25).
     try {
@@ -78,10 +81,14 @@ std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& befor
                                                 std::size_t offers, std::size_t called,
                                                 bool effect_undecided) {
   std::vector<oplang::ModelRunner> out;
-  for (std::size_t n = called; n <= offers; ++n) {
+  // With effect_undecided, one offer more: the failing write may be its attempt's save
+  // (R34), before its handler was called (the state of an offer whose effect was undone).
+  const std::size_t last_offer = effect_undecided ? offers + 1 : offers;
+  for (std::size_t n = called; n <= last_offer; ++n) {
     // The last offer answered; unanswered; unanswered with its handler's effect undone too.
     for (const int last : {0, 1, 2}) {
       if ((n == 0 && last > 0) || (last == 2 && !effect_undecided)) continue;
+      if (n > offers && last < 2) continue;
       oplang::ModelRunner partial = before;
       try {
         partial.model().drain_offers(n, last > 0, last > 1);
@@ -90,6 +97,25 @@ std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& befor
       partial.model().take_calls();
       out.push_back(std::move(partial));
     }
+  }
+  return out;
+}
+
+std::vector<oplang::ModelRunner> partial_expires(const oplang::ModelRunner& before) {
+  // At least one name per subscription: more states than needed only repeat the last.
+  std::size_t subscriptions = 0;
+  for (const std::string& t : before.model().topics()) {
+    try {
+      subscriptions += before.model().subscriptions(t).size();
+    } catch (const model::Error&) {
+      // a topic with partitions holds none itself (they are listed as topics too)
+    }
+  }
+  std::vector<oplang::ModelRunner> out;
+  for (std::size_t k = 1; k < subscriptions; ++k) {
+    oplang::ModelRunner partial = before;
+    partial.model().expire(partial.model().now(), k);
+    out.push_back(std::move(partial));
   }
   return out;
 }

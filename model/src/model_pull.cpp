@@ -219,12 +219,13 @@ bool Model::extend(const std::string& topic, const std::string& sub, Offset offs
 }
 
 // R11, R7: fails every held pull message with deadline <= now, in creation/offset order.
-std::vector<Expired> Model::expire(Millis now) {
+std::vector<Expired> Model::expire(Millis now, std::size_t subscriptions) {
   std::vector<Expired> out;
   for (Topic& t : topics_) {
     for (std::uint64_t id : t.order) {
       Sub& s = t.subs.at(id);
       if (!s.pull) continue;
+      if (subscriptions-- == 0) return out;
       catch_up(t, s);
       std::vector<Offset> late;
       for (const auto& [offset, held] : s.in_flight) {

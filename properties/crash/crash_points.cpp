@@ -139,8 +139,9 @@ std::string describe(const CrashCase& c, const Verdict& v, const std::string& wh
 }
 
 /// The model states a recovered broker may equal, key by key: restarted before the op the
-/// disk died in, after it, and for a drain after each of its offers from the `called`th on
-/// (the handler calls the process made before it died all happened).
+/// disk died in, after it, for a drain after each of its offers from the `called`th on
+/// (the handler calls the process made before it died all happened), and for an expire
+/// after each of its subscriptions' commits.
 std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before, const oplang::Op& op,
                                             std::size_t called) {
   std::vector<oplang::ModelRunner> out;
@@ -152,6 +153,9 @@ std::vector<oplang::ModelRunner> candidates(const oplang::ModelRunner& before, c
     // After n offers, or inside the nth (its attempt saved, R34; its result not).
     for (auto& m : harness::partial_drains(before, done.calls.size(), called))
       out.push_back(std::move(m));
+  }
+  if (std::holds_alternative<oplang::Expire>(op)) {
+    for (auto& m : harness::partial_expires(before)) out.push_back(std::move(m));
   }
   for (auto& m : out) m.model().restart();
   return out;
@@ -279,7 +283,7 @@ Verdict run_error_case(const CrashCase& c) {
   steps.push_back({"", oplang::Restart{}});
   for (ProbeStep& p : probe(names_of(c.script))) steps.push_back(std::move(p));
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (i < script_steps && !v.crashed && disk.failures_fired() > fired_before) {
+    if (i <= script_steps && !v.crashed && disk.failures_fired() > fired_before) {
       v.crashed = true;  // the error fired in the op before this one
       v.op = i - 1;
     }

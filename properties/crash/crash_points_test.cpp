@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -433,6 +434,11 @@ const std::vector<std::string> kShortScripts = {
     "poll t p w1 max=1\nnack t p 0 w1\npoll t p w1 max=1\nnack t p 0 w1\n"
     "poll t p w2 max=6\nack t p 0 w2\nack t p 1 w2\nack t p 2 w2\nack t p 3 w2\n"
     "ack t p 4 w2\nack t p 5 w2\n",
+    // A drain saves each attempt before its handler (R34): a failed save leaves it spent.
+    "create_topic t\nsubscribe t s max=1 start=begin durable_attempts\npublish t a\ndrain\n",
+    // An expire commits each pull subscription in turn: a cut between two leaves the first.
+    "create_topic t messages=1\nsubscribe_pull t p start=begin\nsubscribe_pull t q start=begin\n"
+    "publish t a\npublish t b\nexpire\n",
 };
 
 TEST(CrashPoints, EveryPointOfShortScriptsRecoversToAnAllowedState) {
@@ -481,6 +487,48 @@ TEST(CrashPoints, EveryErrorPointOfShortScriptsLeavesAnAllowedState) {
   }
   EXPECT_EQ(fired, cases) << "every point below the count must fail a call of the script";
   std::printf("error points: %zu cases checked\n", cases);
+}
+
+/// The text of a file, or "" if it cannot be read.
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Cases the random properties found, kept in properties/crash/cases: each at its own point
+// and, with its fault (or both errors), at every other point of its script.
+TEST(CrashPoints, EveryKeptCaseLeavesAnAllowedStateAtEveryPoint) {
+  std::size_t kept = 0;
+  std::size_t cases = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CRASH_CASES_DIR)) {
+    if (entry.path().extension() != ".case") continue;
+    std::string error;
+    const std::optional<CrashCase> found = parse_case(read_text(entry.path()), error);
+    ASSERT_TRUE(found) << entry.path() << ": " << error;
+    ++kept;
+    const Verdict own = run_case(*found);
+    EXPECT_TRUE(own.crashed) << entry.path() << ": the script ends before point " << found->point;
+    ASSERT_TRUE(own.failure.empty()) << entry.path() << "\n" << own.failure;
+    CrashCase c = *found;
+    const std::uint64_t points = count_points(c.script, c.always);
+    const std::vector<CrashCase::Fault> faults =
+        c.fault == CrashCase::Fault::kCrash
+            ? std::vector<CrashCase::Fault>{CrashCase::Fault::kCrash}
+            : std::vector<CrashCase::Fault>{CrashCase::Fault::kEio, CrashCase::Fault::kEnospc};
+    for (std::uint64_t p = 0; p < points; ++p) {
+      for (const CrashCase::Fault fault : faults) {
+        c.point = p;
+        c.fault = fault;
+        const Verdict v = run_case(c);
+        ++cases;
+        ASSERT_TRUE(v.failure.empty()) << entry.path() << " at point " << p << "\n" << v.failure;
+      }
+    }
+  }
+  EXPECT_GT(kept, 0u) << "no .case file in " << CRASH_CASES_DIR;
+  std::printf("kept crash cases: %zu, %zu points checked\n", kept, cases);
 }
 
 TEST(CrashPoints, ReplayFromFile) {

@@ -17,10 +17,16 @@ namespace harness {
 /// drain; `called`: how many handler calls the broker is known to have made before the
 /// cut (each of them happened, with its attempt saved first under R34). With
 /// `effect_undecided` (a failed write, R33: the drain's failing call may be the handler's
-/// own effect), also inside each with that handler's effect not taken place.
+/// own effect), also inside each with that handler's effect not taken place, and inside
+/// the offer after the last: its attempt saved (R34), its handler not called.
 std::vector<oplang::ModelRunner> partial_drains(const oplang::ModelRunner& before,
                                                 std::size_t offers, std::size_t called = 0,
                                                 bool effect_undecided = false);
+
+/// R33, R19: the model states an expire cut short may leave: after the commits of its first
+/// k pull subscriptions, each expired in turn (0 < k < how many subscriptions `before`
+/// holds; Model::expire). `before` is the state before the expire.
+std::vector<oplang::ModelRunner> partial_expires(const oplang::ModelRunner& before);
 
 /// The model, as a set of states the broker may be in. One state, except after a call that
 /// threw IoError while a `fault` was armed (R33): that call is undecided until a reopen, so

@@ -177,7 +177,10 @@ class Model {
   /// R23: an accepted term dead-letters the held message at once (reason "terminated").
   bool term(const std::string& topic, const std::string& sub, Offset offset,
             const std::string& member, Millis now, std::uint64_t generation = 0);
-  std::vector<Expired> expire(Millis now);
+  /// R11, R7: fails every held pull message whose deadline is <= now, and saves each pull
+  /// subscription in turn (topics and subscriptions in creation order). R33, R19: a failed
+  /// commit or a power cut may stop it after the first `subscriptions` of them.
+  std::vector<Expired> expire(Millis now, std::size_t subscriptions = SIZE_MAX);
 
   // ---- consumer groups over partitions (R32) ----
   /// R32: member joins the consumer group (made on the first join: a pull subscription
