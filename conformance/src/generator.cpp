@@ -137,10 +137,13 @@ class Maker {
       if (c->retention_messages > 0) bounds_[c->name] = c->retention_messages;
     } else if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
       ack_timeouts_.try_emplace({s->topic, s->name}, s->ack_timeout);
+      if (!s->filter.empty()) filtered_.insert({s->topic, s->name});
     } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
       ack_timeouts_.erase({u->topic, u->name});
+      filtered_.erase({u->topic, u->name});
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
       std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
+      std::erase_if(filtered_, [&](const auto& e) { return e.first == d->name; });
       bounds_.erase(d->name);
       publish_times_.erase(d->name);
     } else if (const auto* pub = std::get_if<oplang::Publish>(&op)) {
@@ -211,7 +214,11 @@ class Maker {
     } else if (roll < 83) {
       add(subscribe(chance(85) ? "t" : "u"));
     } else if (roll < 88) {
-      add(oplang::GetDeadLetters{topic(), sub()});
+      if (options_.lag && chance(60)) {
+        lag();
+      } else {
+        add(oplang::GetDeadLetters{topic(), sub()});
+      }
     } else if (roll < 91) {
       add(create(chance(60) ? "u" : "t"));
     } else if (roll < 93) {
@@ -243,6 +250,13 @@ class Maker {
     }
     const model::Offset from = oldest > 0 ? oldest - 1 : 0;
     add(oplang::Seek{t, sub(), from + static_cast<model::Offset>(pick(end + 2 - from))});
+  }
+
+  /// A lag (R27) of a subscription, or of one that does not exist (refused); of one with a
+  /// header filter only where options allow (GenOptions::lag_filtered).
+  void lag() {
+    const oplang::GetLag op{topic(), sub()};
+    if (options_.lag_filtered || !filtered_.contains({op.topic, op.name})) add(op);
   }
 
   /// A nack, half the time with a delay where options allow (GenOptions::nack_delays).
@@ -437,6 +451,7 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
+  std::set<std::pair<std::string, std::string>> filtered_;  // subscriptions with a header filter
   // Every (topic, subscription, offset, member) a poll handed out.
   std::set<std::tuple<std::string, std::string, model::Offset, std::string>> given_;
   std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound

@@ -38,7 +38,8 @@ std::optional<model::Stats> InProcTarget::stats(const std::string& topic,
 bool InProcTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
          std::holds_alternative<oplang::Seek>(op) ||
-         std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op);
+         std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op) ||
+         std::holds_alternative<oplang::GetLag>(op);
 }
 
 oplang::Outcome InProcTarget::step(const oplang::Op& op) {

@@ -279,7 +279,8 @@ void JetStreamTarget::close() {
 bool JetStreamTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
          std::holds_alternative<oplang::Seek>(op) ||
-         std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op);
+         std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op) ||
+         std::holds_alternative<oplang::GetLag>(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -324,6 +325,8 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return std::vector<model::Expired>{};
           } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
             return dead_letters(o);
+          } else if constexpr (std::is_same_v<T, oplang::GetLag>) {
+            return get_lag(o);
           } else {
             throw std::invalid_argument("jetstream: op outside the common subset");
           }
@@ -480,6 +483,19 @@ oplang::Value JetStreamTarget::seek(const oplang::Seek& op) {
   if (op.offset < oldest || op.offset > last) throw Error(ErrorCode::kOffsetOutOfRange);
   make_again(op.topic, op.name, topic, sub, op.offset, std::nullopt);
   return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::get_lag(const oplang::GetLag& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_GetConsumerInfo(&ci, js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
+        "js_GetConsumerInfo", jerr);
+  const model::Lag lag{
+      ci->NumPending + static_cast<std::uint64_t>(std::max<std::int64_t>(0, ci->NumAckPending)), 0};
+  jsConsumerInfo_Destroy(ci);
+  return lag;
 }
 
 oplang::Value JetStreamTarget::seek_to_time(const oplang::SeekToTime& op) {

@@ -80,6 +80,20 @@ constexpr SwitchInfo kSwitches[] = {
      "not yet offered again, sets its wait anew: a nack to its delay from now (a plain nack: "
      "offered again at once), an in-progress ack of one still waiting to the ack timeout from "
      "now"},
+    {Switch::kLagAgeUnknown, "lag_age_unknown", "R27",
+     "lag reports how many messages are not yet confirmed but not how old the oldest of them "
+     "is (JetStream's consumer info has no age and no list of pending sequences, and its ack "
+     "floor stays below a message that died of max deliveries until a later ack moves it; "
+     "Redis's XINFO GROUPS has no age): the adapter answers an age of 0, and only the count "
+     "is compared"},
+    {Switch::kLagCountsTrimmed, "lag_counts_trimmed", "R27",
+     "lag (XINFO GROUPS: pending plus lag) counts what MAXLEN trimmed: for good, every entry "
+     "trimmed before the group's cursor reached it, once the group's read counter is known "
+     "(from its creation at the end with ENTRIESREAD, its first read of a new entry, or a "
+     "seek, SETID with ENTRIESREAD, which starts the count again; before that, kept entries "
+     "only); and an entry returned (XCLAIM) while kept and trimmed after, which stays pending "
+     "until the group's next poll (its XAUTOCLAIM drops it; an XCLAIM of one already trimmed "
+     "drops it at once)"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -127,13 +141,14 @@ Profile jetstream_profile() {
        Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave,
        Switch::kAckAfterNackSettles, Switch::kLateAckByPreviousHolder, Switch::kAcksAlwaysConfirmed,
        Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld,
-       Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait}};
+       Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait, Switch::kLagAgeUnknown}};
 }
 
 Profile redis_profile() {
-  return Profile{"redis",
-                 {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
-                  Switch::kSeekMovesOnlyTheCursor}};
+  return Profile{
+      "redis",
+      {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
+       Switch::kSeekMovesOnlyTheCursor, Switch::kLagAgeUnknown, Switch::kLagCountsTrimmed}};
 }
 
 Profile profile_named(const std::string& name) {
@@ -161,6 +176,7 @@ model::Profile model_switches(const Profile& p) {
   m.seek_moves_only_the_cursor = p.has(Switch::kSeekMovesOnlyTheCursor);
   m.retry_wait_holds_a_place = p.has(Switch::kRetryWaitHoldsAPlace);
   m.answers_reset_a_retry_wait = p.has(Switch::kAnswersResetARetryWait);
+  m.lag_counts_trimmed = p.has(Switch::kLagCountsTrimmed);
   return m;
 }
 
@@ -169,6 +185,11 @@ bool agree(const oplang::Op& op, const oplang::Outcome& model, const oplang::Out
   if (model == engine) return true;
   if (model.error != engine.error) return false;
   if (std::holds_alternative<oplang::Expire>(op) && p.has(Switch::kEngineExpires)) return true;
+  if (std::holds_alternative<oplang::GetLag>(op) && p.has(Switch::kLagAgeUnknown)) {
+    const auto* a = std::get_if<model::Lag>(&model.value);
+    const auto* b = std::get_if<model::Lag>(&engine.value);
+    return a != nullptr && b != nullptr && a->messages == b->messages;
+  }
   const bool reason_unknown = p.has(Switch::kDeadLetterReasonUnknown);
   const bool retention_count = p.has(Switch::kRetentionTerminatesHeld) && oldest.has_value();
   if (std::holds_alternative<oplang::GetDeadLetters>(op) && (reason_unknown || retention_count)) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -188,7 +189,8 @@ RedisTarget::~RedisTarget() {
 
 bool RedisTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || std::holds_alternative<oplang::Seek>(op) ||
-         std::holds_alternative<oplang::SeekToTime>(op);
+         std::holds_alternative<oplang::SeekToTime>(op) ||
+         std::holds_alternative<oplang::GetLag>(op);
 }
 
 oplang::Outcome RedisTarget::step(const oplang::Op& op) {
@@ -233,6 +235,8 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
             return expire();
           } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
             return dead_letters(o);
+          } else if constexpr (std::is_same_v<T, oplang::GetLag>) {
+            return get_lag(o);
           } else {
             throw std::invalid_argument("redis: op outside the common subset");
           }
@@ -336,9 +340,16 @@ oplang::Value RedisTarget::subscribe_pull(const oplang::SubscribePull& op) {
   sub.dlq = topic.key + ":dlq:" + sub.group;
   sub.options = options;
   command(ctx_.get(), {"DEL", sub.dlq}, "DEL " + sub.dlq);
-  const char* from = op.start.kind == model::Start::Kind::kBeginning ? "0" : "$";
-  command(ctx_.get(), {"XGROUP", "CREATE", topic.key, sub.group, from, "MKSTREAM"},
-          "XGROUP CREATE " + topic.key + " " + sub.group);
+  // At the end the group's read counter is told (every entry added so far), so XINFO GROUPS
+  // knows its lag at once; from the beginning it is left unknown, and the server estimates
+  // it from the entries it keeps until the group's first read (lag_counts_trimmed).
+  std::vector<std::string> create = {"XGROUP", "CREATE", topic.key, sub.group};
+  if (op.start.kind == model::Start::Kind::kBeginning) {
+    create.insert(create.end(), {"0", "MKSTREAM"});
+  } else {
+    create.insert(create.end(), {"$", "MKSTREAM", "ENTRIESREAD", std::to_string(topic.ids.size())});
+  }
+  command(ctx_.get(), create, "XGROUP CREATE " + topic.key + " " + sub.group);
   topic.subs.emplace(op.name, std::move(sub));
   topic.sub_order.push_back(op.name);
   return oplang::Done{};
@@ -376,9 +387,12 @@ oplang::Value RedisTarget::seek(const oplang::Seek& op) {
 }
 
 void RedisTarget::set_cursor(const Topic& topic, const Sub& sub, model::Offset offset) {
-  // The group's last-delivered id: the entry before the offset ("0" before the first).
+  // The group's last-delivered id: the entry before the offset ("0" before the first), and
+  // its read counter: every entry up to it (without it the server knows no lag for an id
+  // between the first and the last entry).
   const std::string id = offset == 0 ? "0" : topic.ids[offset - 1];
-  command(ctx_.get(), {"XGROUP", "SETID", topic.key, sub.group, id},
+  command(ctx_.get(),
+          {"XGROUP", "SETID", topic.key, sub.group, id, "ENTRIESREAD", std::to_string(offset)},
           "XGROUP SETID " + topic.key + " " + sub.group);
 }
 
@@ -491,6 +505,32 @@ oplang::Value RedisTarget::expire() {
     }
   }
   return out;
+}
+
+oplang::Value RedisTarget::get_lag(const oplang::GetLag& op) {
+  Topic& topic = topic_or_throw(op.topic);
+  Sub& sub = sub_or_throw(topic, op.name);
+  const Reply reply =
+      command(ctx_.get(), {"XINFO", "GROUPS", topic.key}, "XINFO GROUPS " + topic.key);
+  for (const redisReply* group : elements(reply.get())) {
+    const std::vector<const redisReply*> f = elements(group);
+    std::optional<std::string> name;
+    std::optional<long long> pending;
+    const redisReply* lag = nullptr;
+    for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
+      const std::string field = text(f[i]);
+      if (field == "name") name = text(f[i + 1]);
+      if (field == "pending") pending = integer(f[i + 1]);
+      if (field == "lag") lag = f[i + 1];
+    }
+    if (name != sub.group) continue;
+    if (!pending || lag == nullptr) throw TargetFailure("XINFO GROUPS: no pending or lag field");
+    if (lag->type == REDIS_REPLY_NIL) {
+      throw TargetFailure("XINFO GROUPS: the server knows no lag for group " + sub.group);
+    }
+    return model::Lag{static_cast<std::uint64_t>(*pending + integer(lag)), 0};
+  }
+  throw TargetFailure("XINFO GROUPS: no group " + sub.group);
 }
 
 oplang::Value RedisTarget::dead_letters(const oplang::GetDeadLetters& op) {

@@ -48,6 +48,8 @@ std::string home_rule(const oplang::Op& op) {
           return "R12";
         } else if constexpr (std::is_same_v<T, oplang::SeekToTime>) {
           return "R28";
+        } else if constexpr (std::is_same_v<T, oplang::GetLag>) {
+          return "R27";
         } else if constexpr (std::is_same_v<T, oplang::Nack>) {
           return o.delay ? "R24" : "R11";
         } else {

@@ -187,6 +187,21 @@ class Raw {
     jsConsumerInfo_Destroy(ci);
     return n;
   }
+  /// What consumer info counts: not yet delivered, delivered and unacknowledged, and the
+  /// stream sequence of its ack floor.
+  struct Counts {
+    std::uint64_t pending = 0;
+    std::int64_t ack_pending = 0;
+    std::uint64_t floor = 0;
+  };
+  Counts Info() {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    Check(js_GetConsumerInfo(&ci, js_, name_.c_str(), "d", nullptr, &jerr), "consumer info");
+    const Counts c{ci->NumPending, ci->NumAckPending, ci->AckFloor.Stream};
+    jsConsumerInfo_Destroy(ci);
+    return c;
+  }
   /// The consumer's count of delivered, unacknowledged messages.
   std::int64_t AckPending() {
     jsConsumerInfo* ci = nullptr;
@@ -466,6 +481,37 @@ TEST_F(JetStreamRawProbe, AnswersResetARetryWait) {
   ASSERT_EQ(after_ack_wait.size(), 1u);  // within 40 AckWaits, not the delay's 100
   EXPECT_EQ(after_ack_wait[0].seq, first.seq);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kAckWaitMs / 2));
+}
+
+// lag_age_unknown: consumer info counts what waits to be delivered (num_pending) and what is
+// held or returned (num_ack_pending), and a message that died of max deliveries in neither;
+// it reports no age, and its ack floor stays below the dead message until a later ack moves
+// it, so neither says which message is the oldest one not yet confirmed.
+TEST_F(JetStreamRawProbe, LagAgeUnknown) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kLagAgeUnknown));
+  Raw raw(server_->url(), Name(), -1, /*max_deliver=*/1);
+  const int w = raw.Worker();
+  const Got a = raw.PublishAndFetch(w);  // seq 1, its one delivery
+  ASSERT_NE(a.seq, 0u);
+  raw.Publish("b");
+  raw.Publish("c");
+  Raw::Counts c = raw.Info();
+  EXPECT_EQ(c.pending, 2u);     // b, c
+  EXPECT_EQ(c.ack_pending, 1);  // a, held
+  EXPECT_TRUE(raw.Answer(a, "-NAK"));
+  c = raw.Info();
+  EXPECT_EQ(c.pending, 2u);
+  EXPECT_EQ(c.ack_pending, 1);                                     // a, returned: still counted
+  const std::vector<Got> next = raw.Fetch(w, 1, 20 * kAckWaitMs);  // a dies; b comes
+  ASSERT_EQ(seqs(next), std::vector<std::uint64_t>{2});
+  c = raw.Info();
+  EXPECT_EQ(c.pending, 1u);     // c
+  EXPECT_EQ(c.ack_pending, 1);  // b; a, dead, in neither
+  EXPECT_LT(c.floor, a.seq);    // below the dead message: the floor is no oldest one either
+  EXPECT_TRUE(raw.Answer(next[0], "+ACK"));
+  c = raw.Info();
+  EXPECT_EQ(c.ack_pending, 0);
+  EXPECT_EQ(c.floor, next[0].seq);  // an ack above it moves it past the dead one
 }
 
 // Not the server's, but the engine's own client: libnats writes a consumer's start time with

@@ -77,6 +77,17 @@ class RedisRawProbe : public ::testing::Test {
     return raw_->Run({"XREADGROUP", "GROUP", "g", consumer, "COUNT", std::to_string(count),
                       "STREAMS", "s", ">"});
   }
+  // XINFO GROUPS's lag of group `group` of s ("none" if there is no such field).
+  std::string Lag(const std::string& group) {
+    const std::vector<std::string> g = raw_->Run({"XINFO", "GROUPS", "s"});
+    for (std::size_t i = 0; i + 1 < g.size(); i += 2) {
+      if (g[i] != "name" || g[i + 1] != group) continue;
+      for (std::size_t j = i; j + 1 < g.size(); j += 2) {
+        if (g[j] == "lag") return g[j + 1];
+      }
+    }
+    return "none";
+  }
   // The pending list: per entry its id, consumer, idle ms and delivery count, flattened.
   std::vector<std::string> Pending() { return raw_->Run({"XPENDING", "s", "g", "-", "+", "10"}); }
 
@@ -152,6 +163,58 @@ TEST_F(RedisRawProbe, SeekMovesOnlyTheCursor) {
   EXPECT_EQ(after[1], "c2");
   EXPECT_EQ(after[3], "1");  // 1-1: delivered twice, counted once
   EXPECT_EQ(after[7], "1");  // 2-1: acked before the seek, delivered anew
+}
+
+// lag_counts_trimmed: XINFO GROUPS's lag is entries added less the group's read counter.
+// Before the group's first read the counter is unknown and the server counts the entries it
+// keeps; from the first read on the counter grows by one a read, so entries MAXLEN trimmed
+// before the group read them are counted for good. A group that read 1 of 7 entries, when
+// MAXLEN 3 kept 5..7, is told 6 wait, then 5 with 2 left after its next read. A SETID with
+// ENTRIESREAD sets the counter again.
+TEST_F(RedisRawProbe, LagCountsTrimmed) {
+  ASSERT_TRUE(redis_profile().has(Switch::kLagCountsTrimmed));
+  raw_->Run({"XADD", "s", "1-1", "p", "x"});
+  raw_->Run({"XGROUP", "CREATE", "s", "g", "0"});
+  raw_->Run({"XGROUP", "CREATE", "s", "h", "0"});  // never reads
+  ASSERT_EQ(Read("c1", 1).size(), 4u);             // s, 1-1, p, x
+  raw_->Run({"XACK", "s", "g", "1-1"});
+  for (int i = 2; i <= 7; ++i) {
+    raw_->Run({"XADD", "s", "MAXLEN", "3", std::to_string(i) + "-1", "p", "x"});
+  }
+  ASSERT_EQ(raw_->Run({"XLEN", "s"}), std::vector<std::string>{"3"});  // 5-1, 6-1, 7-1
+  EXPECT_EQ(Lag("h"), "3");             // unknown counter: the kept entries
+  EXPECT_EQ(Lag("g"), "6");             // 2..7: 3 trimmed, 3 kept
+  ASSERT_EQ(Read("c1", 1).size(), 4u);  // 5-1
+  EXPECT_EQ(Lag("g"), "5");             // 6-1 and 7-1 wait; 2..4 still counted
+  raw_->Run({"XGROUP", "SETID", "s", "g", "5-1", "ENTRIESREAD", "5"});
+  EXPECT_EQ(Lag("g"), "2");  // counted again from the seek
+}
+
+// lag_counts_trimmed: an entry returned (claimed idle) while kept stays in the pending list
+// after MAXLEN trims it, until an XAUTOCLAIM drops it; an XCLAIM of an entry already trimmed
+// drops it at once.
+TEST_F(RedisRawProbe, LagCountsTrimmedReturnedUntilTheNextClaim) {
+  ASSERT_TRUE(redis_profile().has(Switch::kLagCountsTrimmed));
+  Stream(2);
+  ASSERT_EQ(Read("c1", 2).size(), 7u);  // 1-1 and 2-1 held by c1
+  raw_->Run({"XCLAIM", "s", "g", "c1", "0", "1-1", "IDLE", "100000", "JUSTID"});  // returned
+  raw_->Run({"XADD", "s", "MAXLEN", "1", "3-1", "p", "x"});  // trims 1-1 and 2-1
+  EXPECT_EQ(Pending().size(), 8u);                           // both still pending
+  raw_->Run({"XCLAIM", "s", "g", "c1", "0", "2-1", "IDLE", "100000", "JUSTID"});
+  EXPECT_EQ(Pending().size(), 4u);  // the claim of the trimmed 2-1 dropped it; 1-1 stays
+  raw_->Run({"XAUTOCLAIM", "s", "g", "c2", "0", "0", "COUNT", "10"});
+  EXPECT_EQ(Pending().size(), 0u);  // the next claim drops 1-1
+}
+
+// lag_age_unknown: XINFO GROUPS reports counts and ids, no age.
+TEST_F(RedisRawProbe, LagAgeUnknown) {
+  ASSERT_TRUE(redis_profile().has(Switch::kLagAgeUnknown));
+  Stream(1);
+  const std::vector<std::string> g = raw_->Run({"XINFO", "GROUPS", "s"});
+  std::vector<std::string> fields;
+  for (std::size_t i = 0; i < g.size(); i += 2) fields.push_back(g[i]);
+  EXPECT_EQ(fields, (std::vector<std::string>{"name", "consumers", "pending", "last-delivered-id",
+                                              "entries-read", "lag"}));
 }
 
 }  // namespace

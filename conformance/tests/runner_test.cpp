@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <variant>
 
 #include "conformance/generator.h"
@@ -67,6 +68,43 @@ TEST(ConformanceKit, ASeekByTimeKeepsClearOfPublishTimes) {
   EXPECT_TRUE(keeps_margin(near, jetstream_profile(), 0));  // on the model's own clock
 }
 
+// An engine whose header filter is the adapter's counts what the adapter has not passed over
+// yet: lag is asked only of subscriptions without a filter there, of every one elsewhere.
+TEST(ConformanceKit, LagIsAskedOfFilteredSubscriptionsOnlyWhereTheEngineFilters) {
+  GenOptions options;
+  options.lag = true;
+  GenOptions adapters = options;
+  adapters.lag_filtered = false;
+  std::size_t of_filtered = 0;
+  std::size_t of_plain = 0;
+  for (const GenOptions& o : {options, adapters}) {
+    for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+      std::set<std::pair<std::string, std::string>> filtered;  // as the model made them
+      oplang::ModelRunner model(model_switches(jetstream_profile()));
+      for (const oplang::Op& op : generate(seed, o, jetstream_profile())) {
+        if (model.step(op).error) continue;
+        if (const auto* s = std::get_if<oplang::SubscribePull>(&op); s && !s->filter.empty()) {
+          filtered.insert({s->topic, s->name});
+        } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
+          filtered.erase({u->topic, u->name});
+        } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
+          std::erase_if(filtered, [&](const auto& e) { return e.first == d->name; });
+        } else if (const auto* l = std::get_if<oplang::GetLag>(&op)) {
+          const bool of_a_filtered = filtered.contains({l->topic, l->name});
+          if (!o.lag_filtered) {
+            ASSERT_FALSE(of_a_filtered) << "seed " << seed << ": " << oplang::print(op);
+            ++of_plain;
+          } else {
+            of_filtered += of_a_filtered ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(of_filtered, 10u);
+  EXPECT_GT(of_plain, 100u);
+}
+
 TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   GenOptions options;
   options.margin = 0;
@@ -75,11 +113,13 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   options.seek = true;                     // and seek (R12)
   options.nack_delays = true;              // and nacks with a delay (R24)
   options.seek_to_time = true;             // and seeks by time (R28)
+  options.lag = true;                      // and lag (R27)
   std::size_t trimmed = 0;
   std::size_t capped = 0;
   std::size_t sought = 0;
   std::size_t delayed = 0;
   std::size_t by_time = 0;
+  std::size_t lagged = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
@@ -92,8 +132,10 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
       sought += rule == "R12" ? n : 0;
       delayed += rule == "R24" ? n : 0;
       by_time += rule == "R28" ? n : 0;
+      lagged += rule == "R27" ? n : 0;
     }
   }
+  EXPECT_GT(lagged, 100u);   // lags (R27)
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
   EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)
   EXPECT_GT(sought, 50u);    // seeks (R12)

@@ -350,6 +350,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R22", "flow control: max_in_flight"},
     {"R23", "terminate: term dead-letters at once"},
     {"R24", "retry later: nack delay"},
+    {"R27", "lag"},
     {"R28", "seek by time"},
 };
 
@@ -633,6 +634,8 @@ int main(int argc, char** argv) {
     gen.seek_to_time = asked->serves(oplang::SeekToTime{"t", "p", 0});
     gen.nack_delays =
         asked->serves(oplang::Nack{"t", "p", 0, "w1", oplang::Which::kOffset, model::Millis{8}});
+    gen.lag = asked->serves(oplang::GetLag{"t", "p"});
+    gen.lag_filtered = !asked->filter_is_the_adapters();
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==
                                    static_cast<std::uint64_t>(args.parallel) - 1) {

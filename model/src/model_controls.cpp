@@ -109,7 +109,7 @@ Lag Model::lag(const std::string& topic, const std::string& name, Millis now) {
   Topic& t = topic_or_throw(topic);
   Sub& s = position_or_throw(t, name);
   const Stats st = stats(topic, name);  // catches up first
-  Lag out{st.backlog + st.in_flight, 0};
+  Lag out{st.backlog + st.in_flight + s.trimmed_unread + s.trimmed_returned, 0};
   if (const std::optional<Offset> o = lowest_waiting(t, s)) {
     auto held = s.in_flight.find(*o);
     const Millis published =

@@ -66,6 +66,7 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.durable_attempts = options.durable_attempts;
   s.cursor = start_cursor(t, options.start);
   s.saved.position = s.cursor;
+  s.counts_trimmed = options.start.kind != Start::Kind::kBeginning;  // lag_counts_trimmed
   t.pulls[name] = s.id;
   t.order.push_back(s.id);
   t.subs[s.id] = std::move(s);
@@ -81,6 +82,7 @@ std::vector<Received> Model::poll(const std::string& topic, const std::string& s
   Sub& s = pull_or_throw(t, sub);
   if (s.owner) throw Error(ErrorCode::kWrongKind);  // R32: a group's partition: poll_group
   catch_up(t, s);
+  s.trimmed_returned = 0;  // lag_counts_trimmed: the claim below drops them all
   if (profile_.trimmed_held_keeps_only_its_offset) {
     // The engine's claim of what came back (XAUTOCLAIM) drops every pending entry whose body
     // is gone, held or not, before it looks at idle times.

@@ -134,6 +134,8 @@ void Model::seek(const std::string& topic, const std::string& name, Offset offse
 void Model::move_cursor(Sub& s, Offset offset) const {
   s.cursor = offset;
   s.seeks += 1;
+  s.counts_trimmed = true;  // lag_counts_trimmed: known again, from 0
+  s.trimmed_unread = 0;
   if (profile_.seek_moves_only_the_cursor && s.pull) {
     save(s, true);
     return;

@@ -56,15 +56,21 @@ bool Model::matches(const Headers& filter, const Message& m) {
 }
 
 // R3: waiting offsets below the oldest kept one are dropped and counted in `skipped`.
-void Model::catch_up(const Topic& t, Sub& s) {
+void Model::catch_up(const Topic& t, Sub& s) const {
   const Offset first = oldest(t);
   while (!s.redelivery.empty() && *s.redelivery.begin() < first) {
-    s.attempts.erase(*s.redelivery.begin());
+    const Offset offset = *s.redelivery.begin();
+    const auto r = s.returned.find(offset);
+    if (profile_.lag_counts_trimmed && (r == s.returned.end() || !r->second.gone)) {
+      s.trimmed_returned += 1;  // pending in the engine until the next poll
+    }
+    s.attempts.erase(offset);
     s.redelivery.erase(s.redelivery.begin());
     s.counters.skipped += 1;
   }
   if (s.cursor < first) {
     s.counters.skipped += first - s.cursor;
+    if (profile_.lag_counts_trimmed && s.counts_trimmed) s.trimmed_unread += first - s.cursor;
     s.cursor = first;
   }
 }
@@ -108,10 +114,18 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
   }
   while (s.cursor < t.end) {
     const Message& m = t.log.at(s.cursor);
+    s.counts_trimmed = true;  // a new message read (lag_counts_trimmed)
     if (!matches(s.filter, m)) {
       s.cursor += 1;
       s.counters.filtered += 1;
       continue;
+    }
+    if (profile_.seek_moves_only_the_cursor) {
+      // Reached again after a seek while still held or returned: handed out anew, its
+      // attempts starting over (so never spent by them, below).
+      s.in_flight.erase(m.offset);
+      s.redelivery.erase(m.offset);
+      s.attempts.erase(m.offset);
     }
     // R34: its saved offers (a restart keeps them, R20) used up max_deliveries: it is dead,
     // never offered again. Only after a restart has a message at the cursor offers.
@@ -131,12 +145,6 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       s.redelivery.insert(m.offset);
       s.returned[m.offset] = Sub::Returned{"", ++s.events, false, Sub::kNoWait, Sub::kNoWait};
       continue;
-    }
-    if (profile_.seek_moves_only_the_cursor) {
-      // Reached again after a seek while still held or returned: handed out anew.
-      s.in_flight.erase(m.offset);
-      s.redelivery.erase(m.offset);
-      s.attempts.erase(m.offset);
     }
     s.cursor += 1;
     return m.offset;
@@ -215,7 +223,8 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
         s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
   }
   s.redelivery.insert(offset);
-  s.returned[offset] = Sub::Returned{held.member, ++s.events, false, now + *delay, now + *delay};
+  s.returned[offset] =
+      Sub::Returned{held.member, ++s.events, false, now + *delay, now + *delay, offset < oldest(t)};
   return false;
 }
 

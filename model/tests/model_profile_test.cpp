@@ -317,6 +317,22 @@ TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatIsHeldAndHandsItOutAnew) {
 // retry_wait_holds_a_place: with max_in_flight 1, a message waiting for its retry keeps
 // the place: no new message is offered until it has been offered again and settled.
 // Strictly the waiting message holds nothing and the next one is offered.
+// seek_moves_only_the_cursor: a held message the cursor reaches again is handed out anew at
+// attempt 1, also when its one attempt used up max_deliveries (its attempts start over).
+TEST(ModelProfile, SeekMovesOnlyTheCursorHandsOutAnewWhatUsedItsLastAttempt) {
+  Model m(Profile{.seek_moves_only_the_cursor = true});
+  m.create_topic("t");
+  m.subscribe_pull("t", "p",
+                   {.ack_timeout = 10, .max_deliveries = 1, .start = {Start::Kind::kBeginning, 0}});
+  m.publish("t", "a");
+  ASSERT_EQ(m.poll("t", "p", "w1", 0, 1).size(), 1u);
+  m.seek("t", "p", 0);
+  const std::vector<Received> again = m.poll("t", "p", "w2", 0, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].attempt, 1);
+  EXPECT_TRUE(m.dead_letters("t", "p").empty());
+}
+
 TEST(ModelProfile, RetryWaitHoldsAPlace) {
   for (const bool on : {false, true}) {
     Model m(Profile{.retry_wait_holds_a_place = on});
@@ -365,6 +381,35 @@ TEST(ModelProfile, AnswersResetARetryWait) {
     EXPECT_TRUE(m.nack("t", "p", 0, "w", 14, 6));      // a ready one made to wait until 20
     EXPECT_FALSE(m.extend("t", "p", 0, "w", 21, 10));  // ready: an extend changes nothing
     EXPECT_EQ(m.poll("t", "p", "w", 21, 1).size(), 1u);
+  }
+}
+
+// lag_counts_trimmed: once a subscription has read (or was made at the end, or
+// sought), what retention dropped before its cursor reached it stays counted in lag, also
+// after it reads past it; before its first read only kept messages count; a seek starts
+// the count again.
+TEST(ModelProfile, LagCountsTrimmed) {
+  for (const bool on : {false, true}) {
+    Model m(Profile{.lag_counts_trimmed = on});
+    m.create_topic("t", 3);
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}});
+    m.subscribe_pull("t", "q", {.ack_timeout = 10, .start = {Start::Kind::kBeginning, 0}});
+    m.publish("t", "m0");
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);  // p has read; q has not
+    EXPECT_TRUE(m.ack("t", "p", 0, "w", 0));
+    for (const char* x : {"m1", "m2", "m3", "m4", "m5", "m6"}) m.publish("t", x);  // keeps 4..6
+    EXPECT_EQ(m.lag("t", "q", 0).messages, 3u);            // never read: kept ones only
+    EXPECT_EQ(m.lag("t", "p", 0).messages, on ? 6u : 3u);  // 1..3 trimmed unread
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);     // 4, held
+    EXPECT_EQ(m.lag("t", "p", 0).messages, on ? 6u : 3u);  // 5, 6, held 4, and 1..3
+    m.seek("t", "p", 5);
+    EXPECT_EQ(m.lag("t", "p", 0).messages, 2u);            // 5, 6: counted from the seek again
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);     // 5
+    EXPECT_TRUE(m.nack("t", "p", 5, "w", 0));              // returned
+    for (const char* x : {"m7", "m8"}) m.publish("t", x);  // keeps 6..8: drops 5
+    EXPECT_EQ(m.lag("t", "p", 0).messages, on ? 4u : 3u);  // 6..8, and 5 until the next poll
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);     // 6
+    EXPECT_EQ(m.lag("t", "p", 0).messages, 3u);            // 7, 8, held 6
   }
 }
 

@@ -40,6 +40,12 @@ struct GenOptions {
   /// wait ends a margin away from every other wait and held deadline of the subscription.
   /// Only for a target that serves it (nack_with_delay).
   bool nack_delays = false;
+  /// Whether scripts ask for lag (R27) now and then. Only for a target that serves it
+  /// (Target::serves of a GetLag).
+  bool lag = false;
+  /// Whether lag is asked of subscriptions with a header filter too; false for a target whose
+  /// filter is the adapter's (Target::filter_is_the_adapters).
+  bool lag_filtered = true;
 };
 
 /// Follows a script on the model (under a profile) and knows the deadline of every held

@@ -63,8 +63,10 @@ class JetStreamTarget : public Target {
   /// The common subset, topics that keep their newest N messages (MaxMsgs), pull
   /// subscriptions with a max_in_flight (MaxAckPending), seek (R12: the consumer made
   /// again at the offset), seek by time (R28: DeliverByStartTime) and nacks with a delay
-  /// (R24: `-NAK {"delay": ns}`).
+  /// (R24: `-NAK {"delay": ns}`), and lag (R27: consumer info's counts).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
+  /// True: JetStream filters subjects, not headers; the adapter acks what the filter skips.
+  [[nodiscard]] bool filter_is_the_adapters() const override { return true; }
   oplang::Outcome step(const oplang::Op& op) override;
 
   /// The model clock (model ms since the start).
@@ -154,6 +156,10 @@ class JetStreamTarget : public Target {
   bool answer(const std::string& topic, const std::string& sub, model::Offset offset,
               const std::string& member, const char* word);
   oplang::Value advance(const oplang::Advance& op);
+  // R27: messages is the consumer's num_pending (not yet delivered) plus num_ack_pending
+  // (held, or returned and not yet offered again); the engine reports no age, so
+  // oldest_age is 0 (switch lag_age_unknown).
+  oplang::Value get_lag(const oplang::GetLag& op);
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);
 
   Topic& topic_or_throw(const std::string& name);

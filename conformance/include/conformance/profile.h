@@ -42,6 +42,10 @@ enum class Switch {
   kRetryWaitHoldsAPlace,           // model: a returned message counts under max_in_flight
   kAnswersResetARetryWait,         // model: a nack or extend of a returned message by a member
                                    // it was given to sets its wait anew
+  kLagAgeUnknown,                  // observation: lag reports how many messages wait, not how
+                                   // old the oldest is
+  kLagCountsTrimmed,         // model: lag counts for good what retention dropped before
+                                   // the cursor reached it, once the subscription has read
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

@@ -68,8 +68,11 @@ class RedisTarget : public Target {
 
   [[nodiscard]] std::string name() const override { return "redis"; }
   /// The common subset, topics that keep their newest N messages (MAXLEN), seek (XGROUP
-  /// SETID) and seek by time (SETID before the first id at or after the time's millisecond).
+  /// SETID) and seek by time (SETID before the first id at or after the time's millisecond),
+  /// and lag (R27: XINFO GROUPS).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
+  /// True: Redis streams have no filter; the adapter's poll acks what the filter skips.
+  [[nodiscard]] bool filter_is_the_adapters() const override { return true; }
   /// Throws std::invalid_argument outside serves() (a worker: outside poll, ack, nack),
   /// TargetFailure if the server failed or answered what Redis never answers.
   oplang::Outcome step(const oplang::Op& op) override;
@@ -138,6 +141,9 @@ class RedisTarget : public Target {
   oplang::Value advance(const oplang::Advance& op);
   oplang::Value expire();
   oplang::Value dead_letters(const oplang::GetDeadLetters& op);
+  // R27: XINFO GROUPS's pending plus lag for the group (lag_counts_trimmed); no age
+  // (lag_age_unknown). TargetFailure if the server knows no lag.
+  oplang::Value get_lag(const oplang::GetLag& op);
 
   Topic& topic_or_throw(const std::string& name);
   Sub& sub_or_throw(Topic& topic, const std::string& name);

@@ -59,6 +59,11 @@ class Target {
   /// (calls take time; `advance` catches up). A run whose lag passes half the margin is
   /// void: it no longer says which side of a deadline a call was. 0 on the model's clock.
   [[nodiscard]] virtual model::Millis lag() const { return 0; }
+  /// Whether a subscription's header filter is the adapter's, not the engine's (it reads every
+  /// message and settles those the filter passes over itself): the engine's own counts, such
+  /// as lag (R27), then include what the adapter has not passed over yet, so scripts ask them
+  /// only of subscriptions without a filter.
+  [[nodiscard]] virtual bool filter_is_the_adapters() const { return false; }
   /// A second client of the same engine, for parallel runs (conformance/parallel.h): it
   /// serves poll, ack and nack on the subscriptions that exist when it is made, at the
   /// target's clock as it is then, and several workers may step on their own threads at

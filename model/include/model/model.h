@@ -102,6 +102,15 @@ struct Profile {
   /// offered again sets its wait anew: a nack to its delay from now (none: ready now), an
   /// extend of one still waiting to the extension from now.
   bool answers_reset_a_retry_wait = false;
+  /// R27: lag also counts what retention dropped: for good, every message dropped before
+  /// the subscription's cursor reached it, once that count runs (from a pull subscription's
+  /// creation at the end, its first message taken from the cursor, filtered ones too, or a
+  /// seek, which starts it again at 0; before that, kept messages only); and a message
+  /// returned while kept and dropped after, until the subscription's next poll (one returned
+  /// when already dropped is not: the claim that returns it drops it). (Redis: XINFO GROUPS's lag is
+  /// entries added less the group's read counter, which grows by one a read once it is
+  /// known; its pending count keeps a trimmed entry until XAUTOCLAIM drops it.)
+  bool lag_counts_trimmed = false;
 };
 
 class Model {
@@ -361,6 +370,9 @@ class Model {
       // When it came back in an engine's own time (the deadline that passed, the end of
       // its wait): what redelivery_in_return_order orders by.
       Millis due = 0;
+      // Retention had dropped its message when it came back (lag_counts_trimmed: the claim
+      // that returned it dropped it from the engine's pending list).
+      bool gone = false;
     };
     std::map<Offset, Returned> returned;
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
@@ -375,7 +387,12 @@ class Model {
     std::map<Offset, Given> given;
     std::vector<DeadLetter> dead;
     bool paused = false;  // R26 (not saved: a restart resumes it)
-    Stats counters;       // committed, cursor, backlog and in_flight are filled in by stats()
+    // Profile lag_counts_trimmed: whether its count runs, what it counted, and the returned
+    // messages retention dropped since the last poll.
+    bool counts_trimmed = false;
+    std::uint64_t trimmed_unread = 0;
+    std::uint64_t trimmed_returned = 0;
+    Stats counters;  // committed, cursor, backlog and in_flight are filled in by stats()
     // R19: what the last commit saved (a durable broker writes one when the committed
     // position moves or a message dies, at the end of poll, ack, nack, expire, each push
     // offer, and seek, which always saves).
@@ -473,7 +490,7 @@ class Model {
   static void validate_start(const Topic& t, const Start& start);
   static Offset start_cursor(const Topic& t, const Start& start);
   static bool matches(const Headers& filter, const Message& m);
-  static void catch_up(const Topic& t, Sub& s);
+  void catch_up(const Topic& t, Sub& s) const;
   static void forget_held(Sub& s, Offset offset);
   std::optional<Offset> next_message(const Topic& t, Sub& s, Millis now) const;
   int offer(const Topic& t, Sub& s, Offset offset, const std::string& member,
