@@ -314,9 +314,6 @@ TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatIsHeldAndHandsItOutAnew) {
   }
 }
 
-// retry_wait_holds_a_place: with max_in_flight 1, a message waiting for its retry keeps
-// the place: no new message is offered until it has been offered again and settled.
-// Strictly the waiting message holds nothing and the next one is offered.
 // seek_moves_only_the_cursor: a held message the cursor reaches again is handed out anew at
 // attempt 1, also when its one attempt used up max_deliveries (its attempts start over).
 TEST(ModelProfile, SeekMovesOnlyTheCursorHandsOutAnewWhatUsedItsLastAttempt) {
@@ -333,6 +330,9 @@ TEST(ModelProfile, SeekMovesOnlyTheCursorHandsOutAnewWhatUsedItsLastAttempt) {
   EXPECT_TRUE(m.dead_letters("t", "p").empty());
 }
 
+// retry_wait_holds_a_place: with max_in_flight 1, a message waiting for its retry keeps
+// the place: no new message is offered until it has been offered again and settled.
+// Strictly the waiting message holds nothing and the next one is offered.
 TEST(ModelProfile, RetryWaitHoldsAPlace) {
   for (const bool on : {false, true}) {
     Model m(Profile{.retry_wait_holds_a_place = on});

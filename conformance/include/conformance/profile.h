@@ -44,7 +44,7 @@ enum class Switch {
                                    // it was given to sets its wait anew
   kLagAgeUnknown,                  // observation: lag reports how many messages wait, not how
                                    // old the oldest is
-  kLagCountsTrimmed,         // model: lag counts for good what retention dropped before
+  kLagCountsTrimmed,               // model: lag counts for good what retention dropped before
                                    // the cursor reached it, once the subscription has read
 };
 

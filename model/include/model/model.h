@@ -106,10 +106,11 @@ struct Profile {
   /// the subscription's cursor reached it, once that count runs (from a pull subscription's
   /// creation at the end, its first message taken from the cursor, filtered ones too, or a
   /// seek, which starts it again at 0; before that, kept messages only); and a message
-  /// returned while kept and dropped after, until the subscription's next poll (one returned
-  /// when already dropped is not: the claim that returns it drops it). (Redis: XINFO GROUPS's lag is
-  /// entries added less the group's read counter, which grows by one a read once it is
-  /// known; its pending count keeps a trimmed entry until XAUTOCLAIM drops it.)
+  /// returned while kept and dropped after, until the subscription's next poll (one
+  /// returned when already dropped is not: the claim that returns it drops it). (Redis:
+  /// XINFO GROUPS's lag is entries added less the group's read counter, which grows by one
+  /// a read once it is known; its pending count keeps a trimmed entry until XAUTOCLAIM
+  /// drops it.)
   bool lag_counts_trimmed = false;
 };
 
