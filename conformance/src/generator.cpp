@@ -129,21 +129,18 @@ class Maker {
   void add(const oplang::Op& op) {
     script_.push_back(op);
     const oplang::Outcome out = tracker_.step(op);
-    // The ack timeout of each subscription the model made: an extend uses it (the subset's
-    // only extension, target.h).
+    // Each subscription the model made: an extend uses its ack timeout (the subset's only
+    // extension, target.h), a lag its filter.
     if (out.error) return;
     if (const auto* c = std::get_if<oplang::CreateTopic>(&op)) {
       publish_times_.erase(c->name);
       if (c->retention_messages > 0) bounds_[c->name] = c->retention_messages;
     } else if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
-      ack_timeouts_.try_emplace({s->topic, s->name}, s->ack_timeout);
-      if (!s->filter.empty()) filtered_.insert({s->topic, s->name});
+      subs_.try_emplace({s->topic, s->name}, *s);
     } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
-      ack_timeouts_.erase({u->topic, u->name});
-      filtered_.erase({u->topic, u->name});
+      subs_.erase({u->topic, u->name});
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
-      std::erase_if(ack_timeouts_, [&](const auto& e) { return e.first.first == d->name; });
-      std::erase_if(filtered_, [&](const auto& e) { return e.first == d->name; });
+      std::erase_if(subs_, [&](const auto& e) { return e.first.first == d->name; });
       bounds_.erase(d->name);
       publish_times_.erase(d->name);
     } else if (const auto* pub = std::get_if<oplang::Publish>(&op)) {
@@ -252,11 +249,19 @@ class Maker {
     add(oplang::Seek{t, sub(), from + static_cast<model::Offset>(pick(end + 2 - from))});
   }
 
+  /// The ack timeout of subscription s of topic t; the first of the options' for one the
+  /// model has not made (the step is then refused whatever it extends by).
+  model::Millis ack_timeout(const std::string& t, const std::string& s) const {
+    const auto made = subs_.find({t, s});
+    return made != subs_.end() ? made->second.ack_timeout : options_.ack_timeouts[0];
+  }
+
   /// A lag (R27) of a subscription, or of one that does not exist (refused); of one with a
   /// header filter only where options allow (GenOptions::lag_filtered).
   void lag() {
     const oplang::GetLag op{topic(), sub()};
-    if (options_.lag_filtered || !filtered_.contains({op.topic, op.name})) add(op);
+    const auto made = subs_.find({op.topic, op.name});
+    if (options_.lag_filtered || made == subs_.end() || made->second.filter.empty()) add(op);
   }
 
   /// A nack, half the time with a delay where options allow (GenOptions::nack_delays).
@@ -264,11 +269,8 @@ class Maker {
             const std::string& member) {
     oplang::Nack n{t, s, offset, member, oplang::Which::kOffset};
     if (options_.nack_delays && chance(50)) {
-      const auto timeout = ack_timeouts_.find({t, s});
       const model::Millis lo = options_.margin + 1;
-      const model::Millis hi =
-          (timeout != ack_timeouts_.end() ? timeout->second : options_.ack_timeouts[0]) -
-          options_.margin - 1;
+      const model::Millis hi = ack_timeout(t, s) - options_.margin - 1;
       n.delay = chance(20) || hi < lo ? 0 : lo + static_cast<model::Millis>(pick(hi - lo + 1));
       if (!spaced_after(n)) n.delay.reset();
     }
@@ -333,13 +335,12 @@ class Maker {
         nack(t, s, offset, m);
         break;
       case Answer::kExtend: {
-        const auto timeout = ack_timeouts_.find({t, s});
         oplang::Extend e;
         e.topic = t;
         e.sub = s;
         e.offset = offset;
         e.member = m;
-        e.extension = timeout != ack_timeouts_.end() ? timeout->second : options_.ack_timeouts[0];
+        e.extension = ack_timeout(t, s);
         if (spaced_after(e)) add(e);
         break;
       }
@@ -371,14 +372,13 @@ class Maker {
   void extend_all() {
     for (const auto& [key, hold] : tracker_.held()) {
       const auto& [t, s, offset] = key;
-      const auto timeout = ack_timeouts_.find({t, s});
-      if (timeout == ack_timeouts_.end()) continue;
+      if (!subs_.contains({t, s})) continue;
       oplang::Extend e;
       e.topic = t;
       e.sub = s;
       e.offset = offset;
       e.member = hold.member;
-      e.extension = timeout->second;
+      e.extension = ack_timeout(t, s);
       if (!spaced_after(e)) continue;
       extended_from_.try_emplace(key, hold.deadline);
       add(e);
@@ -395,7 +395,7 @@ class Maker {
     if (!tracker_.advance_ok(ms)) return;
     add(oplang::Advance{ms});
     add(oplang::Expire{});
-    for (const auto& [key, timeout] : ack_timeouts_) {
+    for (const auto& [key, made] : subs_) {
       add(oplang::GetDeadLetters{key.first, key.second});  // changes no subscription
     }
   }
@@ -450,8 +450,7 @@ class Maker {
   const bool expire_with_advance_;
   oplang::Script script_;
   std::size_t published_ = 0;
-  std::map<std::pair<std::string, std::string>, model::Millis> ack_timeouts_;
-  std::set<std::pair<std::string, std::string>> filtered_;  // subscriptions with a header filter
+  std::map<std::pair<std::string, std::string>, oplang::SubscribePull> subs_;
   // Every (topic, subscription, offset, member) a poll handed out.
   std::set<std::tuple<std::string, std::string, model::Offset, std::string>> given_;
   std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound
