@@ -84,7 +84,7 @@ void BrokerServer::start() {
   std::vector<std::string> args = {
       binary_,
       "--dir",
-      dir_ + "/store",
+      options_.store_dir.empty() ? dir_ + "/store" : options_.store_dir,
       "--port",
       std::to_string(port_),
       "--sync",

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,7 +128,7 @@ std::string failure_line(const std::string& what, const std::string& binary, int
 }
 
 int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
-                        const std::string& dir) {
+                        const std::string& dir, const std::string& unmount) {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -164,6 +165,7 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
       ::kill(-group, SIGKILL);
       const struct timespec tick { 0, 50000000 };
       for (int i = 0; i < 200 && ::kill(-group, 0) == 0; ++i) ::nanosleep(&tick, nullptr);
+      if (!unmount.empty()) ::umount2(unmount.c_str(), MNT_DETACH);
       if (!dir.empty()) ::execv(rm_argv[0], rm_argv.data());
       ::_exit(0);
     }

@@ -66,7 +66,7 @@ NatsServer::NatsServer(NatsServerOptions options) : options_(std::move(options))
 }
 
 void NatsServer::start() {
-  const std::string store = dir_ + "/store";
+  const std::string store = options_.store_dir.empty() ? dir_ + "/store" : options_.store_dir;
   const std::string log = dir_ + "/server.log";
   std::vector<std::string> args = {binary_, "-js", "-a", "127.0.0.1", "-p", std::to_string(port_),
                                    "-sd",   store, "-l", log};

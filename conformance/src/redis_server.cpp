@@ -141,7 +141,7 @@ void RedisServer::start() {
                                    "--port",
                                    std::to_string(port_),
                                    "--dir",
-                                   dir_,
+                                   options_.data_dir.empty() ? dir_ : options_.data_dir,
                                    "--logfile",
                                    dir_ + "/server.log",
                                    "--save",

@@ -16,6 +16,8 @@ namespace conformance {
 struct BrokerServerOptions {
   bool sync_always = true;
   long interval_ms = 1000;
+  /// Where the broker keeps its storage; "" for DIR/store (a lazy file system's mount, say).
+  std::string store_dir;
 };
 
 /// Starts `broker_server --dir DIR/store --port PORT --sync ...` in its own process group

@@ -43,9 +43,11 @@ class LocalProcess {
   /// appended to `out`. Returns 0, or the errno of an exec that failed (then nothing runs).
   /// If the tool that called spawn dies without stopping the process (even by SIGKILL), a
   /// watchdog kills the process group within about a second and then removes `dir` (if not
-  /// empty): no server and no directory outlive the tool. Throws TargetFailure if it cannot
-  /// fork.
-  int spawn(std::vector<std::string> args, const std::string& out, const std::string& dir = "");
+  /// empty), after detaching the mount at `unmount` (if not empty: a file system the process
+  /// served): no server, mount or directory outlives the tool. Throws TargetFailure if it
+  /// cannot fork.
+  int spawn(std::vector<std::string> args, const std::string& out, const std::string& dir = "",
+            const std::string& unmount = "");
   /// Whether the process runs (reaps it if it has exited).
   [[nodiscard]] bool alive();
   /// SIGKILL to its group, then waits for it: a crash.

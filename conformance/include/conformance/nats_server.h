@@ -21,6 +21,8 @@ struct NatsServerOptions {
   int port = 0;
   std::vector<std::string> extra_args;
   bool wait_for_jetstream = true;
+  /// Where JetStream keeps its store; "" for DIR/store (a lazy file system's mount, say).
+  std::string store_dir;
 };
 
 /// Starts `nats-server -js -a 127.0.0.1 -p PORT -sd DIR/store -l DIR/server.log` in its own

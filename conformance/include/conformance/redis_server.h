@@ -26,6 +26,8 @@ struct RedisServerOptions {
   std::optional<Fsync> appendonly;
   /// 0: a free port the kernel hands out; otherwise this one (refused if it is in use).
   int port = 0;
+  /// Where the data and AOF go (--dir); "" for DIR (a lazy file system's mount, say).
+  std::string data_dir;
 };
 
 /// Starts `redis-server --bind 127.0.0.1 --port PORT --dir DIR --save "" --appendonly ...`

@@ -1,0 +1,54 @@
+// The fault "lost unsynced writes": a server's data directory on a lazy file system
+// (conformance/tools/lazy_fs.cpp) that keeps each file's writes in memory until the file is
+// synced and drops them on command, as a power cut drops a page cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "conformance/local_process.h"
+
+namespace conformance {
+
+/// Why a lazy file system cannot be mounted on this machine, in one line ("" if it can):
+/// no /dev/fuse, not root, or no lazy_fs binary. Throws nothing.
+std::string lazy_fs_unavailable();
+
+/// The lazy file system's counters since it was mounted: fsyncs (and fdatasyncs) and
+/// writes it served, bytes and files unsynced now, drops made and bytes they dropped.
+struct LazyFsCounters {
+  std::uint64_t fsyncs = 0, writes = 0, pending_bytes = 0, pending_files = 0;
+  std::uint64_t drops = 0, dropped_bytes = 0;
+};
+
+/// One lazy file system: `lazy_fs DIR/backing DIR/mnt` in a fresh temporary directory, in
+/// its own process group, waited for (at most ~10 s) until it serves. The binary is
+/// $LAZY_FS_BIN if set, else lazy_fs beside the running program, else the one this build
+/// made. Throws TargetFailure with one line (lazy_fs_unavailable(), or the mount failing
+/// with its log's last line). The destructor unmounts it (SIGTERM, else a lazy unmount) and
+/// removes the directory; if the tool is killed, the process's watchdog does. Not
+/// thread-safe.
+class LazyFs {
+ public:
+  LazyFs();
+  ~LazyFs();
+  LazyFs(const LazyFs&) = delete;
+  LazyFs& operator=(const LazyFs&) = delete;
+
+  /// The mount point: the directory to give a server as its data directory.
+  [[nodiscard]] const std::string& path() const { return mount_; }
+  /// Forgets every write not yet synced, in every file (the server using it must be down:
+  /// a power cut). Returns the bytes dropped. Throws TargetFailure if it does not answer.
+  std::uint64_t drop_unsynced();
+  /// The counters now. Throws TargetFailure if it does not answer.
+  [[nodiscard]] LazyFsCounters counters() const;
+
+ private:
+  void unmount();
+
+  std::string dir_;
+  std::string mount_;
+  LocalProcess process_;
+};
+
+}  // namespace conformance
