@@ -107,4 +107,8 @@ void BrokerServer::fail(const std::string& what) {
   throw TargetFailure(msg);
 }
 
+void BrokerServer::pause() { process_.pause(); }
+
+void BrokerServer::resume() { process_.resume(); }
+
 }  // namespace conformance

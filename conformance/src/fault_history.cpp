@@ -99,6 +99,7 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
     const std::optional<std::size_t> index = index_of(e.value);
     switch (e.kind) {
       case FaultEvent::Kind::kPollFailed:
+      case FaultEvent::Kind::kAckFailed:
         in_poll = false;
         break;
       case FaultEvent::Kind::kPublish:
@@ -167,6 +168,16 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
   }
   for (const auto& [value, result] : published) {
     if (result == PublishResult::kOk && !delivered.contains(value)) add(out, seen, "lost", value);
+  }
+  std::set<std::string> ack_tried;  // an accepted ack, or one the engine left unanswered
+  for (const FaultEvent& e : history) {
+    if ((e.kind == FaultEvent::Kind::kAck && e.accepted) ||
+        e.kind == FaultEvent::Kind::kAckFailed) {
+      ack_tried.insert(e.value);
+    }
+  }
+  for (const std::string& value : delivered) {
+    if (!ack_tried.contains(value)) add(out, seen, "lost-unacked", value);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The fault workload (conformance/faults.h).
 #include "conformance/faults.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -45,18 +46,63 @@ bool sleep_until(Clock::time_point until, const std::atomic<bool>& done) {
 
 }  // namespace
 
-std::vector<Fault> fault_schedule(const FaultOptions& options) {
-  if (options.kinds != "kill9" && options.kinds != "restart" && options.kinds != "both") {
-    throw std::invalid_argument("fault kind must be kill9, restart or both, not " + options.kinds);
+std::string fault_kind_name(Fault::Kind kind) {
+  switch (kind) {
+    case Fault::Kind::kKill9:
+      return "kill9";
+    case Fault::Kind::kRestart:
+      return "restart";
+    case Fault::Kind::kPause:
+      return "pause";
+    case Fault::Kind::kLoseUnsynced:
+      return "lose-unsynced";
   }
+  return "?";
+}
+
+std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
+  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9, Fault::Kind::kRestart,
+                                                Fault::Kind::kPause, Fault::Kind::kLoseUnsynced};
+  if (kinds == "both") return {Fault::Kind::kKill9, Fault::Kind::kRestart};
+  std::vector<Fault::Kind> out;
+  std::size_t from = 0;
+  while (from <= kinds.size()) {
+    const std::size_t comma = std::min(kinds.find(',', from), kinds.size());
+    const std::string name = kinds.substr(from, comma - from);
+    from = comma + 1;
+    auto it = std::find_if(kAll.begin(), kAll.end(),
+                           [&](Fault::Kind k) { return fault_kind_name(k) == name; });
+    if (it == kAll.end() || std::find(out.begin(), out.end(), *it) != out.end()) {
+      throw std::invalid_argument(
+          "fault kinds are a comma-separated list of kill9, restart, pause and lose-unsynced "
+          "(each once), or both (kill9,restart); not " +
+          kinds);
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
+std::vector<Fault> fault_schedule(const FaultOptions& options) {
+  const std::vector<Fault::Kind> kinds = fault_kinds(options.kinds);
   std::mt19937_64 rng(options.seed);
   std::vector<Fault> out;
   const auto end_ms = static_cast<std::int64_t>(options.seconds * 1000) - 1000;
   for (std::int64_t at = 1000; at < end_ms; at += 1500 + static_cast<std::int64_t>(rng() % 2500)) {
     Fault f;
     f.at_ms = at;
-    f.kill9 = options.kinds == "kill9" || (options.kinds == "both" && rng() % 2 == 0);
-    f.down_ms = f.kill9 ? static_cast<std::int64_t>(rng() % 800) : 0;
+    f.kind = kinds.size() == 1 ? kinds[0] : kinds[rng() % kinds.size()];
+    switch (f.kind) {
+      case Fault::Kind::kKill9:
+      case Fault::Kind::kLoseUnsynced:
+        f.down_ms = static_cast<std::int64_t>(rng() % 800);
+        break;
+      case Fault::Kind::kPause:
+        f.down_ms = 200 + static_cast<std::int64_t>(rng() % 2300);
+        break;
+      case Fault::Kind::kRestart:
+        break;
+    }
     out.push_back(f);
   }
   return out;
@@ -66,6 +112,16 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
                        const std::function<bool()>& stop) {
   FaultReport report;
   report.faults = fault_schedule(options);
+  for (const Fault& f : report.faults) {
+    const bool offered = f.kind == Fault::Kind::kKill9     ? control.kill9 && control.restart
+                         : f.kind == Fault::Kind::kRestart ? control.stop && control.restart
+                         : f.kind == Fault::Kind::kPause   ? control.pause && control.resume
+                                                         : control.lose_unsynced && control.restart;
+    if (!offered) {
+      throw std::invalid_argument("the fault " + fault_kind_name(f.kind) +
+                                  " is not offered for this engine");
+    }
+  }
   // The client's choices come from their own stream of the seed, apart from the schedule.
   std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ULL + 17);
   report.consumers = options.consumers > 0 ? options.consumers : 1 + static_cast<int>(rng() % 3);
@@ -82,6 +138,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   sp.max_deliveries = 0;  // no dead letters: every value stays deliverable until acked
   sp.start = model::Start{model::Start::Kind::kBeginning, 0};
   must(sp, "subscribe_pull");
+  if (control.after_setup) control.after_setup();
 
   const auto start = Clock::now();
   std::atomic<bool> done{false};
@@ -94,14 +151,25 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     try {
       for (const Fault& f : report.faults) {
         if (!sleep_until(start + std::chrono::milliseconds(f.at_ms), done)) return;
-        if (f.kill9) {
-          control.kill9();
-          ++epoch;
-          // Down for a while, whatever: the restart must happen even if the run is ending.
-          std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
-        } else {
-          control.stop();
-          ++epoch;
+        switch (f.kind) {
+          case Fault::Kind::kPause:
+            control.pause();
+            // Paused for a while, whatever: the resume must happen even if the run is ending.
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            control.resume();
+            ++faults_done;
+            continue;  // the process kept its memory: not down
+          case Fault::Kind::kKill9:
+          case Fault::Kind::kLoseUnsynced:
+            (f.kind == Fault::Kind::kKill9 ? control.kill9 : control.lose_unsynced)();
+            ++epoch;
+            // Down for a while, whatever: the restart must happen even if the run is ending.
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            break;
+          case Fault::Kind::kRestart:
+            control.stop();
+            ++epoch;
+            break;
         }
         control.restart();
         ++faults_done;
@@ -179,9 +247,17 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         ack.offset = m.offset;
         ack.member = member(k);
         const std::optional<oplang::Outcome> a = call(ack);
-        // An ack the engine failed may or may not have happened: no event either way.
-        if (!a) continue;
         FaultEvent e;
+        if (!a) {  // it may or may not have happened
+          e.kind = FaultEvent::Kind::kAckFailed;
+          e.value = m.payload;
+          e.consumer = member(k);
+          e.id = std::to_string(m.offset);
+          e.at_ms = ms_since(start);
+          e.epoch = call_epoch;
+          report.history.push_back(e);
+          continue;
+        }
         e.kind = FaultEvent::Kind::kAck;
         e.value = m.payload;
         e.consumer = member(k);
@@ -204,10 +280,18 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     return got->size();
   };
 
+  // Seconds in which the consumers rest (about one in three, drawn from the seed), so a
+  // fault finds messages published and not yet handed out, not only ones in flight.
+  std::vector<bool> resting;
+  {
+    std::mt19937_64 rest_rng(options.seed * 0x9E3779B97F4A7C15ULL + 29);
+    for (double t = 0; t < options.seconds + 1; t += 1) resting.push_back(rest_rng() % 3 == 0);
+  }
   double next_progress = 5;
   while (since(start) < options.seconds && !done) {
     if (stop()) throw TargetFailure("fault run: interrupted");
-    if (rng() % 2 == 0) {
+    const auto second = static_cast<std::size_t>(since(start));
+    if (rng() % 2 == 0 || (second < resting.size() && resting[second])) {
       const std::string value = "v" + std::to_string(report.published++);
       FaultEvent e;
       e.kind = FaultEvent::Kind::kPublish;

@@ -45,7 +45,8 @@ std::string lazy_fs_binary() {
 
 // Whether path is a mount point now (its device differs from its parent's).
 bool mounted(const std::string& path) {
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::stat(path.c_str(), &self) != 0) return true;  // ENOTCONN: a dead FUSE mount is one
   if (::stat((path + "/..").c_str(), &parent) != 0) return false;
   return self.st_dev != parent.st_dev;
@@ -113,6 +114,12 @@ std::uint64_t LazyFs::drop_unsynced() {
   return counters().dropped_bytes - before;
 }
 
+void LazyFs::write_back() {
+  std::ofstream control(mount_ + "/.lazyfs");
+  control << "writeback" << std::flush;
+  if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused the write-back");
+}
+
 LazyFsCounters LazyFs::counters() const {
   std::ifstream control(mount_ + "/.lazyfs");
   if (!control) throw TargetFailure("lazy_fs at " + mount_ + " does not answer");
@@ -120,12 +127,18 @@ LazyFsCounters LazyFs::counters() const {
   std::string name;
   std::uint64_t value = 0;
   while (control >> name >> value) {
-    if (name == "fsyncs") c.fsyncs = value;
-    else if (name == "writes") c.writes = value;
-    else if (name == "pending_bytes") c.pending_bytes = value;
-    else if (name == "pending_files") c.pending_files = value;
-    else if (name == "drops") c.drops = value;
-    else if (name == "dropped_bytes") c.dropped_bytes = value;
+    if (name == "fsyncs")
+      c.fsyncs = value;
+    else if (name == "writes")
+      c.writes = value;
+    else if (name == "pending_bytes")
+      c.pending_bytes = value;
+    else if (name == "pending_files")
+      c.pending_files = value;
+    else if (name == "drops")
+      c.drops = value;
+    else if (name == "dropped_bytes")
+      c.dropped_bytes = value;
   }
   return c;
 }

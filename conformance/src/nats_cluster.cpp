@@ -43,7 +43,7 @@ bool places_r3(const std::string& url) {
 
 }  // namespace
 
-NatsCluster::NatsCluster() {
+NatsCluster::NatsCluster(const std::array<std::string, 3>& store_dirs) {
   std::array<int, 3> client{}, route{};
   for (int i = 0; i < 3; ++i) {
     client[i] = free_loopback_port();
@@ -59,6 +59,7 @@ NatsCluster::NatsCluster() {
     NatsServerOptions o;
     o.port = client[i];
     o.wait_for_jetstream = false;  // no quorum until two nodes run
+    o.store_dir = store_dirs[i];
     o.extra_args = {"--name",         "n" + std::to_string(i + 1),
                     "--cluster_name", "aloc",
                     "--cluster",      "nats://127.0.0.1:" + std::to_string(route[i]),

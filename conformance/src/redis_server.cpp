@@ -195,4 +195,8 @@ void RedisServer::fail(const std::string& what) {
   throw TargetFailure(msg);
 }
 
+void RedisServer::pause() { process_.pause(); }
+
+void RedisServer::resume() { process_.resume(); }
+
 }  // namespace conformance

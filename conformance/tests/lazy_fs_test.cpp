@@ -1,6 +1,8 @@
 // The lazy file system: its unsynced writes against a model of a file and its disk copy,
 // in memory and through a real FUSE mount; a power cut keeps exactly what was synced; the
 // mount goes when its owner dies.
+#include "conformance/lazy_fs.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -17,7 +19,6 @@
 #include <variant>
 #include <vector>
 
-#include "conformance/lazy_fs.h"
 #include "conformance/target.h"
 #include "conformance/unsynced_writes.h"
 
@@ -44,8 +45,9 @@ struct FileModel {
 
 // Bytes of every value (not just ASCII), short or long.
 rc::Gen<std::string> gen_bytes() {
-  return rc::gen::map(rc::gen::container<std::vector<unsigned char>>(rc::gen::arbitrary<unsigned char>()),
-                      [](const std::vector<unsigned char>& v) { return std::string(v.begin(), v.end()); });
+  return rc::gen::map(
+      rc::gen::container<std::vector<unsigned char>>(rc::gen::arbitrary<unsigned char>()),
+      [](const std::vector<unsigned char>& v) { return std::string(v.begin(), v.end()); });
 }
 
 struct Write {
@@ -72,9 +74,10 @@ void showValue(const FileOp& op, std::ostream& os) {
 
 rc::Gen<FileOp> gen_file_op() {
   return rc::gen::weightedOneOf<FileOp>(
-      {{6, rc::gen::construct<FileOp>(rc::gen::construct<Write>(rc::gen::inRange<std::uint64_t>(0, 300),
-                                                                gen_bytes()))},
-       {1, rc::gen::construct<FileOp>(rc::gen::construct<Truncate>(rc::gen::inRange<std::uint64_t>(0, 400)))},
+      {{6, rc::gen::construct<FileOp>(
+               rc::gen::construct<Write>(rc::gen::inRange<std::uint64_t>(0, 300), gen_bytes()))},
+       {1, rc::gen::construct<FileOp>(
+               rc::gen::construct<Truncate>(rc::gen::inRange<std::uint64_t>(0, 400)))},
        {2, rc::gen::construct<FileOp>(rc::gen::just(Sync{}))},
        {1, rc::gen::construct<FileOp>(rc::gen::just(PowerCut{}))}});
 }
@@ -122,16 +125,18 @@ TEST(UnsyncedWrites, AReaderSeesEveryWriteAndAPowerCutKeepsWhatWasSynced) {
 
 // One step on a real mount: file `file` of three.
 struct MountOp {
-  enum class Kind { kWrite, kAppend, kSync, kTruncate, kReopen } kind;
+  enum class Kind { kWrite, kAppend, kSync, kTruncate, kReopen, kWriteBack } kind;
   int file;
   std::uint64_t offset;
   std::string bytes;
 };
 
 void showValue(const MountOp& op, std::ostream& os) {
-  static const char* const kNames[] = {"pwrite", "append", "fsync", "ftruncate", "reopen"};
+  static const char* const kNames[] = {"pwrite",    "append", "fsync",
+                                       "ftruncate", "reopen", "write back (every file)"};
   os << kNames[static_cast<int>(op.kind)] << " f" << op.file;
-  if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kTruncate) os << " " << op.offset;
+  if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kTruncate)
+    os << " " << op.offset;
   if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kAppend) {
     os << " [" << op.bytes.size() << " bytes]";
   }
@@ -144,7 +149,8 @@ rc::Gen<MountOp> gen_mount_op() {
                                                             {3, MountOp::Kind::kAppend},
                                                             {2, MountOp::Kind::kSync},
                                                             {1, MountOp::Kind::kTruncate},
-                                                            {1, MountOp::Kind::kReopen}})),
+                                                            {1, MountOp::Kind::kReopen},
+                                                            {1, MountOp::Kind::kWriteBack}})),
       rc::gen::set(&MountOp::file, rc::gen::inRange(0, 3)),
       rc::gen::set(&MountOp::offset, rc::gen::inRange<std::uint64_t>(0, 5000)),
       rc::gen::set(&MountOp::bytes, gen_bytes()));
@@ -183,8 +189,9 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
       FileModel& m = models[i];
       switch (op.kind) {
         case MountOp::Kind::kWrite:
-          RC_ASSERT(::pwrite(fds[i], op.bytes.data(), op.bytes.size(), static_cast<off_t>(op.offset)) ==
-                    static_cast<ssize_t>(op.bytes.size()));
+          RC_ASSERT(
+              ::pwrite(fds[i], op.bytes.data(), op.bytes.size(), static_cast<off_t>(op.offset)) ==
+              static_cast<ssize_t>(op.bytes.size()));
           m.write(op.offset, op.bytes);
           break;
         case MountOp::Kind::kAppend:
@@ -199,6 +206,10 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
         case MountOp::Kind::kTruncate:
           RC_ASSERT(::ftruncate(fds[i], static_cast<off_t>(op.offset)) == 0);
           m.truncate(op.offset);
+          break;
+        case MountOp::Kind::kWriteBack:
+          fs.write_back();
+          for (FileModel& each : models) each.sync();
           break;
         case MountOp::Kind::kReopen:
           ::close(fds[i]);
@@ -227,7 +238,8 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
 
 // Whether path is a mount point of its own.
 bool is_mount_point(const std::string& path) {
-  struct stat self {}, parent {};
+  struct stat self {
+  }, parent{};
   if (::stat(path.c_str(), &self) != 0) return errno == ENOTCONN;
   return ::stat((path + "/..").c_str(), &parent) == 0 && self.st_dev != parent.st_dev;
 }

@@ -4,7 +4,7 @@
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
 //   conformance --target inproc|redis|jetstream|jetstream-cluster --faults [--seconds N]
-//               [--seed S] [--fault kill9|restart|both] [--appendfsync always|everysec]
+//               [--seed S] [--fault KIND,...] [--appendfsync always|everysec]
 //               [--strict [--allow NAME,...]]
 //     (inproc --faults: the durable broker served by broker_server, killed and restarted;
 //     --appendfsync everysec is its FsyncPolicy::every(1 s), always its default)
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "conformance/fault_history.h"
+#include "conformance/faults.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
@@ -137,7 +138,10 @@ const char* const kHelp =
     "  --replay FILE      run one script (.script) or parallel program (.program), step by step\n"
     "  --faults           the fault workload: the tool kills and restarts the server under a\n"
     "                     stream of publishes and polls, and judges the history\n"
-    "  --fault KIND       --faults: kill9, restart or both (default both)\n"
+    "  --fault KINDS      --faults: a comma-separated list of kill9, restart, pause (SIGSTOP,\n"
+    "                     then SIGCONT) and lose-unsynced (a power cut: kill -9, then the\n"
+    "                     writes not yet fsynced are dropped; needs /dev/fuse and root), or\n"
+    "                     both (kill9,restart; the default)\n"
     "  --appendfsync P    --faults on redis and inproc: always (default) or everysec\n"
     "  --strict           --faults: exit 1 on any anomaly not in --allow\n"
     "  --allow A,B        --faults --strict: anomalies that do not fail the run\n"
@@ -283,8 +287,20 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         return std::nullopt;
       }
     }
-    if (a.fault_kinds != "kill9" && a.fault_kinds != "restart" && a.fault_kinds != "both") {
-      error = "--fault is kill9, restart or both";
+    try {
+      const std::vector<conformance::Fault::Kind> kinds = conformance::fault_kinds(a.fault_kinds);
+      const bool process_only =
+          std::all_of(kinds.begin(), kinds.end(), [](conformance::Fault::Kind k) {
+            return k == conformance::Fault::Kind::kKill9 || k == conformance::Fault::Kind::kRestart;
+          });
+      if (!a.url.empty() && !process_only) {
+        error =
+            "--faults --url offers kill9 and restart only (the tool does not run the "
+            "deployment's processes or file system)";
+        return std::nullopt;
+      }
+    } catch (const std::invalid_argument& e) {
+      error = std::string("--fault: ") + e.what();
       return std::nullopt;
     }
     if (a.appendfsync != "always" && a.appendfsync != "everysec") {
@@ -295,7 +311,7 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       if (std::find(conformance::anomaly_names().begin(), conformance::anomaly_names().end(),
                     name) == conformance::anomaly_names().end()) {
         error =
-            "--allow names anomalies (lost, unexpected, duplicated, acked-came-back, "
+            "--allow names anomalies (lost, lost-unacked, unexpected, duplicated, acked-came-back, "
             "floor-came-back, nonmonotonic, poll-skip), not " +
             name;
         return std::nullopt;

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -10,13 +12,16 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "conformance/broker_server.h"
 #include "conformance/faults.h"
 #include "conformance/jetstream_target.h"
+#include "conformance/lazy_fs.h"
 #include "conformance/leftovers.h"
 #include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
@@ -54,6 +59,26 @@ std::string kind_of(const conformance::FaultEvent& e) {
       return e.accepted ? "ack ok" : "ack refused";
     case conformance::FaultEvent::Kind::kPollFailed:
       return "poll info";
+    case conformance::FaultEvent::Kind::kAckFailed:
+      return "ack info";
+  }
+  return "?";
+}
+
+// A fault as the history and the log name it: "kill -9", "clean restart", "pause",
+// "power cut (lose unsynced writes)"; with its duration if `timed`.
+std::string fault_text(const conformance::Fault& f, bool timed) {
+  using Kind = conformance::Fault::Kind;
+  const std::string down = timed ? ", down " + std::to_string(f.down_ms) + " ms" : "";
+  switch (f.kind) {
+    case Kind::kKill9:
+      return "kill -9" + down;
+    case Kind::kRestart:
+      return "clean restart";
+    case Kind::kPause:
+      return "pause" + (timed ? " " + std::to_string(f.down_ms) + " ms" : std::string());
+    case Kind::kLoseUnsynced:
+      return "power cut (unsynced writes lost)" + down;
   }
   return "?";
 }
@@ -62,15 +87,12 @@ std::string kind_of(const conformance::FaultEvent& e) {
 void write_history(const std::string& path, const conformance::FaultReport& r) {
   std::ofstream out(path);
   for (const conformance::Fault& f : r.faults) {
-    out << "# fault at " << f.at_ms << " ms: "
-        << (f.kill9 ? "kill -9, down " + std::to_string(f.down_ms) + " ms" : "clean restart")
-        << "\n";
+    out << "# fault at " << f.at_ms << " ms: " << fault_text(f, true) << "\n";
   }
   std::size_t next = 0;  // the next fault to print in its place among the events
   for (const conformance::FaultEvent& e : r.history) {
     for (; next < r.faults.size() && r.faults[next].at_ms <= e.at_ms; ++next) {
-      out << "## " << r.faults[next].at_ms
-          << " ms: " << (r.faults[next].kill9 ? "kill -9" : "clean restart") << "\n";
+      out << "## " << r.faults[next].at_ms << " ms: " << fault_text(r.faults[next], false) << "\n";
     }
     out << e.at_ms << " ms: " << kind_of(e) << " " << e.value;
     if (e.kind != conformance::FaultEvent::Kind::kPublish)
@@ -93,12 +115,35 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
   const std::string prefix = conformance::run_prefix(::getpid()) + "_f";
   std::string persistence;
   try {
+    using Kind = conformance::Fault::Kind;
+    const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
+    const bool power_cuts =
+        std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
+    // Declared before the servers, so unmounted after they stop.
+    std::vector<std::unique_ptr<conformance::LazyFs>> disks;
+    std::vector<std::uint64_t> dropped;  // bytes each power cut dropped, over every disk
+    auto new_disk = [&] {
+      disks.push_back(std::make_unique<conformance::LazyFs>());
+      return disks.back()->path();
+    };
+    // A power cut of the servers on disks (all of them if empty): killed first, then what
+    // their files had not synced is gone.
+    auto drop_unsynced = [&](const std::vector<int>& which) {
+      std::uint64_t bytes = 0;
+      for (std::size_t i = 0; i < disks.size(); ++i) {
+        if (which.empty() ||
+            std::find(which.begin(), which.end(), static_cast<int>(i)) != which.end()) {
+          bytes += disks[i]->drop_unsynced();
+        }
+      }
+      dropped.push_back(bytes);
+    };
     std::unique_ptr<conformance::BrokerServer> served;
     std::unique_ptr<conformance::NatsServer> nats;
     std::unique_ptr<conformance::NatsCluster> cluster;
     conformance::JetStreamTarget* on_cluster = nullptr;
-    int victim = -1;     // the node a kill -9 took down, to start again
-    int kills_done = 0;  // kill -9 alternates: the stream leader, then a follower
+    std::vector<int> victims;  // the nodes a fault took down or paused, to start again
+    int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
 #ifdef CONFORMANCE_HAS_REDIS
     std::unique_ptr<conformance::RedisServer> redis;
 #endif
@@ -158,50 +203,95 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
       conformance::BrokerServerOptions bo;
       bo.sync_always = args.appendfsync == "always";
       persistence = bo.sync_always ? "fsync always" : "fsync every 1 s";
+      if (power_cuts) bo.store_dir = new_disk();
       served = std::make_unique<conformance::BrokerServer>(bo);
       std::cerr << "conformance: broker_server (" << persistence << ") started at " << served->url()
                 << "\n";
       control.kill9 = [&] { served->kill9(); };
       control.stop = [&] { served->stop(); };
       control.restart = [&] { served->restart(); };
+      control.pause = [&] { served->pause(); };
+      control.resume = [&] { served->resume(); };
+      if (power_cuts) {
+        control.lose_unsynced = [&] {
+          served->kill9();
+          drop_unsynced({});
+        };
+      }
       target = std::make_unique<conformance::ServedTarget>(served->port());
     } else if (args.target == "jetstream-cluster") {
       persistence = "R3 file store, 3 nodes";
       options.drain_quiet_rounds = 10;  // leaders may still be moving after the last fault
-      cluster = std::make_unique<conformance::NatsCluster>();
+      std::array<std::string, 3> stores;
+      if (power_cuts) {
+        for (std::string& store : stores) store = new_disk();
+      }
+      cluster = std::make_unique<conformance::NatsCluster>(stores);
       std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
       // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
-      // restart restarts the leader.
-      auto leader = [&] {
-        const int l = cluster->leader_of(on_cluster->stream_of("faults"));
+      // restart restarts the leader, a pause pauses it; a power cut takes down a majority
+      // (the leader and a follower) and drops what both had not synced.
+      // The stream's leader (n1 if none is elected within `within`: after a power cut of a
+      // majority there may be none for long).
+      auto leader = [&](std::chrono::milliseconds within = std::chrono::seconds(30)) {
+        const int l = cluster->leader_of(on_cluster->stream_of("faults"), -1, within);
         return l < 0 ? 0 : l;
       };
       control.kill9 = [&, leader] {
         const int l = leader();
-        victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
+        const int victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
+        victims = {victim};
         std::cerr << "faults: kill -9 n" << victim + 1
                   << (victim == l ? " (leader)" : " (follower)") << "\n";
         cluster->node(victim).kill9();
       };
       control.stop = [&, leader] {
-        victim = leader();
-        cluster->node(victim).stop();
+        victims = {leader()};
+        cluster->node(victims[0]).stop();
       };
       control.restart = [&, leader] {
-        const int n = victim >= 0 ? victim : leader();
-        victim = -1;
-        cluster->node(n).restart();
+        if (victims.empty()) victims = {leader()};
+        for (const int n : victims) cluster->node(n).restart();
+        victims.clear();
       };
+      control.pause = [&, leader] {
+        victims = {leader(std::chrono::seconds(2))};
+        cluster->node(victims[0]).pause();
+      };
+      control.resume = [&] {
+        for (const int n : victims) cluster->node(n).resume();
+        victims.clear();
+      };
+      if (power_cuts) {
+        control.lose_unsynced = [&, leader] {
+          const int l = leader(std::chrono::seconds(2));
+          victims = {l, (l + 1) % 3};
+          std::cerr << "faults: power cut of n" << l + 1 << " (leader) and n" << (l + 1) % 3 + 1
+                    << " (follower)\n";
+          for (const int n : victims) cluster->node(n).kill9();
+          drop_unsynced(victims);
+        };
+      }
       auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
       on_cluster = t.get();
       target = std::move(t);
     } else if (args.target == "jetstream") {
       persistence = "file store, default sync";
-      nats = std::make_unique<conformance::NatsServer>();
+      conformance::NatsServerOptions no;
+      if (power_cuts) no.store_dir = new_disk();
+      nats = std::make_unique<conformance::NatsServer>(no);
       std::cerr << "conformance: nats-server started at " << nats->url() << "\n";
       control.kill9 = [&] { nats->kill9(); };
       control.stop = [&] { nats->stop(); };
       control.restart = [&] { nats->restart(); };
+      control.pause = [&] { nats->pause(); };
+      control.resume = [&] { nats->resume(); };
+      if (power_cuts) {
+        control.lose_unsynced = [&] {
+          nats->kill9();
+          drop_unsynced({});
+        };
+      }
       target = std::make_unique<conformance::JetStreamTarget>(nats->url(), prefix, 1, true);
     } else {
 #ifdef CONFORMANCE_HAS_REDIS
@@ -210,41 +300,80 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
       ro.appendonly = args.appendfsync == "always"
                           ? conformance::RedisServerOptions::Fsync::kAlways
                           : conformance::RedisServerOptions::Fsync::kEverySec;
+      if (power_cuts) ro.data_dir = new_disk();
       redis = std::make_unique<conformance::RedisServer>(ro);
       std::cerr << "conformance: redis-server (" << persistence << ") started at " << redis->url()
                 << "\n";
       control.kill9 = [&] { redis->kill9(); };
       control.stop = [&] { redis->stop(); };
       control.restart = [&] { redis->restart(); };
+      control.pause = [&] { redis->pause(); };
+      control.resume = [&] { redis->resume(); };
+      if (power_cuts) {
+        control.lose_unsynced = [&] {
+          redis->kill9();
+          drop_unsynced({});
+        };
+      }
       target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
 #endif
     }
+    if (power_cuts) {
+      persistence += ", on a lazy file system";
+      control.after_setup = [&] {
+        for (const auto& disk : disks) disk->write_back();
+      };
+    }
     const std::vector<conformance::Fault> schedule = conformance::fault_schedule(options);
-    std::size_t kills = 0;
-    for (const conformance::Fault& f : schedule) kills += f.kill9 ? 1 : 0;
-    std::cerr << "faults: seed " << args.seed << ", " << args.seconds << " s, " << schedule.size()
-              << " faults (" << kills << " kill -9, " << schedule.size() - kills
-              << " clean restarts)\n";
+    std::map<Kind, std::size_t> per_kind;
+    for (const conformance::Fault& f : schedule) ++per_kind[f.kind];
+    std::string faults_text = std::to_string(schedule.size()) + " faults";
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      faults_text += (i == 0 ? " (" : ", ") + std::to_string(per_kind[kinds[i]]) + " " +
+                     conformance::fault_kind_name(kinds[i]) + (i + 1 == kinds.size() ? ")" : "");
+    }
+    std::cerr << "faults: seed " << args.seed << ", " << args.seconds << " s, " << faults_text
+              << "\n";
     const conformance::FaultReport r =
         conformance::run_faults(*target, control, options, [&] { return interrupted != 0; });
     target.reset();
 
     std::filesystem::create_directories(args.out);
+    std::string kinds_part = args.kinds == "both" ? "" : "-" + args.kinds;
+    std::replace(kinds_part.begin(), kinds_part.end(), ',', '+');
     const std::string history =
         args.out + "/faults-" + args.target +
-        (args.target == "redis" || args.target == "inproc" ? "-" + args.appendfsync : "") + "-" +
-        std::to_string(args.seed) + ".history";
+        (args.target == "redis" || args.target == "inproc" ? "-" + args.appendfsync : "") +
+        kinds_part + "-" + std::to_string(args.seed) + ".history";
     write_history(history, r);
 
     std::size_t total = 0, failing = 0;
     std::cout << "\nfault run: " << args.target << " (" << persistence << "), seed " << args.seed
-              << ", " << r.faults.size() << " faults (" << kills << " kill -9), " << r.consumers
-              << " consumers\n"
+              << ", " << faults_text << ", " << r.consumers << " consumers\n"
               << "publishes: " << r.published << " (" << r.ok << " ok, " << r.failed << " failed, "
               << r.indeterminate << " indeterminate); deliveries " << r.delivered
               << ", acks accepted " << r.acks_accepted << ", calls the engine failed "
               << r.call_errors << "\n"
-              << "history: " << history << "\n\n";
+              << "history: " << history << "\n";
+    if (!disks.empty()) {
+      // The evidence of what the power cuts could lose: what the engine synced, and what
+      // was dropped.
+      conformance::LazyFsCounters total;
+      for (const auto& disk : disks) {
+        const conformance::LazyFsCounters c = disk->counters();
+        total.fsyncs += c.fsyncs;
+        total.writes += c.writes;
+      }
+      std::uint64_t cut_bytes = 0, cuts_losing = 0;
+      for (const std::uint64_t b : dropped) {
+        cut_bytes += b;
+        cuts_losing += b > 0 ? 1 : 0;
+      }
+      std::cout << "lazy file system: the engine made " << total.writes << " writes and "
+                << total.fsyncs << " fsyncs; " << dropped.size() << " power cuts dropped "
+                << cut_bytes << " unsynced bytes (" << cuts_losing << " of them dropped any)\n";
+    }
+    std::cout << "\n";
     std::cout << "| engine | persistence | anomaly | count | examples |\n"
               << "|---|---|---|---|---|\n";
     for (const std::string& name : conformance::anomaly_names()) {

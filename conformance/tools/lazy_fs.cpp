@@ -4,8 +4,9 @@
 // power cut drops a page cache: the fault "lost unsynced writes" (conformance/lazy_fs.h).
 //
 // The control file MOUNTPOINT/.lazyfs (not listed, not in BACKING): writing "drop" forgets
-// every unsynced byte of every file; reading it gives the counters, a "name value" line
-// each: fsyncs, writes, pending_bytes, pending_files, drops, dropped_bytes.
+// every unsynced byte of every file; "writeback" writes them all to BACKING, as a kernel's
+// flusher does in time; reading it gives the counters, a "name value" line each: fsyncs,
+// writes, pending_bytes, pending_files, drops, dropped_bytes.
 //
 // What is lost and what is not: only file data written since the file's last sync. Names
 // (create, rename, unlink, mkdir) and sizes set by truncate reach BACKING at once, and
@@ -25,6 +26,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,7 +51,8 @@ struct Counters {
   unsigned long long fsyncs = 0, writes = 0, drops = 0, dropped_bytes = 0;
 };
 
-int g_root = -1;  // BACKING, opened as a directory
+int g_root = -1;          // BACKING, opened as a directory
+std::string g_root_path;  // BACKING's path
 std::map<ino_t, conformance::UnsyncedWrites> g_files;
 Counters g_counters;
 
@@ -72,12 +75,40 @@ int flush_file(const Handle& h) {
     while (done < bytes.size() && err == 0) {
       const ssize_t n = ::pwrite(h.fd, bytes.data() + done, bytes.size() - done,
                                  static_cast<off_t>(offset + done));
-      if (n < 0) err = -errno;
-      else done += static_cast<std::size_t>(n);
+      if (n < 0)
+        err = -errno;
+      else
+        done += static_cast<std::size_t>(n);
     }
   });
   g_files.erase(it);
   return err;
+}
+
+// Writes every file's unsynced bytes to BACKING (found by walking it for their inodes); 0
+// or the first -errno. Files left unsynced have no name left: they are forgotten.
+int write_back() {
+  int err = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(g_root_path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator() && !g_files.empty();
+       it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (!g_files.contains(st.st_ino)) continue;
+    Handle h;
+    h.ino = st.st_ino;
+    h.fd = ::open(it->path().c_str(), O_WRONLY | O_CLOEXEC);
+    if (h.fd < 0) {
+      err = err != 0 ? err : -errno;
+      continue;
+    }
+    const int rc = flush_file(h);
+    err = err != 0 ? err : rc;
+    ::close(h.fd);
+  }
+  g_files.clear();
+  return ec ? -ec.value() : err;
 }
 
 std::string counters_text() {
@@ -128,7 +159,8 @@ int lazy_getattr(const char* path, struct stat* st, fuse_file_info* fi) {
   if (S_ISREG(st->st_mode)) {
     auto it = g_files.find(st->st_ino);
     if (it != g_files.end()) {
-      st->st_size = static_cast<off_t>(it->second.size_over(static_cast<std::uint64_t>(st->st_size)));
+      st->st_size =
+          static_cast<off_t>(it->second.size_over(static_cast<std::uint64_t>(st->st_size)));
     }
   }
   return 0;
@@ -197,8 +229,13 @@ int lazy_read(const char*, char* buf, size_t size, off_t off, fuse_file_info* fi
 int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
   Handle& h = *handle_of(fi);
   if (h.control) {
-    const std::string command(buf, size);
-    if (command != "drop" && command != "drop\n") return -EINVAL;
+    std::string command(buf, size);
+    if (!command.empty() && command.back() == '\n') command.pop_back();
+    if (command == "writeback") {
+      const int err = write_back();
+      return err != 0 ? err : static_cast<int>(size);
+    }
+    if (command != "drop") return -EINVAL;
     for (auto& [ino, writes] : g_files) g_counters.dropped_bytes += writes.drop();
     g_files.clear();
     ++g_counters.drops;
@@ -264,7 +301,9 @@ int lazy_mkdir(const char* path, mode_t mode) {
   return ::mkdirat(g_root, rel(path), mode) == 0 ? 0 : -errno;
 }
 
-int lazy_rmdir(const char* path) { return ::unlinkat(g_root, rel(path), AT_REMOVEDIR) == 0 ? 0 : -errno; }
+int lazy_rmdir(const char* path) {
+  return ::unlinkat(g_root, rel(path), AT_REMOVEDIR) == 0 ? 0 : -errno;
+}
 
 int lazy_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info*,
                  fuse_readdir_flags) {
@@ -295,7 +334,9 @@ int lazy_utimens(const char* path, const struct timespec tv[2], fuse_file_info*)
   return ::utimensat(g_root, rel(path), tv, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
 }
 
-int lazy_statfs(const char*, struct statvfs* st) { return ::fstatvfs(g_root, st) == 0 ? 0 : -errno; }
+int lazy_statfs(const char*, struct statvfs* st) {
+  return ::fstatvfs(g_root, st) == 0 ? 0 : -errno;
+}
 
 int lazy_access(const char* path, int mask) {
   if (std::strcmp(path, kControl) == 0) return 0;
@@ -326,6 +367,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: lazy_fs BACKING MOUNTPOINT\n");
     return 2;
   }
+  g_root_path = argv[1];
   g_root = ::open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (g_root < 0) {
     std::fprintf(stderr, "lazy_fs: cannot open %s: %s\n", argv[1], std::strerror(errno));

@@ -43,6 +43,10 @@ class BrokerServer {
   [[nodiscard]] bool alive();
   /// Kills the server at once (SIGKILL, reaped): a crash, with whatever the files hold.
   void kill9();
+  /// Pauses the server (SIGSTOP): connections stay open and nothing is answered.
+  void pause();
+  /// Resumes a paused server (SIGCONT).
+  void resume();
   /// Stops the server if it runs (SIGTERM: a clean close) and starts it again on the same
   /// port and directory, waiting until it serves (recovery done). Throws TargetFailure (one
   /// line) if it does not come back within ~10 s; the directory stays.

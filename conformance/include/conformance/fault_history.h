@@ -19,11 +19,12 @@ enum class PublishResult { kOk, kFailed, kIndeterminate };
 /// One event of a fault run, in the order the client saw them (one client thread, so
 /// this is real-time order). kPublish is recorded when the call returned; kDeliver is one
 /// message of a poll (a poll's messages in the order it returned them, `poll` numbering
-/// the poll); kAck is an ack the engine answered (`accepted`: it said yes); kPollFailed a
-/// poll the engine failed (an error or timeout under a fault: it may have handed out
-/// messages the client never saw, which then come back after their deadline).
+/// the poll); kAck is an ack the engine answered (`accepted`: it said yes); kAckFailed an
+/// ack the engine failed (an error or timeout: it may or may not have happened); kPollFailed
+/// a poll the engine failed (it may have handed out messages the client never saw, which
+/// then come back after their deadline).
 struct FaultEvent {
-  enum class Kind { kPublish, kDeliver, kAck, kPollFailed };
+  enum class Kind { kPublish, kDeliver, kAck, kPollFailed, kAckFailed };
   Kind kind = Kind::kPublish;
   std::string value;     // the payload ("v<i>")
   std::string consumer;  // kDeliver, kAck
@@ -41,6 +42,9 @@ struct FaultEvent {
 
 /// The anomalies, in table order:
 ///   lost            a publish acknowledged ok whose value was never delivered;
+///   lost-unacked    a value delivered but never acked by the end (no ack of it accepted,
+///                   none left unanswered), though the run ends by acking all it is handed:
+///                   the engine dropped it before its consumer said yes;
 ///   unexpected      a delivered value never published (or whose publish definitely failed);
 ///   duplicated      one value stored twice (delivered under two engine ids);
 ///   acked-came-back a value delivered again after an ack of it was accepted;
@@ -62,7 +66,8 @@ struct FaultEvent {
 /// nonmonotonic nor poll-skip counts it.
 inline const std::vector<std::string>& anomaly_names() {
   static const std::vector<std::string> names = {
-      "lost",         "unexpected", "duplicated", "acked-came-back", "floor-came-back",
+      "lost",         "lost-unacked",    "unexpected",
+      "duplicated",   "acked-came-back", "floor-came-back",
       "nonmonotonic", "poll-skip"};
   return names;
 }

@@ -1,5 +1,6 @@
 // The fault workload: one client publishes unique values while 1-3 consumers poll, ack,
-// nack and let messages time out, and the server is killed (SIGKILL) or stopped cleanly and
+// nack and let messages time out (resting in about one second of three, so faults also find
+// a backlog never handed out), and the server is killed (SIGKILL) or stopped cleanly and
 // started again on the same directory at times drawn from a seed. After the faults, a final
 // drain (past every ack deadline, poll everything, ack it), then the history is judged by
 // value (conformance/fault_history.h).
@@ -21,21 +22,41 @@ namespace conformance {
 /// restart: stop it cleanly if it runs, start it again on the same port and directory, wait
 /// until it serves; throws TargetFailure if it does not come back within its bound. A clean
 /// restart is stop, then restart: the history marks the moment the server was down.
+/// pause / resume: SIGSTOP / SIGCONT (the process keeps its memory and its sockets).
+/// lose_unsynced: a power cut: SIGKILL, then the writes its files had not synced are
+/// dropped (conformance/lazy_fs.h); it stays down until restart. An empty function: the
+/// kind is not offered for this engine.
 struct FaultControl {
   std::function<void()> kill9;
   std::function<void()> stop;
   std::function<void()> restart;
+  std::function<void()> pause;
+  std::function<void()> resume;
+  std::function<void()> lose_unsynced;
+  /// Called once the topic and subscription exist, before the first publish (may be empty):
+  /// where power cuts come, the disks write back what the setup wrote, as a kernel does in
+  /// time (the stream was made long ago; what a cut may lose is the traffic).
+  std::function<void()> after_setup;
 };
 
-/// One fault of a schedule: at `at_ms` since the run began, `kill9` (then down for
-/// `down_ms` before the restart) or a clean restart.
+/// One fault of a schedule: at `at_ms` since the run began, its kind, and for a kill -9 or
+/// a power cut how long the server stays down before its restart, for a pause how long it
+/// stays paused.
 struct Fault {
+  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced };
   std::int64_t at_ms = 0;
-  bool kill9 = true;
+  Kind kind = Kind::kKill9;
   std::int64_t down_ms = 0;
 };
 
-/// A fault run's settings. kinds: "kill9", "restart" or "both".
+/// A kind's name on the command line: kill9, restart, pause, lose-unsynced.
+std::string fault_kind_name(Fault::Kind kind);
+/// The kinds a --fault value names: a comma-separated list of kind names, or "both" (kill9
+/// and restart), in the order given. Throws std::invalid_argument (naming the kinds there are)
+/// for an unknown or repeated name, or an empty list.
+std::vector<Fault::Kind> fault_kinds(const std::string& kinds);
+
+/// A fault run's settings. kinds: as fault_kinds() reads it.
 struct FaultOptions {
   std::uint64_t seed = 1;
   double seconds = 30;
@@ -50,7 +71,8 @@ struct FaultOptions {
 };
 
 /// The faults of a run, drawn from seed alone: one every 1.5-4 s, the first after 1 s, none
-/// in the last second. Throws std::invalid_argument for unknown kinds.
+/// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9 or
+/// a power cut, paused 200-2500 ms). Throws std::invalid_argument for unknown kinds.
 std::vector<Fault> fault_schedule(const FaultOptions& options);
 
 /// What a run did and what the checker found.
@@ -64,9 +86,10 @@ struct FaultReport {
 };
 
 /// Runs the workload on `target` (a fresh one: it creates topic "faults" and subscription
-/// "s"; unit: 1 real ms a model ms), with `control` for the faults. The client reconnects
-/// through the target; an engine that serves no call for 30 s at a stretch, or a restart
-/// that fails, ends the run with TargetFailure. Checks `stop` between calls (an interrupt):
+/// "s"; unit: 1 real ms a model ms), with `control` for the faults (throws
+/// std::invalid_argument, before anything runs, if a kind of the schedule has no control). The
+/// client reconnects through the target; an engine that serves no call for 30 s at a stretch, or a
+/// restart that fails, ends the run with TargetFailure. Checks `stop` between calls (an interrupt):
 /// if it turns true the run ends early, unjudged, with TargetFailure.
 FaultReport run_faults(Target& target, const FaultControl& control, const FaultOptions& options,
                        const std::function<bool()>& stop);

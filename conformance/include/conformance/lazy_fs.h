@@ -40,6 +40,10 @@ class LazyFs {
   /// Forgets every write not yet synced, in every file (the server using it must be down:
   /// a power cut). Returns the bytes dropped. Throws TargetFailure if it does not answer.
   std::uint64_t drop_unsynced();
+  /// Writes every unsynced byte to the disk, as a kernel's flusher does in time (a file the
+  /// server created long ago is on the disk, synced or not). Throws TargetFailure if it
+  /// does not answer.
+  void write_back();
   /// The counters now. Throws TargetFailure if it does not answer.
   [[nodiscard]] LazyFsCounters counters() const;
 

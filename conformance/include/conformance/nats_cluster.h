@@ -17,11 +17,11 @@ namespace conformance {
 /// Starts three nodes (`--name nI --cluster_name aloc --cluster nats://127.0.0.1:CPORT
 /// --routes` to the other two) and waits (at most ~20 s) until JetStream answers on every
 /// node and places a three-replica stream; throws TargetFailure (one line and the logs'
-/// tails) otherwise. The destructor
-/// stops every node and removes their directories. Not thread-safe.
+/// tails) otherwise. Node i keeps its store in store_dirs[i] ("" for its own directory). The
+/// destructor stops every node and removes their directories. Not thread-safe.
 class NatsCluster {
  public:
-  NatsCluster();
+  explicit NatsCluster(const std::array<std::string, 3>& store_dirs = {});
   NatsCluster(const NatsCluster&) = delete;
   NatsCluster& operator=(const NatsCluster&) = delete;
 

@@ -55,6 +55,10 @@ class RedisServer {
   [[nodiscard]] bool alive();
   /// Kills the server at once (SIGKILL, reaped): a crash, with whatever the AOF holds.
   void kill9();
+  /// Pauses the server (SIGSTOP): connections stay open and nothing is answered.
+  void pause();
+  /// Resumes a paused server (SIGCONT).
+  void resume();
   /// Stops the server if it runs (SIGTERM, then SIGKILL after ~5 s) and starts it again on
   /// the same port and directory, waiting until it answers (the AOF loaded). Throws
   /// TargetFailure (one line) if it does not come back within ~10 s; the directory stays.
