@@ -27,8 +27,11 @@ RedisServerOptions always() {
 }
 
 FaultControl control_of(RedisServer& server) {
-  return FaultControl{[&server] { server.kill9(); }, [&server] { server.stop(); },
-                      [&server] { server.restart(); }};
+  FaultControl control;
+  control.kill9 = [&server] { server.kill9(); };
+  control.stop = [&server] { server.stop(); };
+  control.restart = [&server] { server.restart(); };
+  return control;
 }
 
 TEST(RedisFaults, AShortRunWithAofAlwaysCompletesAndIsJudged) {

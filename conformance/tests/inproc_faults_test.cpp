@@ -120,16 +120,22 @@ TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
   EXPECT_EQ(target.step(oplang::CreateTopic{"t"}).error, model::ErrorCode::kDuplicateTopic);
 }
 
-// The fault workload on the durable broker: SIGKILL and clean restarts of a real process,
-// fsync always. Acks above the first unacked message may come back (SPEC R20); nothing else.
+// The fault workload on the durable broker: SIGKILL, clean restarts and pauses of a real
+// process, fsync always. Acks above the first unacked message may come back (SPEC R20);
+// nothing else (a message left to time out comes back: the server expires deadlines).
 TEST(InProcFaults, AKilledBrokerLosesNothingAndNeverBringsBackItsAckFloor) {
   BrokerServer server;
   ServedTarget target(server.port());
   FaultOptions o;
   o.seed = 7;
   o.seconds = 8;
-  const FaultControl control{[&] { server.kill9(); }, [&] { server.stop(); },
-                             [&] { server.restart(); }};
+  o.kinds = "kill9,restart,pause";
+  FaultControl control;
+  control.kill9 = [&] { server.kill9(); };
+  control.stop = [&] { server.stop(); };
+  control.restart = [&] { server.restart(); };
+  control.pause = [&] { server.pause(); };
+  control.resume = [&] { server.resume(); };
   const FaultReport r = run_faults(target, control, o, [] { return false; });
   EXPECT_GT(r.ok, 100u);
   EXPECT_GT(r.delivered, 100u);

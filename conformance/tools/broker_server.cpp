@@ -8,7 +8,8 @@
 // synced before each call returns, or by a flusher at least every MS milliseconds), listens
 // on 127.0.0.1:PORT and serves one connection at a time with the line protocol of
 // conformance/broker_wire.h. The broker's clock is real time since the process started: before
-// each op the runner's clock is advanced to it (so ack deadlines pass as on any server).
+// each op the runner's clock is advanced to it and what passed its ack deadline is expired
+// (SPEC R11), so held messages come back as on any server.
 // Exit: 0 on SIGTERM (the broker closed cleanly), 1 if the directory cannot be opened or
 // the port cannot be bound (one line on stderr), 2 bad usage.
 #include <arpa/inet.h>
@@ -88,6 +89,8 @@ std::string serve(harness::BrokerRunner& runner, const std::string& line,
       const oplang::Outcome moved = runner.step(oplang::Advance{now - clock});
       if (moved.error) return conformance::encode_failure("advance refused");
       clock = now;
+      // A failed expire (the store failed, R33) fails the op that follows too: it says so.
+      (void)runner.step(oplang::Expire{});
     }
     return conformance::encode_reply(runner.step(op));
   } catch (const std::exception& e) {
