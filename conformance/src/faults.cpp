@@ -151,12 +151,14 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     try {
       for (const Fault& f : report.faults) {
         if (!sleep_until(start + std::chrono::milliseconds(f.at_ms), done)) return;
+        const auto began = Clock::now();
         switch (f.kind) {
           case Fault::Kind::kPause:
             control.pause();
             // Paused for a while, whatever: the resume must happen even if the run is ending.
             std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
             control.resume();
+            report.took_ms.push_back(ms_since(began));
             ++faults_done;
             continue;  // the process kept its memory: not down
           case Fault::Kind::kKill9:
@@ -172,6 +174,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
             break;
         }
         control.restart();
+        report.took_ms.push_back(ms_since(began));
         ++faults_done;
       }
     } catch (...) {

@@ -120,6 +120,26 @@ TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
   EXPECT_EQ(target.step(oplang::CreateTopic{"t"}).error, model::ErrorCode::kDuplicateTopic);
 }
 
+// A pause holds the server for its whole span: the fault ends no sooner than its drawn time.
+TEST(InProcFaults, APauseLastsItsWholeSpan) {
+  BrokerServer server;
+  ServedTarget target(server.port());
+  FaultOptions o;
+  o.seed = 5;
+  o.seconds = 6;
+  o.kinds = "pause";
+  FaultControl control;
+  control.pause = [&] { server.pause(); };
+  control.resume = [&] { server.resume(); };
+  const FaultReport r = run_faults(target, control, o, [] { return false; });
+  ASSERT_FALSE(r.faults.empty());
+  ASSERT_EQ(r.took_ms.size(), r.faults.size());
+  for (std::size_t i = 0; i < r.faults.size(); ++i) {
+    EXPECT_EQ(r.faults[i].kind, Fault::Kind::kPause);
+    EXPECT_GE(r.took_ms[i], r.faults[i].down_ms) << "pause " << i << " (seed 5)";
+  }
+}
+
 // The fault workload on the durable broker: SIGKILL, clean restarts and pauses of a real
 // process, fsync always. Acks above the first unacked message may come back (SPEC R20);
 // nothing else (a message left to time out comes back: the server expires deadlines).

@@ -86,8 +86,10 @@ std::string fault_text(const conformance::Fault& f, bool timed) {
 // The history, one event a line, for reading an anomaly's values in context.
 void write_history(const std::string& path, const conformance::FaultReport& r) {
   std::ofstream out(path);
-  for (const conformance::Fault& f : r.faults) {
-    out << "# fault at " << f.at_ms << " ms: " << fault_text(f, true) << "\n";
+  for (std::size_t i = 0; i < r.faults.size(); ++i) {
+    out << "# fault at " << r.faults[i].at_ms << " ms: " << fault_text(r.faults[i], true);
+    if (i < r.took_ms.size()) out << "; serving again after " << r.took_ms[i] << " ms";
+    out << "\n";
   }
   std::size_t next = 0;  // the next fault to print in its place among the events
   for (const conformance::FaultEvent& e : r.history) {

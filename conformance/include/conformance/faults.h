@@ -78,6 +78,9 @@ std::vector<Fault> fault_schedule(const FaultOptions& options);
 /// What a run did and what the checker found.
 struct FaultReport {
   std::vector<Fault> faults;
+  // How long each fault of `faults` that ran took, in ms: from its start until the server
+  // served again (a pause: until it was resumed).
+  std::vector<std::int64_t> took_ms;
   std::vector<FaultEvent> history;
   std::map<std::string, std::vector<std::string>> anomalies;  // anomaly_names() -> values
   std::size_t published = 0, ok = 0, failed = 0, indeterminate = 0;
