@@ -83,6 +83,58 @@ std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
   return out;
 }
 
+std::string schedule_text(const std::vector<Fault>& schedule) {
+  if (schedule.empty()) return "none";
+  std::string out;
+  for (const Fault& f : schedule) {
+    out += (out.empty() ? "" : ",") + std::to_string(f.at_ms) + ":" + fault_kind_name(f.kind);
+    if (f.kind != Fault::Kind::kRestart) out += ":" + std::to_string(f.down_ms);
+  }
+  return out;
+}
+
+std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
+  std::vector<Fault> out;
+  if (text == "none") return out;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string item = text.substr(from, comma - from);
+    from = comma + 1;
+    auto bad = [&](const std::string& why) {
+      return std::invalid_argument("schedule item '" + item + "': " + why +
+                                   " (items are AT:KIND[:MS], comma-separated, or none)");
+    };
+    std::vector<std::string> parts;
+    for (std::size_t p = 0; p <= item.size();) {
+      const std::size_t colon = std::min(item.find(':', p), item.size());
+      parts.push_back(item.substr(p, colon - p));
+      p = colon + 1;
+    }
+    auto number = [&](const std::string& digits) {
+      if (digits.empty() || digits.size() > 9 ||
+          digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw bad("'" + digits + "' is not a number of ms");
+      }
+      return static_cast<std::int64_t>(std::stoll(digits));
+    };
+    if (parts.size() < 2 || parts.size() > 3) throw bad("not AT:KIND[:MS]");
+    Fault f;
+    f.at_ms = number(parts[0]);
+    const std::vector<Fault::Kind> kind = fault_kinds(parts[1]);
+    if (kind.size() != 1) throw bad("one kind per item");
+    f.kind = kind[0];
+    if ((f.kind == Fault::Kind::kRestart) != (parts.size() == 2)) {
+      throw bad(f.kind == Fault::Kind::kRestart ? "a restart has no MS" : "MS is missing");
+    }
+    if (parts.size() == 3) f.down_ms = number(parts[2]);
+    if (!out.empty() && f.at_ms < out.back().at_ms) throw bad("times must not go back");
+    if (static_cast<double>(f.at_ms) >= seconds * 1000) throw bad("past the run's end");
+    out.push_back(f);
+  }
+  return out;
+}
+
 std::vector<Fault> fault_schedule(const FaultOptions& options) {
   const std::vector<Fault::Kind> kinds = fault_kinds(options.kinds);
   std::mt19937_64 rng(options.seed);
@@ -111,7 +163,7 @@ std::vector<Fault> fault_schedule(const FaultOptions& options) {
 FaultReport run_faults(Target& target, const FaultControl& control, const FaultOptions& options,
                        const std::function<bool()>& stop) {
   FaultReport report;
-  report.faults = fault_schedule(options);
+  report.faults = options.schedule ? *options.schedule : fault_schedule(options);
   for (const Fault& f : report.faults) {
     const bool offered = f.kind == Fault::Kind::kKill9     ? control.kill9 && control.restart
                          : f.kind == Fault::Kind::kRestart ? control.stop && control.restart

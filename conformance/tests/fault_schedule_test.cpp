@@ -73,6 +73,25 @@ TEST(FaultSchedule, BothIsKill9AndRestart) {
   }
 }
 
+// A printed schedule reads back as the same schedule (the replay line runs what ran).
+TEST(FaultSchedule, APrintedScheduleReadsBackTheSame) {
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    const std::vector<Fault> s =
+        fault_schedule(options(seed, "kill9,restart,pause,lose-unsynced", 5 + seed % 60));
+    EXPECT_TRUE(same(parse_schedule(schedule_text(s), 5 + seed % 60), s)) << schedule_text(s);
+  }
+  EXPECT_TRUE(parse_schedule("none", 10).empty());
+  EXPECT_EQ(schedule_text({}), "none");
+}
+
+TEST(FaultSchedule, AMalformedScheduleIsATypedError) {
+  for (const std::string bad : {"", "1000", "1000:kill9", "1000:restart:5", "x:kill9:1",
+                                "1000:nap:5", "2000:pause:5,1000:pause:5", "1000:kill9:5,",
+                                "99000:kill9:1", "1000:kill9:-1", "1000:kill9,pause:5"}) {
+    EXPECT_THROW(parse_schedule(bad, 60), std::invalid_argument) << "'" << bad << "'";
+  }
+}
+
 TEST(FaultKinds, AnUnknownRepeatedOrEmptyKindIsATypedError) {
   for (const std::string bad : {"", "kill", "kill9,kill9", "pause,", "both,pause", "KILL9"}) {
     EXPECT_THROW(fault_kinds(bad), std::invalid_argument) << "'" << bad << "'";

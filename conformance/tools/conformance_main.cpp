@@ -100,6 +100,9 @@ struct Args {
   bool faults = false;  // the fault workload instead of the model-based suite
   bool strict = false;  // --faults: exit 1 on any anomaly
   std::string fault_kinds = "both";
+  std::string schedule;  // --faults: an explicit schedule (schedule_text)
+  bool shrink = false;   // --faults: shrink a failing run's schedule
+  int shrink_runs = 10;
   std::string appendfsync = "always";
   std::set<std::string> allow;  // --faults --strict: anomalies that do not fail the run
   std::string kill_command;     // --faults --url: how the user's deployment is killed
@@ -142,6 +145,12 @@ const char* const kHelp =
     "                     then SIGCONT) and lose-unsynced (a power cut: kill -9, then the\n"
     "                     writes not yet fsynced are dropped; needs /dev/fuse and root), or\n"
     "                     both (kill9,restart; the default)\n"
+    "  --schedule S       --faults: run these faults instead of drawing them: AT:KIND[:MS]\n"
+    "                     items, comma-separated (as a run prints it), or none\n"
+    "  --shrink           --faults: after an anomaly not in --allow, run again with faults\n"
+    "                     dropped and shortened while one of the anomalies stays; prints\n"
+    "                     the smallest schedule and its replay line\n"
+    "  --shrink-runs N    --shrink: at most N more runs (default 10)\n"
     "  --appendfsync P    --faults on redis and inproc: always (default) or everysec\n"
     "  --strict           --faults: exit 1 on any anomaly not in --allow\n"
     "  --allow A,B        --faults --strict: anomalies that do not fail the run\n"
@@ -178,8 +187,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       a.first = true;
       continue;
     }
-    if (flag == "--faults" || flag == "--strict") {
-      (flag == "--faults" ? a.faults : a.strict) = true;
+    if (flag == "--faults" || flag == "--strict" || flag == "--shrink") {
+      (flag == "--faults" ? a.faults : flag == "--strict" ? a.strict : a.shrink) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -203,6 +212,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         }
       } else if (flag == "--fault") {
         a.fault_kinds = value;
+      } else if (flag == "--schedule") {
+        a.schedule = value;
+      } else if (flag == "--shrink-runs") {
+        a.shrink_runs = std::stoi(value);
       } else if (flag == "--appendfsync") {
         a.appendfsync = value;
       } else if (flag == "--kill-command") {
@@ -272,6 +285,18 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     if (!a.replay.empty()) {
       error = "--faults runs a workload: no --replay";
       return std::nullopt;
+    }
+    if (a.shrink_runs < 1) {
+      error = "--shrink-runs is at least 1";
+      return std::nullopt;
+    }
+    if (!a.schedule.empty()) {
+      try {
+        (void)conformance::parse_schedule(a.schedule, a.seconds_given ? a.seconds : 60);
+      } catch (const std::invalid_argument& e) {
+        error = std::string("--schedule: ") + e.what();
+        return std::nullopt;
+      }
     }
     if (!a.url.empty()) {
       if (a.target != "jetstream" && a.target != "redis") {
@@ -388,6 +413,9 @@ int main(int argc, char** argv) {
     fa.seconds = args.seconds_given ? args.seconds : 60;
     fa.seed = args.seed;
     fa.kinds = args.fault_kinds;
+    fa.schedule = args.schedule;
+    fa.shrink = args.shrink;
+    fa.shrink_runs = args.shrink_runs;
     fa.appendfsync = args.appendfsync;
     fa.strict = args.strict;
     fa.allow = args.allow;

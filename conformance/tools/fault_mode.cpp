@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -37,6 +38,14 @@ std::string command_of(const FaultArgs& a) {
   std::ostringstream s;
   s << "scripts/conformance " << a.target << " --faults --seconds " << a.seconds << " --seed "
     << a.seed << " --fault " << a.kinds;
+  if (!a.schedule.empty()) s << " --schedule " << a.schedule;
+  if (a.shrink) s << " --shrink --shrink-runs " << a.shrink_runs;
+  if (a.strict) s << " --strict";
+  if (!a.allow.empty()) {
+    s << " --allow ";
+    bool first = true;
+    for (const std::string& name : a.allow) s << (first ? "" : ",") << name, first = false;
+  }
   if (a.url.empty() && (a.target == "redis" || a.target == "inproc")) {
     s << " --appendfsync " << a.appendfsync;
   }
@@ -106,239 +115,351 @@ void write_history(const std::string& path, const conformance::FaultReport& r) {
   }
 }
 
-}  // namespace
+// What one run gave: the report, the engine's persistence in words, and the lazy file
+// systems' evidence line ("" without power cuts).
+struct RunResult {
+  conformance::FaultReport report;
+  std::string persistence;
+  std::string evidence;
+};
 
-int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& interrupted) {
+// One fault run with `schedule` on servers (and lazy file systems) of its own, started and
+// stopped here. Throws TargetFailure (the engine failed, or an interrupt), std::invalid_argument.
+RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>& schedule,
+                   const volatile std::sig_atomic_t& interrupted) {
   conformance::FaultOptions options;
   options.seed = args.seed;
   options.seconds = args.seconds;
   options.kinds = args.kinds;
+  options.schedule = schedule;
   options.progress = [](const std::string& line) { std::cerr << "faults: " << line << "\n"; };
   const std::string prefix = conformance::run_prefix(::getpid()) + "_f";
   std::string persistence;
-  try {
-    using Kind = conformance::Fault::Kind;
-    const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
-    const bool power_cuts =
-        std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
-    // Declared before the servers, so unmounted after they stop.
-    std::vector<std::unique_ptr<conformance::LazyFs>> disks;
-    std::vector<std::uint64_t> dropped;  // bytes each power cut dropped, over every disk
-    auto new_disk = [&] {
-      disks.push_back(std::make_unique<conformance::LazyFs>());
-      return disks.back()->path();
-    };
-    // A power cut of the servers on disks (all of them if empty): killed first, then what
-    // their files had not synced is gone.
-    auto drop_unsynced = [&](const std::vector<int>& which) {
-      std::uint64_t bytes = 0;
-      for (std::size_t i = 0; i < disks.size(); ++i) {
-        if (which.empty() ||
-            std::find(which.begin(), which.end(), static_cast<int>(i)) != which.end()) {
-          bytes += disks[i]->drop_unsynced();
-        }
+  using Kind = conformance::Fault::Kind;
+  const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
+  const bool power_cuts = std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
+  // Declared before the servers, so unmounted after they stop.
+  std::vector<std::unique_ptr<conformance::LazyFs>> disks;
+  std::vector<std::uint64_t> dropped;  // bytes each power cut dropped, over every disk
+  auto new_disk = [&] {
+    disks.push_back(std::make_unique<conformance::LazyFs>());
+    return disks.back()->path();
+  };
+  // A power cut of the servers on disks (all of them if empty): killed first, then what
+  // their files had not synced is gone.
+  auto drop_unsynced = [&](const std::vector<int>& which) {
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < disks.size(); ++i) {
+      if (which.empty() ||
+          std::find(which.begin(), which.end(), static_cast<int>(i)) != which.end()) {
+        bytes += disks[i]->drop_unsynced();
       }
-      dropped.push_back(bytes);
-    };
-    std::unique_ptr<conformance::BrokerServer> served;
-    std::unique_ptr<conformance::NatsServer> nats;
-    std::unique_ptr<conformance::NatsCluster> cluster;
-    conformance::JetStreamTarget* on_cluster = nullptr;
-    std::vector<int> victims;  // the nodes a fault took down or paused, to start again
-    int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
-#ifdef CONFORMANCE_HAS_REDIS
-    std::unique_ptr<conformance::RedisServer> redis;
-#endif
-    std::unique_ptr<conformance::Target> target;
-    conformance::FaultControl control;
-    bool killed = false;  // --url: the kill command ran, the restart command has not yet
-    // --url: the user's commands, run by the shell; one that fails ends the run as an engine
-    // failure. A clean restart is the restart command alone, counted as down once it
-    // returned (the tool cannot see when it stopped the server).
-    auto run_command = [](const char* what, const std::string& command) {
-      std::cerr << "faults: " << what << ": " << command << "\n";
-      const int rc = std::system(command.c_str());
-      if (rc != 0) {
-        throw conformance::TargetFailure(std::string("the ") + what + " command failed (status " +
-                                         std::to_string(rc) + "): " + command);
-      }
-    };
-    auto wait_serving = [&](const std::function<bool()>& serves) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      while (!serves()) {
-        if (std::chrono::steady_clock::now() >= deadline) {
-          throw conformance::TargetFailure("the deployment at " + args.url +
-                                           " did not serve again within 30 s of its restart");
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    };
-    if (!args.url.empty()) {
-      persistence = "the user's deployment";
-      std::function<bool()> serves = [&] { return conformance::jetstream_answers(args.url); };
-#ifdef CONFORMANCE_HAS_REDIS
-      if (args.target == "redis") serves = [&] { return conformance::redis_answers(args.url); };
-#endif
-      control.kill9 = [&, run_command] {
-        run_command("kill", args.kill_command);
-        killed = true;
-      };
-      control.stop = [&, run_command, serves] {
-        run_command("restart", args.restart_command);
-        wait_serving(serves);
-      };
-      control.restart = [&, run_command, serves] {
-        if (killed) run_command("restart", args.restart_command);
-        killed = false;
-        wait_serving(serves);
-      };
-      std::cerr << "conformance: faults on the deployment at " << args.url << "\n";
-#ifdef CONFORMANCE_HAS_REDIS
-      if (args.target == "redis") {
-        target = std::make_unique<conformance::RedisTarget>(args.url, prefix, 1);
-      } else
-#endif
-      {
-        target = std::make_unique<conformance::JetStreamTarget>(args.url, prefix, 1, true);
-      }
-    } else if (args.target == "inproc") {
-      conformance::BrokerServerOptions bo;
-      bo.sync_always = args.appendfsync == "always";
-      persistence = bo.sync_always ? "fsync always" : "fsync every 1 s";
-      if (power_cuts) bo.store_dir = new_disk();
-      served = std::make_unique<conformance::BrokerServer>(bo);
-      std::cerr << "conformance: broker_server (" << persistence << ") started at " << served->url()
-                << "\n";
-      control.kill9 = [&] { served->kill9(); };
-      control.stop = [&] { served->stop(); };
-      control.restart = [&] { served->restart(); };
-      control.pause = [&] { served->pause(); };
-      control.resume = [&] { served->resume(); };
-      if (power_cuts) {
-        control.lose_unsynced = [&] {
-          served->kill9();
-          drop_unsynced({});
-        };
-      }
-      target = std::make_unique<conformance::ServedTarget>(served->port());
-    } else if (args.target == "jetstream-cluster") {
-      persistence = "R3 file store, 3 nodes";
-      options.drain_quiet_rounds = 10;  // leaders may still be moving after the last fault
-      std::array<std::string, 3> stores;
-      if (power_cuts) {
-        for (std::string& store : stores) store = new_disk();
-      }
-      cluster = std::make_unique<conformance::NatsCluster>(stores);
-      std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
-      // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
-      // restart restarts the leader, a pause pauses it; a power cut takes down a majority
-      // (the leader and a follower) and drops what both had not synced.
-      // The stream's leader (n1 if none is elected within `within`: after a power cut of a
-      // majority there may be none for long).
-      auto leader = [&](std::chrono::milliseconds within = std::chrono::seconds(30)) {
-        const int l = cluster->leader_of(on_cluster->stream_of("faults"), -1, within);
-        return l < 0 ? 0 : l;
-      };
-      control.kill9 = [&, leader] {
-        const int l = leader();
-        const int victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
-        victims = {victim};
-        std::cerr << "faults: kill -9 n" << victim + 1
-                  << (victim == l ? " (leader)" : " (follower)") << "\n";
-        cluster->node(victim).kill9();
-      };
-      control.stop = [&, leader] {
-        victims = {leader()};
-        cluster->node(victims[0]).stop();
-      };
-      control.restart = [&, leader] {
-        if (victims.empty()) victims = {leader()};
-        for (const int n : victims) cluster->node(n).restart();
-        victims.clear();
-      };
-      control.pause = [&, leader] {
-        victims = {leader(std::chrono::seconds(2))};
-        cluster->node(victims[0]).pause();
-      };
-      control.resume = [&] {
-        for (const int n : victims) cluster->node(n).resume();
-        victims.clear();
-      };
-      if (power_cuts) {
-        control.lose_unsynced = [&, leader] {
-          const int l = leader(std::chrono::seconds(2));
-          victims = {l, (l + 1) % 3};
-          std::cerr << "faults: power cut of n" << l + 1 << " (leader) and n" << (l + 1) % 3 + 1
-                    << " (follower)\n";
-          for (const int n : victims) cluster->node(n).kill9();
-          drop_unsynced(victims);
-        };
-      }
-      auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
-      on_cluster = t.get();
-      target = std::move(t);
-    } else if (args.target == "jetstream") {
-      persistence = "file store, default sync";
-      conformance::NatsServerOptions no;
-      if (power_cuts) no.store_dir = new_disk();
-      nats = std::make_unique<conformance::NatsServer>(no);
-      std::cerr << "conformance: nats-server started at " << nats->url() << "\n";
-      control.kill9 = [&] { nats->kill9(); };
-      control.stop = [&] { nats->stop(); };
-      control.restart = [&] { nats->restart(); };
-      control.pause = [&] { nats->pause(); };
-      control.resume = [&] { nats->resume(); };
-      if (power_cuts) {
-        control.lose_unsynced = [&] {
-          nats->kill9();
-          drop_unsynced({});
-        };
-      }
-      target = std::make_unique<conformance::JetStreamTarget>(nats->url(), prefix, 1, true);
-    } else {
-#ifdef CONFORMANCE_HAS_REDIS
-      persistence = "AOF appendfsync " + args.appendfsync;
-      conformance::RedisServerOptions ro;
-      ro.appendonly = args.appendfsync == "always"
-                          ? conformance::RedisServerOptions::Fsync::kAlways
-                          : conformance::RedisServerOptions::Fsync::kEverySec;
-      if (power_cuts) ro.data_dir = new_disk();
-      redis = std::make_unique<conformance::RedisServer>(ro);
-      std::cerr << "conformance: redis-server (" << persistence << ") started at " << redis->url()
-                << "\n";
-      control.kill9 = [&] { redis->kill9(); };
-      control.stop = [&] { redis->stop(); };
-      control.restart = [&] { redis->restart(); };
-      control.pause = [&] { redis->pause(); };
-      control.resume = [&] { redis->resume(); };
-      if (power_cuts) {
-        control.lose_unsynced = [&] {
-          redis->kill9();
-          drop_unsynced({});
-        };
-      }
-      target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
-#endif
     }
-    if (power_cuts) {
-      persistence += ", on a lazy file system";
-      control.after_setup = [&] {
-        for (const auto& disk : disks) disk->write_back();
-      };
+    dropped.push_back(bytes);
+  };
+  std::unique_ptr<conformance::BrokerServer> served;
+  std::unique_ptr<conformance::NatsServer> nats;
+  std::unique_ptr<conformance::NatsCluster> cluster;
+  conformance::JetStreamTarget* on_cluster = nullptr;
+  std::vector<int> victims;  // the nodes a fault took down or paused, to start again
+  int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
+#ifdef CONFORMANCE_HAS_REDIS
+  std::unique_ptr<conformance::RedisServer> redis;
+#endif
+  std::unique_ptr<conformance::Target> target;
+  conformance::FaultControl control;
+  bool killed = false;  // --url: the kill command ran, the restart command has not yet
+  // --url: the user's commands, run by the shell; one that fails ends the run as an engine
+  // failure. A clean restart is the restart command alone, counted as down once it
+  // returned (the tool cannot see when it stopped the server).
+  auto run_command = [](const char* what, const std::string& command) {
+    std::cerr << "faults: " << what << ": " << command << "\n";
+    const int rc = std::system(command.c_str());
+    if (rc != 0) {
+      throw conformance::TargetFailure(std::string("the ") + what + " command failed (status " +
+                                       std::to_string(rc) + "): " + command);
     }
-    const std::vector<conformance::Fault> schedule = conformance::fault_schedule(options);
-    std::map<Kind, std::size_t> per_kind;
-    for (const conformance::Fault& f : schedule) ++per_kind[f.kind];
-    std::string faults_text = std::to_string(schedule.size()) + " faults";
-    for (std::size_t i = 0; i < kinds.size(); ++i) {
-      faults_text += (i == 0 ? " (" : ", ") + std::to_string(per_kind[kinds[i]]) + " " +
-                     conformance::fault_kind_name(kinds[i]) + (i + 1 == kinds.size() ? ")" : "");
+  };
+  auto wait_serving = [&](const std::function<bool()>& serves) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!serves()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw conformance::TargetFailure("the deployment at " + args.url +
+                                         " did not serve again within 30 s of its restart");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    std::cerr << "faults: seed " << args.seed << ", " << args.seconds << " s, " << faults_text
+  };
+  if (!args.url.empty()) {
+    persistence = "the user's deployment";
+    std::function<bool()> serves = [&] { return conformance::jetstream_answers(args.url); };
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis") serves = [&] { return conformance::redis_answers(args.url); };
+#endif
+    control.kill9 = [&, run_command] {
+      run_command("kill", args.kill_command);
+      killed = true;
+    };
+    control.stop = [&, run_command, serves] {
+      run_command("restart", args.restart_command);
+      wait_serving(serves);
+    };
+    control.restart = [&, run_command, serves] {
+      if (killed) run_command("restart", args.restart_command);
+      killed = false;
+      wait_serving(serves);
+    };
+    std::cerr << "conformance: faults on the deployment at " << args.url << "\n";
+#ifdef CONFORMANCE_HAS_REDIS
+    if (args.target == "redis") {
+      target = std::make_unique<conformance::RedisTarget>(args.url, prefix, 1);
+    } else
+#endif
+    {
+      target = std::make_unique<conformance::JetStreamTarget>(args.url, prefix, 1, true);
+    }
+  } else if (args.target == "inproc") {
+    conformance::BrokerServerOptions bo;
+    bo.sync_always = args.appendfsync == "always";
+    persistence = bo.sync_always ? "fsync always" : "fsync every 1 s";
+    if (power_cuts) bo.store_dir = new_disk();
+    served = std::make_unique<conformance::BrokerServer>(bo);
+    std::cerr << "conformance: broker_server (" << persistence << ") started at " << served->url()
               << "\n";
-    const conformance::FaultReport r =
-        conformance::run_faults(*target, control, options, [&] { return interrupted != 0; });
-    target.reset();
+    control.kill9 = [&] { served->kill9(); };
+    control.stop = [&] { served->stop(); };
+    control.restart = [&] { served->restart(); };
+    control.pause = [&] { served->pause(); };
+    control.resume = [&] { served->resume(); };
+    if (power_cuts) {
+      control.lose_unsynced = [&] {
+        served->kill9();
+        drop_unsynced({});
+      };
+    }
+    target = std::make_unique<conformance::ServedTarget>(served->port());
+  } else if (args.target == "jetstream-cluster") {
+    persistence = "R3 file store, 3 nodes";
+    options.drain_quiet_rounds = 10;  // leaders may still be moving after the last fault
+    std::array<std::string, 3> stores;
+    if (power_cuts) {
+      for (std::string& store : stores) store = new_disk();
+    }
+    cluster = std::make_unique<conformance::NatsCluster>(stores);
+    std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
+    // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
+    // restart restarts the leader, a pause pauses it; a power cut takes down a majority
+    // (the leader and a follower) and drops what both had not synced.
+    // The stream's leader (n1 if none is elected within `within`: after a power cut of a
+    // majority there may be none for long).
+    auto leader = [&](std::chrono::milliseconds within = std::chrono::seconds(30)) {
+      const int l = cluster->leader_of(on_cluster->stream_of("faults"), -1, within);
+      return l < 0 ? 0 : l;
+    };
+    control.kill9 = [&, leader] {
+      const int l = leader();
+      const int victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
+      victims = {victim};
+      std::cerr << "faults: kill -9 n" << victim + 1 << (victim == l ? " (leader)" : " (follower)")
+                << "\n";
+      cluster->node(victim).kill9();
+    };
+    control.stop = [&, leader] {
+      victims = {leader()};
+      cluster->node(victims[0]).stop();
+    };
+    control.restart = [&, leader] {
+      if (victims.empty()) victims = {leader()};
+      for (const int n : victims) cluster->node(n).restart();
+      victims.clear();
+    };
+    control.pause = [&, leader] {
+      victims = {leader(std::chrono::seconds(2))};
+      cluster->node(victims[0]).pause();
+    };
+    control.resume = [&] {
+      for (const int n : victims) cluster->node(n).resume();
+      victims.clear();
+    };
+    if (power_cuts) {
+      control.lose_unsynced = [&, leader] {
+        const int l = leader(std::chrono::seconds(2));
+        victims = {l, (l + 1) % 3};
+        std::cerr << "faults: power cut of n" << l + 1 << " (leader) and n" << (l + 1) % 3 + 1
+                  << " (follower)\n";
+        for (const int n : victims) cluster->node(n).kill9();
+        drop_unsynced(victims);
+      };
+    }
+    auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
+    on_cluster = t.get();
+    target = std::move(t);
+  } else if (args.target == "jetstream") {
+    persistence = "file store, default sync";
+    conformance::NatsServerOptions no;
+    if (power_cuts) no.store_dir = new_disk();
+    nats = std::make_unique<conformance::NatsServer>(no);
+    std::cerr << "conformance: nats-server started at " << nats->url() << "\n";
+    control.kill9 = [&] { nats->kill9(); };
+    control.stop = [&] { nats->stop(); };
+    control.restart = [&] { nats->restart(); };
+    control.pause = [&] { nats->pause(); };
+    control.resume = [&] { nats->resume(); };
+    if (power_cuts) {
+      control.lose_unsynced = [&] {
+        nats->kill9();
+        drop_unsynced({});
+      };
+    }
+    target = std::make_unique<conformance::JetStreamTarget>(nats->url(), prefix, 1, true);
+  } else {
+#ifdef CONFORMANCE_HAS_REDIS
+    persistence = "AOF appendfsync " + args.appendfsync;
+    conformance::RedisServerOptions ro;
+    ro.appendonly = args.appendfsync == "always"
+                        ? conformance::RedisServerOptions::Fsync::kAlways
+                        : conformance::RedisServerOptions::Fsync::kEverySec;
+    if (power_cuts) ro.data_dir = new_disk();
+    redis = std::make_unique<conformance::RedisServer>(ro);
+    std::cerr << "conformance: redis-server (" << persistence << ") started at " << redis->url()
+              << "\n";
+    control.kill9 = [&] { redis->kill9(); };
+    control.stop = [&] { redis->stop(); };
+    control.restart = [&] { redis->restart(); };
+    control.pause = [&] { redis->pause(); };
+    control.resume = [&] { redis->resume(); };
+    if (power_cuts) {
+      control.lose_unsynced = [&] {
+        redis->kill9();
+        drop_unsynced({});
+      };
+    }
+    target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
+#endif
+  }
+  if (power_cuts) {
+    persistence += ", on a lazy file system";
+    control.after_setup = [&] {
+      for (const auto& disk : disks) disk->write_back();
+    };
+  }
+  const conformance::FaultReport r =
+      conformance::run_faults(*target, control, options, [&] { return interrupted != 0; });
+  target.reset();
+  std::ostringstream evidence;
+  if (!disks.empty()) {
+    // The evidence of what the power cuts could lose: what the engine synced, and what
+    // was dropped.
+    conformance::LazyFsCounters total;
+    for (const auto& disk : disks) {
+      const conformance::LazyFsCounters c = disk->counters();
+      total.fsyncs += c.fsyncs;
+      total.writes += c.writes;
+    }
+    std::uint64_t cut_bytes = 0, cuts_losing = 0;
+    for (const std::uint64_t b : dropped) {
+      cut_bytes += b;
+      cuts_losing += b > 0 ? 1 : 0;
+    }
+    evidence << "lazy file system: the engine made " << total.writes << " writes and "
+             << total.fsyncs << " fsyncs; " << dropped.size() << " power cuts dropped " << cut_bytes
+             << " unsynced bytes (" << cuts_losing << " of them dropped any)\n";
+  }
+  return RunResult{r, persistence, evidence.str()};
+}
+
+// "N faults (a kill9, b restart, ...)" of a schedule, in the order the kinds were listed.
+std::string faults_text(const std::vector<conformance::Fault>& schedule, const std::string& kinds) {
+  std::map<conformance::Fault::Kind, std::size_t> per_kind;
+  for (const conformance::Fault& f : schedule) ++per_kind[f.kind];
+  const std::vector<conformance::Fault::Kind> listed = conformance::fault_kinds(kinds);
+  std::string out = std::to_string(schedule.size()) + " faults";
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    out += (i == 0 ? " (" : ", ") + std::to_string(per_kind[listed[i]]) + " " +
+           conformance::fault_kind_name(listed[i]) + (i + 1 == listed.size() ? ")" : "");
+  }
+  return out;
+}
+
+// The anomaly names a report shows that --allow does not name.
+std::set<std::string> failing_names(const FaultArgs& args, const conformance::FaultReport& r) {
+  std::set<std::string> out;
+  for (const auto& [name, values] : r.anomalies) {
+    if (!values.empty() && !args.allow.contains(name)) out.insert(name);
+  }
+  return out;
+}
+
+// Shrinks a schedule whose run showed `wanted` (anomalies not allowed): drops chunks of
+// faults (halves, then quarters, ... then one at a time), then halves each remaining
+// fault's down time, keeping each change whose run shows one of `wanted` again; at most
+// args.shrink_runs runs. The interleaving is real time, so a run that does not show the
+// anomaly again only means the change is not kept.
+std::vector<conformance::Fault> shrink(const FaultArgs& args,
+                                       std::vector<conformance::Fault> schedule,
+                                       const std::set<std::string>& wanted,
+                                       const volatile std::sig_atomic_t& interrupted) {
+  int runs = 0;
+  auto still_fails = [&](const std::vector<conformance::Fault>& candidate) {
+    ++runs;
+    std::cerr << "shrink: run " << runs << "/" << args.shrink_runs << " with " << candidate.size()
+              << " faults: " << conformance::schedule_text(candidate) << "\n";
+    const RunResult r = run_once(args, candidate, interrupted);
+    std::set<std::string> seen = failing_names(args, r.report);
+    for (const std::string& name : wanted) {
+      if (seen.contains(name)) {
+        std::cerr << "shrink: " << name << " again: kept\n";
+        return true;
+      }
+    }
+    std::cerr << "shrink: not seen again\n";
+    return false;
+  };
+  for (std::size_t chunk = std::max<std::size_t>(1, schedule.size() / 2); chunk >= 1; chunk /= 2) {
+    for (std::size_t at = 0; at < schedule.size() && runs < args.shrink_runs;) {
+      std::vector<conformance::Fault> candidate = schedule;
+      candidate.erase(
+          candidate.begin() + static_cast<std::ptrdiff_t>(at),
+          candidate.begin() + static_cast<std::ptrdiff_t>(std::min(at + chunk, schedule.size())));
+      if (still_fails(candidate)) {
+        schedule = candidate;
+      } else {
+        at += chunk;
+      }
+    }
+    if (chunk == 1 || runs >= args.shrink_runs) break;
+  }
+  for (std::size_t i = 0; i < schedule.size() && runs < args.shrink_runs; ++i) {
+    if (schedule[i].down_ms < 2) continue;
+    std::vector<conformance::Fault> candidate = schedule;
+    candidate[i].down_ms /= 2;
+    if (still_fails(candidate)) schedule = candidate;
+  }
+  return schedule;
+}
+
+}  // namespace
+
+int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& interrupted) {
+  try {
+    conformance::FaultOptions drawn;
+    drawn.seed = args.seed;
+    drawn.seconds = args.seconds;
+    drawn.kinds = args.kinds;
+    const std::vector<conformance::Fault> schedule =
+        args.schedule.empty() ? conformance::fault_schedule(drawn)
+                              : conformance::parse_schedule(args.schedule, args.seconds);
+    const std::vector<conformance::Fault::Kind> listed = conformance::fault_kinds(args.kinds);
+    for (const conformance::Fault& f : schedule) {
+      if (std::find(listed.begin(), listed.end(), f.kind) == listed.end()) {
+        throw std::invalid_argument("the schedule has a " + conformance::fault_kind_name(f.kind) +
+                                    " fault: name it in --fault too (" + args.kinds + ")");
+      }
+    }
+    std::cerr << "faults: seed " << args.seed << ", " << args.seconds << " s, "
+              << faults_text(schedule, args.kinds) << "\n";
+    const RunResult result = run_once(args, schedule, interrupted);
+    const conformance::FaultReport& r = result.report;
 
     std::filesystem::create_directories(args.out);
     std::string kinds_part = args.kinds == "both" ? "" : "-" + args.kinds;
@@ -350,32 +471,15 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
     write_history(history, r);
 
     std::size_t total = 0, failing = 0;
-    std::cout << "\nfault run: " << args.target << " (" << persistence << "), seed " << args.seed
-              << ", " << faults_text << ", " << r.consumers << " consumers\n"
+    std::cout << "\nfault run: " << args.target << " (" << result.persistence << "), seed "
+              << args.seed << ", " << faults_text(schedule, args.kinds) << ", " << r.consumers
+              << " consumers\n"
               << "publishes: " << r.published << " (" << r.ok << " ok, " << r.failed << " failed, "
               << r.indeterminate << " indeterminate); deliveries " << r.delivered
               << ", acks accepted " << r.acks_accepted << ", calls the engine failed "
               << r.call_errors << "\n"
-              << "history: " << history << "\n";
-    if (!disks.empty()) {
-      // The evidence of what the power cuts could lose: what the engine synced, and what
-      // was dropped.
-      conformance::LazyFsCounters total;
-      for (const auto& disk : disks) {
-        const conformance::LazyFsCounters c = disk->counters();
-        total.fsyncs += c.fsyncs;
-        total.writes += c.writes;
-      }
-      std::uint64_t cut_bytes = 0, cuts_losing = 0;
-      for (const std::uint64_t b : dropped) {
-        cut_bytes += b;
-        cuts_losing += b > 0 ? 1 : 0;
-      }
-      std::cout << "lazy file system: the engine made " << total.writes << " writes and "
-                << total.fsyncs << " fsyncs; " << dropped.size() << " power cuts dropped "
-                << cut_bytes << " unsynced bytes (" << cuts_losing << " of them dropped any)\n";
-    }
-    std::cout << "\n";
+              << "history: " << history << "\n"
+              << result.evidence << "\n";
     std::cout << "| engine | persistence | anomaly | count | examples |\n"
               << "|---|---|---|---|---|\n";
     for (const std::string& name : conformance::anomaly_names()) {
@@ -387,15 +491,27 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
         examples += (i == 0 ? "" : " ") + values[i];
       }
       if (values.size() > 5) examples += " ...";
-      std::cout << "| " << args.target << " | " << persistence << " | " << name << " | "
+      std::cout << "| " << args.target << " | " << result.persistence << " | " << name << " | "
                 << (values.empty() ? std::string("none") : std::to_string(values.size())) << " | "
                 << (examples.empty() ? "-" : examples) << " |\n";
     }
-    std::cout << "\nreproduce (same fault schedule; the interleaving is real time): "
+    std::cout << "\nschedule: " << conformance::schedule_text(schedule) << "\n"
+              << "reproduce (same fault schedule; the interleaving is real time): "
               << command_of(args) << "\n";
     std::cout << (total == 0 ? "no anomaly\n"
                              : "anomalies found (a finding about the engine and setting, "
                                "not a failure of the run; --strict exits 1)\n");
+    if (args.shrink && failing > 0) {
+      const std::set<std::string> wanted = failing_names(args, r);
+      const std::vector<conformance::Fault> small = shrink(args, schedule, wanted, interrupted);
+      FaultArgs replay = args;
+      replay.schedule = conformance::schedule_text(small);
+      replay.shrink = false;
+      std::cout << "\nshrunk to " << small.size() << " of " << schedule.size()
+                << " faults, still showing one of";
+      for (const std::string& name : wanted) std::cout << " " << name;
+      std::cout << ": " << replay.schedule << "\nreplay: " << command_of(replay) << "\n";
+    }
     return args.strict && failing > 0 ? 1 : 0;
   } catch (const conformance::TargetFailure& e) {
     if (interrupted) {

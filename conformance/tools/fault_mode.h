@@ -13,7 +13,10 @@ struct FaultArgs {
   std::string target;  // "inproc", "redis", "jetstream" or "jetstream-cluster"
   double seconds = 30;
   std::uint64_t seed = 1;
-  std::string kinds = "both";          // kill9, restart, both
+  std::string kinds = "both";  // conformance::fault_kinds()
+  std::string schedule;        // --schedule: these faults (schedule_text) instead of the drawn ones
+  bool shrink = false;         // --shrink: after a failing run, shrink its schedule
+  int shrink_runs = 10;        // --shrink-runs: at most this many runs to shrink
   std::string appendfsync = "always";  // redis and inproc: always, everysec
   bool strict = false;                 // exit 1 when an anomaly (not in `allow`) is seen
   std::set<std::string> allow;         // --allow: anomalies --strict lets pass (the engine's own)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,11 +57,22 @@ std::string fault_kind_name(Fault::Kind kind);
 /// for an unknown or repeated name, or an empty list.
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds);
 
+/// A schedule as one line: "AT:KIND[:MS],..." in time order (MS: down or paused, for
+/// kill9, pause and lose-unsynced), "none" for no fault. What a run prints and --schedule
+/// reads.
+std::string schedule_text(const std::vector<Fault>& schedule);
+/// The schedule a schedule_text() line stands for. Throws std::invalid_argument (naming
+/// the bad item) for a malformed item, an unknown kind, times out of order or past
+/// `seconds`.
+std::vector<Fault> parse_schedule(const std::string& text, double seconds);
+
 /// A fault run's settings. kinds: as fault_kinds() reads it.
 struct FaultOptions {
   std::uint64_t seed = 1;
   double seconds = 30;
   std::string kinds = "both";
+  // These faults instead of the ones drawn from the seed (a replay, or a shrunk schedule).
+  std::optional<std::vector<Fault>> schedule;
   int consumers = 0;  // 0: 1-3, drawn from the seed
   std::int64_t ack_timeout_ms = 1000;
   // The drain ends after this many rounds in a row, an ack timeout apart, found nothing (a
