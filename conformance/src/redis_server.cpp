@@ -96,8 +96,31 @@ std::pair<std::string, int> redis_host_port(const std::string& url) {
   }
 }
 
+std::pair<std::vector<std::pair<std::string, int>>, std::string> redis_sentinel_url(
+    const std::string& url) {
+  const std::string scheme = "redis-sentinel://";
+  const std::size_t slash = url.find('/', scheme.size());
+  if (!url.starts_with(scheme) || slash == std::string::npos || slash + 1 >= url.size()) {
+    throw std::invalid_argument("the url must be redis-sentinel://HOST:PORT,.../NAME, not " + url);
+  }
+  std::vector<std::pair<std::string, int>> sentinels;
+  const std::string list = url.substr(scheme.size(), slash - scheme.size());
+  for (std::size_t from = 0; from <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    sentinels.push_back(redis_host_port("redis://" + list.substr(from, comma - from)));
+    from = comma + 1;
+  }
+  return {sentinels, url.substr(slash + 1)};
+}
+
 bool redis_answers(const std::string& url) {
   try {
+    if (url.starts_with("redis-sentinel://")) {  // a sentinel answers (it names the primary)
+      for (const auto& [host, port] : redis_sentinel_url(url).first) {
+        if (answers_ping(port, host)) return true;
+      }
+      return false;
+    }
     const auto [host, port] = redis_host_port(url);
     return answers_ping(port, host);
   } catch (const std::invalid_argument&) {
@@ -157,6 +180,7 @@ void RedisServer::start() {
     args.emplace_back(*options_.appendonly == RedisServerOptions::Fsync::kAlways ? "always"
                                                                                  : "everysec");
   }
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
          " (install it with `apt-get install -y redis-server`)");

@@ -123,13 +123,19 @@ void RedisTarget::ContextFree::operator()(redisContext* c) const { redisFree(c);
 RedisTarget::RedisTarget(const std::string& url, std::string prefix, model::Millis unit_ms)
     : prefix_(encode(prefix)), unit_ms_(unit_ms) {
   if (unit_ms_ <= 0) throw std::invalid_argument("RedisTarget: unit_ms must be positive");
-  std::tie(host_, port_) = redis_host_port(url);
+  if (url.rfind("redis-sentinel://", 0) == 0) {
+    std::tie(sentinels_, master_) = redis_sentinel_url(url);
+  } else {
+    std::tie(host_, port_) = redis_host_port(url);
+  }
   connect();
 }
 
 RedisTarget::RedisTarget(WorkerOf of)
     : host_(of.parent.host_),
       port_(of.parent.port_),
+      sentinels_(of.parent.sentinels_),
+      master_(of.parent.master_),
       prefix_(of.parent.prefix_),
       unit_ms_(of.parent.unit_ms_),
       now_(of.parent.now_),
@@ -146,6 +152,27 @@ std::unique_ptr<Target> RedisTarget::worker() {
 }
 
 void RedisTarget::connect() {
+  if (!sentinels_.empty()) {
+    // Where the primary is now, as the first sentinel that answers says.
+    std::string asked;
+    bool found = false;
+    for (const auto& [host, port] : sentinels_) {
+      std::unique_ptr<redisContext, ContextFree> s(
+          redisConnectWithTimeout(host.c_str(), port, kConnectTimeout));
+      asked += (asked.empty() ? "" : ", ") + host + ":" + std::to_string(port);
+      if (!s || s->err != 0 || redisSetTimeout(s.get(), kConnectTimeout) != REDIS_OK) continue;
+      Reply r(static_cast<redisReply*>(
+          redisCommand(s.get(), "SENTINEL get-master-addr-by-name %s", master_.c_str())));
+      if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+          r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
+        host_ = std::string(r->element[0]->str, r->element[0]->len);
+        port_ = std::atoi(r->element[1]->str);
+        found = true;
+        break;
+      }
+    }
+    if (!found) throw TargetFailure("no sentinel (" + asked + ") names the primary of " + master_);
+  }
   ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, kConnectTimeout));
   const std::string where = host_ + ":" + std::to_string(port_);
   if (!ctx_) throw TargetFailure("connect to redis at " + where + ": out of memory");
@@ -242,6 +269,11 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
           }
         },
         op);
+  } catch (const TargetFailure& e) {
+    // A primary turned replica answers writes READONLY: the next call asks again where the
+    // primary is (with Sentinel) and connects there.
+    if (std::string(e.what()).find("READONLY") != std::string::npos) ctx_.reset();
+    throw;
   } catch (const Error& e) {
     outcome.error = e.code();
     outcome.value = oplang::Done{};

@@ -122,7 +122,9 @@ const char* const kHelp =
     "the model under the engine's profile, and ends with a row for every SPEC rule.\n"
     "\n"
     "  --target NAME      inproc (this broker, default), jetstream (nats-server), redis\n"
-    "                     (redis-server); with --faults also jetstream-cluster\n"
+    "                     (redis-server); with --faults also jetstream-cluster (three\n"
+    "                     nats-server nodes) and redis-sentinel (a primary, two replicas,\n"
+    "                     three redis-sentinel)\n"
     "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT):\n"
     "                     none is started; streams or keys of earlier runs of this tool that\n"
     "                     were killed (prefix aloc<pid>_, pid no longer running) are removed\n"
@@ -247,10 +249,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
   }
 #ifdef CONFORMANCE_HAS_REDIS
   if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis" &&
-      !(a.faults && a.target == "jetstream-cluster")) {
+      !(a.faults && (a.target == "jetstream-cluster" || a.target == "redis-sentinel"))) {
     error = "unknown target '" + a.target +
             "' (inproc, jetstream, redis; with --faults also "
-            "jetstream-cluster)";
+            "jetstream-cluster and redis-sentinel)";
     return std::nullopt;
   }
 #else
@@ -270,16 +272,18 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     error = "--kill-command and --restart-command go with --faults --url";
     return std::nullopt;
   }
-  if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://")) {
-    error = "--url for redis is redis://HOST:PORT, not " + a.url;
+  if (a.target == "redis" && !a.url.empty() && !a.url.starts_with("redis://") &&
+      !a.url.starts_with("redis-sentinel://")) {
+    error =
+        "--url for redis is redis://HOST:PORT or redis-sentinel://HOST:PORT,.../NAME, not " + a.url;
     return std::nullopt;
   }
   if (a.faults) {
     if (a.target != "inproc" && a.target != "redis" && a.target != "jetstream" &&
-        a.target != "jetstream-cluster") {
+        a.target != "jetstream-cluster" && a.target != "redis-sentinel") {
       error =
-          "--faults runs on inproc, redis, jetstream or jetstream-cluster (the tool starts, "
-          "kills and restarts them)";
+          "--faults runs on inproc, redis, redis-sentinel, jetstream or jetstream-cluster (the "
+          "tool starts, kills and restarts them)";
       return std::nullopt;
     }
     if (!a.replay.empty()) {

@@ -28,6 +28,7 @@
 #include "conformance/nats_server.h"
 #include "conformance/served_target.h"
 #ifdef CONFORMANCE_HAS_REDIS
+#include "conformance/redis_sentinel.h"
 #include "conformance/redis_server.h"
 #include "conformance/redis_target.h"
 #endif
@@ -46,7 +47,8 @@ std::string command_of(const FaultArgs& a) {
     bool first = true;
     for (const std::string& name : a.allow) s << (first ? "" : ",") << name, first = false;
   }
-  if (a.url.empty() && (a.target == "redis" || a.target == "inproc")) {
+  if (a.url.empty() &&
+      (a.target == "redis" || a.target == "inproc" || a.target == "redis-sentinel")) {
     s << " --appendfsync " << a.appendfsync;
   }
   if (!a.url.empty()) {
@@ -165,6 +167,7 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
 #ifdef CONFORMANCE_HAS_REDIS
   std::unique_ptr<conformance::RedisServer> redis;
+  std::unique_ptr<conformance::RedisSentinelGroup> sentinel;
 #endif
   std::unique_ptr<conformance::Target> target;
   conformance::FaultControl control;
@@ -294,6 +297,45 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
     on_cluster = t.get();
     target = std::move(t);
+#ifdef CONFORMANCE_HAS_REDIS
+  } else if (args.target == "redis-sentinel") {
+    const auto fsync = args.appendfsync == "always"
+                           ? conformance::RedisServerOptions::Fsync::kAlways
+                           : conformance::RedisServerOptions::Fsync::kEverySec;
+    persistence = "primary and 2 replicas, 3 sentinels, AOF appendfsync " + args.appendfsync;
+    sentinel = std::make_unique<conformance::RedisSentinelGroup>(fsync);
+    std::cerr << "conformance: redis primary, 2 replicas and 3 sentinels started at "
+              << sentinel->url() << "\n";
+    // The faults' victim is the primary as the sentinels name it now.
+    auto primary = [&] {
+      const int p = sentinel->primary();
+      return p < 0 ? 0 : p;
+    };
+    control.kill9 = [&, primary] {
+      victims = {primary()};
+      std::cerr << "faults: kill -9 r" << victims[0] + 1 << " (primary)\n";
+      sentinel->node(victims[0]).kill9();
+    };
+    control.stop = [&, primary] {
+      victims = {primary()};
+      sentinel->node(victims[0]).stop();
+    };
+    control.restart = [&, primary] {
+      if (victims.empty()) victims = {primary()};
+      for (const int n : victims) sentinel->node(n).restart();
+      victims.clear();
+    };
+    control.pause = [&, primary] {
+      victims = {primary()};
+      std::cerr << "faults: pause r" << victims[0] + 1 << " (primary)\n";
+      sentinel->node(victims[0]).pause();
+    };
+    control.resume = [&] {
+      for (const int n : victims) sentinel->node(n).resume();
+      victims.clear();
+    };
+    target = std::make_unique<conformance::RedisTarget>(sentinel->url(), prefix, 1);
+#endif
   } else if (args.target == "jetstream") {
     persistence = "file store, default sync";
     conformance::NatsServerOptions no;
@@ -466,7 +508,9 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
     std::replace(kinds_part.begin(), kinds_part.end(), ',', '+');
     const std::string history =
         args.out + "/faults-" + args.target +
-        (args.target == "redis" || args.target == "inproc" ? "-" + args.appendfsync : "") +
+        (args.target == "redis" || args.target == "inproc" || args.target == "redis-sentinel"
+             ? "-" + args.appendfsync
+             : "") +
         kinds_part + "-" + std::to_string(args.seed) + ".history";
     write_history(history, r);
 

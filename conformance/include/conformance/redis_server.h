@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "conformance/local_process.h"
 
@@ -16,6 +17,10 @@ namespace conformance {
 /// HOST and PORT of "redis://HOST:PORT" (a trailing '/' allowed). Throws
 /// std::invalid_argument for anything else.
 std::pair<std::string, int> redis_host_port(const std::string& url);
+/// The sentinels (HOST, PORT) and the primary's name of "redis-sentinel://HOST:PORT,.../NAME".
+/// Throws std::invalid_argument for another form.
+std::pair<std::vector<std::pair<std::string, int>>, std::string> redis_sentinel_url(
+    const std::string& url);
 
 /// Whether the Redis server at url (redis://HOST:PORT) answers PING with PONG now (within
 /// about a second). Throws nothing.
@@ -28,6 +33,8 @@ struct RedisServerOptions {
   int port = 0;
   /// Where the data and AOF go (--dir); "" for DIR (a lazy file system's mount, say).
   std::string data_dir;
+  /// More command-line arguments (--replicaof HOST PORT, say).
+  std::vector<std::string> extra_args;
 };
 
 /// Starts `redis-server --bind 127.0.0.1 --port PORT --dir DIR --save "" --appendonly ...`

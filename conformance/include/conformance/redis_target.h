@@ -57,9 +57,11 @@ namespace conformance {
 /// step at once.
 class RedisTarget : public Target {
  public:
-  /// Connects to `url` ("redis://HOST:PORT"; throws TargetFailure if it cannot, and
-  /// std::invalid_argument for another form). `prefix` keeps the keys of several targets on
-  /// one server apart; `unit_ms` is how many real ms one model ms lasts.
+  /// Connects to `url` ("redis://HOST:PORT", or "redis-sentinel://HOST:PORT,.../NAME":
+  /// the primary the sentinels name, asked again at every reconnect and after a READONLY
+  /// answer; throws TargetFailure if it cannot, and std::invalid_argument for another form).
+  /// `prefix` keeps the keys of several targets on one server apart; `unit_ms` is how many real ms
+  /// one model ms lasts.
   RedisTarget(const std::string& url, std::string prefix, model::Millis unit_ms);
   /// Deletes every key this target made (a worker: none) and closes the connection.
   ~RedisTarget() override;
@@ -154,8 +156,11 @@ class RedisTarget : public Target {
   // whose reply was lost to a crash, yet stored) gets the next offset when first seen.
   model::Offset offset_or_adopt(Topic& topic, const std::string& id);
 
-  std::string host_;
+  std::string host_;  // the server, or (with sentinels) the primary they named last
   int port_ = 0;
+  // redis-sentinel:// URLs: the sentinels, asked in order, and the primary's name.
+  std::vector<std::pair<std::string, int>> sentinels_;
+  std::string master_;
   std::string prefix_;
   model::Millis unit_ms_;
   model::Millis now_ = 0;
