@@ -56,13 +56,16 @@ std::string fault_kind_name(Fault::Kind kind) {
       return "pause";
     case Fault::Kind::kLoseUnsynced:
       return "lose-unsynced";
+    case Fault::Kind::kDamage:
+      return "damage";
   }
   return "?";
 }
 
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
   static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9, Fault::Kind::kRestart,
-                                                Fault::Kind::kPause, Fault::Kind::kLoseUnsynced};
+                                                Fault::Kind::kPause, Fault::Kind::kLoseUnsynced,
+                                                Fault::Kind::kDamage};
   if (kinds == "both") return {Fault::Kind::kKill9, Fault::Kind::kRestart};
   std::vector<Fault::Kind> out;
   std::size_t from = 0;
@@ -74,7 +77,8 @@ std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
                            [&](Fault::Kind k) { return fault_kind_name(k) == name; });
     if (it == kAll.end() || std::find(out.begin(), out.end(), *it) != out.end()) {
       throw std::invalid_argument(
-          "fault kinds are a comma-separated list of kill9, restart, pause and lose-unsynced "
+          "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced and "
+          "damage "
           "(each once), or both (kill9,restart); not " +
           kinds);
     }
@@ -89,6 +93,7 @@ std::string schedule_text(const std::vector<Fault>& schedule) {
   for (const Fault& f : schedule) {
     out += (out.empty() ? "" : ",") + std::to_string(f.at_ms) + ":" + fault_kind_name(f.kind);
     if (f.kind != Fault::Kind::kRestart) out += ":" + std::to_string(f.down_ms);
+    if (f.kind == Fault::Kind::kDamage) out += ":" + std::to_string(f.where);
   }
   return out;
 }
@@ -111,23 +116,29 @@ std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
       parts.push_back(item.substr(p, colon - p));
       p = colon + 1;
     }
-    auto number = [&](const std::string& digits) {
-      if (digits.empty() || digits.size() > 9 ||
+    auto number = [&](const std::string& digits, std::size_t longest = 9) {
+      if (digits.empty() || digits.size() > longest ||
           digits.find_first_not_of("0123456789") != std::string::npos) {
         throw bad("'" + digits + "' is not a number of ms");
       }
-      return static_cast<std::int64_t>(std::stoll(digits));
+      return std::stoull(digits);
     };
-    if (parts.size() < 2 || parts.size() > 3) throw bad("not AT:KIND[:MS]");
+    if (parts.size() < 2 || parts.size() > 4) throw bad("not AT:KIND[:MS[:WHERE]]");
     Fault f;
-    f.at_ms = number(parts[0]);
+    f.at_ms = static_cast<std::int64_t>(number(parts[0]));
     const std::vector<Fault::Kind> kind = fault_kinds(parts[1]);
     if (kind.size() != 1) throw bad("one kind per item");
     f.kind = kind[0];
-    if ((f.kind == Fault::Kind::kRestart) != (parts.size() == 2)) {
-      throw bad(f.kind == Fault::Kind::kRestart ? "a restart has no MS" : "MS is missing");
+    const std::size_t want = f.kind == Fault::Kind::kRestart  ? 2
+                             : f.kind == Fault::Kind::kDamage ? 4
+                                                              : 3;
+    if (parts.size() != want) {
+      throw bad(f.kind == Fault::Kind::kRestart  ? "a restart has no MS"
+                : f.kind == Fault::Kind::kDamage ? "a damage is AT:damage:MS:WHERE"
+                                                 : "not AT:KIND:MS");
     }
-    if (parts.size() == 3) f.down_ms = number(parts[2]);
+    if (parts.size() >= 3) f.down_ms = static_cast<std::int64_t>(number(parts[2]));
+    if (parts.size() == 4) f.where = number(parts[3], 20);
     if (!out.empty() && f.at_ms < out.back().at_ms) throw bad("times must not go back");
     if (static_cast<double>(f.at_ms) >= seconds * 1000) throw bad("past the run's end");
     out.push_back(f);
@@ -149,6 +160,10 @@ std::vector<Fault> fault_schedule(const FaultOptions& options) {
       case Fault::Kind::kLoseUnsynced:
         f.down_ms = static_cast<std::int64_t>(rng() % 800);
         break;
+      case Fault::Kind::kDamage:
+        f.down_ms = static_cast<std::int64_t>(rng() % 800);
+        f.where = rng();
+        break;
       case Fault::Kind::kPause:
         f.down_ms = 200 + static_cast<std::int64_t>(rng() % 2300);
         break;
@@ -168,7 +183,9 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     const bool offered = f.kind == Fault::Kind::kKill9     ? control.kill9 && control.restart
                          : f.kind == Fault::Kind::kRestart ? control.stop && control.restart
                          : f.kind == Fault::Kind::kPause   ? control.pause && control.resume
-                                                         : control.lose_unsynced && control.restart;
+                         : f.kind == Fault::Kind::kDamage
+                             ? control.damage && control.restart
+                             : control.lose_unsynced && control.restart;
     if (!offered) {
       throw std::invalid_argument("the fault " + fault_kind_name(f.kind) +
                                   " is not offered for this engine");
@@ -223,6 +240,11 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
           case Fault::Kind::kRestart:
             control.stop();
             ++epoch;
+            break;
+          case Fault::Kind::kDamage:
+            report.damaged[faults_done] = control.damage(f.where);
+            ++epoch;
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
             break;
         }
         control.restart();

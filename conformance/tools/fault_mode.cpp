@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "conformance/broker_server.h"
+#include "conformance/damage.h"
 #include "conformance/faults.h"
 #include "conformance/jetstream_target.h"
 #include "conformance/lazy_fs.h"
@@ -90,6 +91,8 @@ std::string fault_text(const conformance::Fault& f, bool timed) {
       return "pause" + (timed ? " " + std::to_string(f.down_ms) + " ms" : std::string());
     case Kind::kLoseUnsynced:
       return "power cut (unsynced writes lost)" + down;
+    case Kind::kDamage:
+      return "kill -9 and damage at rest" + down;
   }
   return "?";
 }
@@ -99,6 +102,7 @@ void write_history(const std::string& path, const conformance::FaultReport& r) {
   std::ofstream out(path);
   for (std::size_t i = 0; i < r.faults.size(); ++i) {
     out << "# fault at " << r.faults[i].at_ms << " ms: " << fault_text(r.faults[i], true);
+    if (const auto d = r.damaged.find(i); d != r.damaged.end()) out << " (" << d->second << ")";
     if (i < r.took_ms.size()) out << "; serving again after " << r.took_ms[i] << " ms";
     out << "\n";
   }
@@ -114,6 +118,18 @@ void write_history(const std::string& path, const conformance::FaultReport& r) {
       out << " poll " << e.poll << " attempt " << e.attempt;
     }
     out << "\n";
+  }
+}
+
+// Damage at rest in dir (conformance/damage.h), said on stderr; a damage that fails ends
+// the run as an engine failure.
+std::string damaged(const std::string& dir, std::uint64_t where) {
+  try {
+    std::string what = conformance::damage_at_rest(dir, where);
+    std::cerr << "faults: damage: " << what << "\n";
+    return what;
+  } catch (const std::runtime_error& e) {
+    throw conformance::TargetFailure(e.what());
   }
 }
 
@@ -234,6 +250,11 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     control.restart = [&] { served->restart(); };
     control.pause = [&] { served->pause(); };
     control.resume = [&] { served->resume(); };
+    control.damage = [&, store = bo.store_dir.empty() ? served->dir() + "/store"
+                                                      : bo.store_dir](std::uint64_t where) {
+      served->kill9();
+      return damaged(store, where);
+    };
     if (power_cuts) {
       control.lose_unsynced = [&] {
         served->kill9();
@@ -283,6 +304,12 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     control.resume = [&] {
       for (const int n : victims) cluster->node(n).resume();
       victims.clear();
+    };
+    control.damage = [&, leader, stores](std::uint64_t where) {
+      victims = {leader(std::chrono::seconds(2))};
+      cluster->node(victims[0]).kill9();
+      const std::string& store = stores[static_cast<std::size_t>(victims[0])];
+      return damaged(store.empty() ? cluster->node(victims[0]).dir() + "/store" : store, where);
     };
     if (power_cuts) {
       control.lose_unsynced = [&, leader] {
@@ -334,6 +361,11 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       for (const int n : victims) sentinel->node(n).resume();
       victims.clear();
     };
+    control.damage = [&, primary](std::uint64_t where) {
+      victims = {primary()};
+      sentinel->node(victims[0]).kill9();
+      return damaged(sentinel->node(victims[0]).dir(), where);
+    };
     target = std::make_unique<conformance::RedisTarget>(sentinel->url(), prefix, 1);
 #endif
   } else if (args.target == "jetstream") {
@@ -347,6 +379,11 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     control.restart = [&] { nats->restart(); };
     control.pause = [&] { nats->pause(); };
     control.resume = [&] { nats->resume(); };
+    control.damage = [&, store = no.store_dir.empty() ? nats->dir() + "/store"
+                                                      : no.store_dir](std::uint64_t where) {
+      nats->kill9();
+      return damaged(store, where);
+    };
     if (power_cuts) {
       control.lose_unsynced = [&] {
         nats->kill9();
@@ -370,6 +407,11 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     control.restart = [&] { redis->restart(); };
     control.pause = [&] { redis->pause(); };
     control.resume = [&] { redis->resume(); };
+    control.damage = [&, data = ro.data_dir.empty() ? redis->dir()
+                                                    : ro.data_dir](std::uint64_t where) {
+      redis->kill9();
+      return damaged(data, where);
+    };
     if (power_cuts) {
       control.lose_unsynced = [&] {
         redis->kill9();

@@ -25,8 +25,9 @@ namespace conformance {
 /// restart is stop, then restart: the history marks the moment the server was down.
 /// pause / resume: SIGSTOP / SIGCONT (the process keeps its memory and its sockets).
 /// lose_unsynced: a power cut: SIGKILL, then the writes its files had not synced are
-/// dropped (conformance/lazy_fs.h); it stays down until restart. An empty function: the
-/// kind is not offered for this engine.
+/// dropped (conformance/lazy_fs.h); it stays down until restart. damage: SIGKILL, then
+/// damage at rest drawn from `where` (conformance/damage.h), returning what it did; it
+/// stays down until restart. An empty function: the kind is not offered for this engine.
 struct FaultControl {
   std::function<void()> kill9;
   std::function<void()> stop;
@@ -34,6 +35,7 @@ struct FaultControl {
   std::function<void()> pause;
   std::function<void()> resume;
   std::function<void()> lose_unsynced;
+  std::function<std::string(std::uint64_t where)> damage;
   /// Called once the topic and subscription exist, before the first publish (may be empty):
   /// where power cuts come, the disks write back what the setup wrote, as a kernel does in
   /// time (the stream was made long ago; what a cut may lose is the traffic).
@@ -44,22 +46,23 @@ struct FaultControl {
 /// a power cut how long the server stays down before its restart, for a pause how long it
 /// stays paused.
 struct Fault {
-  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced };
+  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage };
   std::int64_t at_ms = 0;
   Kind kind = Kind::kKill9;
   std::int64_t down_ms = 0;
+  std::uint64_t where = 0;  // kDamage: the draw that places the damage
 };
 
-/// A kind's name on the command line: kill9, restart, pause, lose-unsynced.
+/// A kind's name on the command line: kill9, restart, pause, lose-unsynced, damage.
 std::string fault_kind_name(Fault::Kind kind);
 /// The kinds a --fault value names: a comma-separated list of kind names, or "both" (kill9
 /// and restart), in the order given. Throws std::invalid_argument (naming the kinds there are)
 /// for an unknown or repeated name, or an empty list.
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds);
 
-/// A schedule as one line: "AT:KIND[:MS],..." in time order (MS: down or paused, for
-/// kill9, pause and lose-unsynced), "none" for no fault. What a run prints and --schedule
-/// reads.
+/// A schedule as one line: "AT:KIND[:MS[:WHERE]],..." in time order (MS: down or paused,
+/// for every kind but restart; WHERE: a damage's draw), "none" for no fault. What a run prints and
+/// --schedule reads.
 std::string schedule_text(const std::vector<Fault>& schedule);
 /// The schedule a schedule_text() line stands for. Throws std::invalid_argument (naming
 /// the bad item) for a malformed item, an unknown kind, times out of order or past
@@ -83,8 +86,8 @@ struct FaultOptions {
 };
 
 /// The faults of a run, drawn from seed alone: one every 1.5-4 s, the first after 1 s, none
-/// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9 or
-/// a power cut, paused 200-2500 ms). Throws std::invalid_argument for unknown kinds.
+/// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9, a
+/// power cut or damage, paused 200-2500 ms). Throws std::invalid_argument for unknown kinds.
 std::vector<Fault> fault_schedule(const FaultOptions& options);
 
 /// What a run did and what the checker found.
@@ -93,6 +96,8 @@ struct FaultReport {
   // How long each fault of `faults` that ran took, in ms: from its start until the server
   // served again (a pause: until it was resumed).
   std::vector<std::int64_t> took_ms;
+  // What each damage fault did (conformance/damage.h), by its index in `faults`.
+  std::map<std::size_t, std::string> damaged;
   std::vector<FaultEvent> history;
   std::map<std::string, std::vector<std::string>> anomalies;  // anomaly_names() -> values
   std::size_t published = 0, ok = 0, failed = 0, indeterminate = 0;
