@@ -58,14 +58,16 @@ std::string fault_kind_name(Fault::Kind kind) {
       return "lose-unsynced";
     case Fault::Kind::kDamage:
       return "damage";
+    case Fault::Kind::kPartition:
+      return "partition";
   }
   return "?";
 }
 
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
-  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9, Fault::Kind::kRestart,
-                                                Fault::Kind::kPause, Fault::Kind::kLoseUnsynced,
-                                                Fault::Kind::kDamage};
+  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9,  Fault::Kind::kRestart,
+                                                Fault::Kind::kPause,  Fault::Kind::kLoseUnsynced,
+                                                Fault::Kind::kDamage, Fault::Kind::kPartition};
   if (kinds == "both") return {Fault::Kind::kKill9, Fault::Kind::kRestart};
   std::vector<Fault::Kind> out;
   std::size_t from = 0;
@@ -77,8 +79,8 @@ std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
                            [&](Fault::Kind k) { return fault_kind_name(k) == name; });
     if (it == kAll.end() || std::find(out.begin(), out.end(), *it) != out.end()) {
       throw std::invalid_argument(
-          "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced and "
-          "damage "
+          "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced, damage "
+          "and partition "
           "(each once), or both (kill9,restart); not " +
           kinds);
     }
@@ -93,7 +95,9 @@ std::string schedule_text(const std::vector<Fault>& schedule) {
   for (const Fault& f : schedule) {
     out += (out.empty() ? "" : ",") + std::to_string(f.at_ms) + ":" + fault_kind_name(f.kind);
     if (f.kind != Fault::Kind::kRestart) out += ":" + std::to_string(f.down_ms);
-    if (f.kind == Fault::Kind::kDamage) out += ":" + std::to_string(f.where);
+    if (f.kind == Fault::Kind::kDamage || f.kind == Fault::Kind::kPartition) {
+      out += ":" + std::to_string(f.where);
+    }
   }
   return out;
 }
@@ -129,13 +133,12 @@ std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
     const std::vector<Fault::Kind> kind = fault_kinds(parts[1]);
     if (kind.size() != 1) throw bad("one kind per item");
     f.kind = kind[0];
-    const std::size_t want = f.kind == Fault::Kind::kRestart  ? 2
-                             : f.kind == Fault::Kind::kDamage ? 4
-                                                              : 3;
+    const bool placed = f.kind == Fault::Kind::kDamage || f.kind == Fault::Kind::kPartition;
+    const std::size_t want = f.kind == Fault::Kind::kRestart ? 2 : placed ? 4 : 3;
     if (parts.size() != want) {
-      throw bad(f.kind == Fault::Kind::kRestart  ? "a restart has no MS"
-                : f.kind == Fault::Kind::kDamage ? "a damage is AT:damage:MS:WHERE"
-                                                 : "not AT:KIND:MS");
+      throw bad(f.kind == Fault::Kind::kRestart ? "a restart has no MS"
+                : placed                        ? "this kind is AT:KIND:MS:WHERE"
+                                                : "not AT:KIND:MS");
     }
     if (parts.size() >= 3) f.down_ms = static_cast<std::int64_t>(number(parts[2]));
     if (parts.size() == 4) f.where = number(parts[3], 20);
@@ -164,6 +167,10 @@ std::vector<Fault> fault_schedule(const FaultOptions& options) {
         f.down_ms = static_cast<std::int64_t>(rng() % 800);
         f.where = rng();
         break;
+      case Fault::Kind::kPartition:
+        f.down_ms = 1000 + static_cast<std::int64_t>(rng() % 4000);
+        f.where = rng();
+        break;
       case Fault::Kind::kPause:
         f.down_ms = 200 + static_cast<std::int64_t>(rng() % 2300);
         break;
@@ -183,8 +190,9 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     const bool offered = f.kind == Fault::Kind::kKill9     ? control.kill9 && control.restart
                          : f.kind == Fault::Kind::kRestart ? control.stop && control.restart
                          : f.kind == Fault::Kind::kPause   ? control.pause && control.resume
-                         : f.kind == Fault::Kind::kDamage
-                             ? control.damage && control.restart
+                         : f.kind == Fault::Kind::kDamage  ? control.damage && control.restart
+                         : f.kind == Fault::Kind::kPartition
+                             ? control.partition && control.heal
                              : control.lose_unsynced && control.restart;
     if (!offered) {
       throw std::invalid_argument("the fault " + fault_kind_name(f.kind) +
@@ -222,6 +230,14 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         if (!sleep_until(start + std::chrono::milliseconds(f.at_ms), done)) return;
         const auto began = Clock::now();
         switch (f.kind) {
+          case Fault::Kind::kPartition:
+            report.damaged[faults_done] = control.partition(f.where);
+            // Cut for a while, whatever: the heal must happen even if the run is ending.
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            control.heal();
+            report.took_ms.push_back(ms_since(began));
+            ++faults_done;
+            continue;  // every process kept running
           case Fault::Kind::kPause:
             control.pause();
             // Paused for a while, whatever: the resume must happen even if the run is ending.

@@ -44,12 +44,15 @@ int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
-bool accepts_connection(int port) {
+bool accepts_connection(int port, const std::string& host) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    ::close(fd);
+    return false;
+  }
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
@@ -128,7 +131,8 @@ std::string failure_line(const std::string& what, const std::string& binary, int
 }
 
 int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
-                        const std::string& dir, const std::string& unmount) {
+                        const std::string& dir, const std::string& unmount,
+                        std::vector<std::string> cleanup) {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -137,6 +141,9 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
   std::vector<char*> rm_argv;
   for (std::string& a : rm_args) rm_argv.push_back(a.data());
   rm_argv.push_back(nullptr);
+  std::vector<char*> cleanup_argv;
+  for (std::string& a : cleanup) cleanup_argv.push_back(a.data());
+  cleanup_argv.push_back(nullptr);
   const pid_t tool = ::getpid();
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
@@ -166,6 +173,7 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
       const struct timespec tick { 0, 50000000 };
       for (int i = 0; i < 200 && ::kill(-group, 0) == 0; ++i) ::nanosleep(&tick, nullptr);
       if (!unmount.empty()) ::umount2(unmount.c_str(), MNT_DETACH);
+      if (cleanup_argv.size() > 1) ::execv(cleanup_argv[0], cleanup_argv.data());
       if (!dir.empty()) ::execv(rm_argv[0], rm_argv.data());
       ::_exit(0);
     }

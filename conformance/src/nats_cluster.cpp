@@ -43,26 +43,31 @@ bool places_r3(const std::string& url) {
 
 }  // namespace
 
-NatsCluster::NatsCluster(const std::array<std::string, 3>& store_dirs) {
+NatsCluster::NatsCluster(const std::array<std::string, 3>& store_dirs, const NetNamespaces* net) {
   std::array<int, 3> client{}, route{};
+  std::array<std::string, 3> host;
   for (int i = 0; i < 3; ++i) {
-    client[i] = free_loopback_port();
-    route[i] = free_loopback_port();
+    // In namespaces of their own every node has every port to itself.
+    client[i] = net != nullptr ? 4222 : free_loopback_port();
+    route[i] = net != nullptr ? 6222 : free_loopback_port();
+    host[i] = net != nullptr ? net->address(i) : "127.0.0.1";
   }
   for (int i = 0; i < 3; ++i) {
     std::string routes;
     for (int j = 0; j < 3; ++j) {
       if (j == i) continue;
-      routes +=
-          (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(route[j]);
+      routes += std::string(routes.empty() ? "" : ",") + "nats://" + host[j] + ":" +
+                std::to_string(route[j]);
     }
     NatsServerOptions o;
     o.port = client[i];
+    o.host = host[i];
+    if (net != nullptr) o.exec_prefix = net->exec_prefix(i);
     o.wait_for_jetstream = false;  // no quorum until two nodes run
     o.store_dir = store_dirs[i];
     o.extra_args = {"--name",         "n" + std::to_string(i + 1),
                     "--cluster_name", "aloc",
-                    "--cluster",      "nats://127.0.0.1:" + std::to_string(route[i]),
+                    "--cluster",      "nats://" + host[i] + ":" + std::to_string(route[i]),
                     "--routes",       routes};
     nodes_[i] = std::make_unique<NatsServer>(o);
   }

@@ -68,8 +68,9 @@ NatsServer::NatsServer(NatsServerOptions options) : options_(std::move(options))
 void NatsServer::start() {
   const std::string store = options_.store_dir.empty() ? dir_ + "/store" : options_.store_dir;
   const std::string log = dir_ + "/server.log";
-  std::vector<std::string> args = {binary_, "-js", "-a", "127.0.0.1", "-p", std::to_string(port_),
-                                   "-sd",   store, "-l", log};
+  std::vector<std::string> args = options_.exec_prefix;
+  args.insert(args.end(), {binary_, "-js", "-a", options_.host, "-p", std::to_string(port_), "-sd",
+                           store, "-l", log});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
@@ -80,7 +81,7 @@ void NatsServer::start() {
   bool tcp = false;
   while (Clock::now() < deadline) {
     if (!alive()) fail("nats-server exited during start-up");
-    if (!tcp) tcp = accepts_connection(port_);
+    if (!tcp) tcp = accepts_connection(port_, options_.host);
     if (tcp && (!options_.wait_for_jetstream || jetstream_answers(url()))) return;
     std::this_thread::sleep_for(kPollInterval);
   }
@@ -98,7 +99,9 @@ NatsServer::~NatsServer() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-std::string NatsServer::url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+std::string NatsServer::url() const {
+  return "nats://" + options_.host + ":" + std::to_string(port_);
+}
 
 std::string NatsServer::log_tail(std::size_t n) const { return logs_tail(dir_, n); }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,6 +16,7 @@
 
 #include "conformance/damage.h"
 #include "conformance/faults.h"
+#include "conformance/inproc_target.h"
 
 namespace conformance {
 namespace {
@@ -152,6 +154,45 @@ TEST(DamageAtRest, OneBitFlippedOrOneFileCutAtTheDrawnPlaceAndNothingElse) {
   }
   std::filesystem::remove_all(root);
   EXPECT_EQ(damage_at_rest(root + "-none", 1), "nothing to damage");
+}
+
+// The driver holds each partition and each pause for its whole drawn span before it heals
+// or resumes, and calls them in pairs (the engine here is the in-process broker; the
+// controls only note the time).
+TEST(FaultRun, APartitionOrPauseEndsOnlyAfterItsSpan) {
+  InProcTarget target;
+  FaultOptions o;
+  o.seed = 9;
+  o.seconds = 9;
+  o.kinds = "partition,pause";
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
+  bool open = false;
+  FaultControl control;
+  auto begin = [&](std::uint64_t) {
+    EXPECT_FALSE(open) << "a fault began before the last one ended";
+    open = true;
+    spans.emplace_back(Clock::now(), Clock::time_point{});
+    return std::string("noted");
+  };
+  auto end = [&] {
+    EXPECT_TRUE(open) << "an end without a beginning";
+    open = false;
+    spans.back().second = Clock::now();
+  };
+  control.partition = begin;
+  control.heal = end;
+  control.pause = [&] { begin(0); };
+  control.resume = end;
+  const FaultReport r = run_faults(target, control, o, [] { return false; });
+  ASSERT_EQ(spans.size(), r.faults.size());
+  ASSERT_FALSE(spans.empty());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const auto held =
+        std::chrono::duration_cast<std::chrono::milliseconds>(spans[i].second - spans[i].first);
+    EXPECT_GE(held.count(), r.faults[i].down_ms) << fault_kind_name(r.faults[i].kind) << " " << i;
+  }
+  EXPECT_FALSE(open);
 }
 
 TEST(FaultKinds, AnUnknownRepeatedOrEmptyKindIsATypedError) {

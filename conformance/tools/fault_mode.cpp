@@ -27,6 +27,7 @@
 #include "conformance/leftovers.h"
 #include "conformance/nats_cluster.h"
 #include "conformance/nats_server.h"
+#include "conformance/net_namespaces.h"
 #include "conformance/served_target.h"
 #ifdef CONFORMANCE_HAS_REDIS
 #include "conformance/redis_sentinel.h"
@@ -93,6 +94,8 @@ std::string fault_text(const conformance::Fault& f, bool timed) {
       return "power cut (unsynced writes lost)" + down;
     case Kind::kDamage:
       return "kill -9 and damage at rest" + down;
+    case Kind::kPartition:
+      return "partition" + (timed ? " " + std::to_string(f.down_ms) + " ms" : std::string());
   }
   return "?";
 }
@@ -156,6 +159,9 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   using Kind = conformance::Fault::Kind;
   const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
   const bool power_cuts = std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
+  const bool partitions = std::find(kinds.begin(), kinds.end(), Kind::kPartition) != kinds.end();
+  // Declared before the servers, so removed after they stop.
+  std::unique_ptr<conformance::NetNamespaces> net;
   // Declared before the servers, so unmounted after they stop.
   std::vector<std::unique_ptr<conformance::LazyFs>> disks;
   std::vector<std::uint64_t> dropped;  // bytes each power cut dropped, over every disk
@@ -269,7 +275,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     if (power_cuts) {
       for (std::string& store : stores) store = new_disk();
     }
-    cluster = std::make_unique<conformance::NatsCluster>(stores);
+    if (partitions) net = std::make_unique<conformance::NetNamespaces>(3);
+    cluster = std::make_unique<conformance::NatsCluster>(stores, net.get());
     std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
     // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
     // restart restarts the leader, a pause pauses it; a power cut takes down a majority
@@ -305,6 +312,40 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       for (const int n : victims) cluster->node(n).resume();
       victims.clear();
     };
+    if (partitions) {
+      // Which links a partition cuts, from its draw: the leader or a follower cut from both
+      // other nodes, a bridge (the leader cut from one follower, the third node sees both),
+      // or the client cut from the leader.
+      control.partition = [&, leader](std::uint64_t where) {
+        const int l = leader(std::chrono::seconds(2));
+        const int f = (l + 1 + static_cast<int>((where / 4) % 2)) % 3;
+        const int other = 3 - l - f;
+        std::string what;
+        switch (where % 4) {
+          case 0:
+            net->cut(l, f);
+            net->cut(l, other);
+            what = "n" + std::to_string(l + 1) + " (leader) cut from both other nodes";
+            break;
+          case 1:
+            net->cut(f, l);
+            net->cut(f, other);
+            what = "n" + std::to_string(f + 1) + " (follower) cut from both other nodes";
+            break;
+          case 2:
+            net->cut(l, f);
+            what = "n" + std::to_string(l + 1) + " (leader) cut from n" + std::to_string(f + 1) +
+                   ", n" + std::to_string(other + 1) + " a bridge between them";
+            break;
+          default:
+            net->cut(conformance::NetNamespaces::kClient, l);
+            what = "the client cut from n" + std::to_string(l + 1) + " (leader)";
+        }
+        std::cerr << "faults: partition: " << what << "\n";
+        return what;
+      };
+      control.heal = [&] { net->heal_all(); };
+    }
     control.damage = [&, leader, stores](std::uint64_t where) {
       victims = {leader(std::chrono::seconds(2))};
       cluster->node(victims[0]).kill9();
@@ -421,6 +462,7 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
 #endif
   }
+  if (partitions) persistence += ", nodes in network namespaces";
   if (power_cuts) {
     persistence += ", on a lazy file system";
     control.after_setup = [&] {

@@ -36,6 +36,10 @@ struct FaultControl {
   std::function<void()> resume;
   std::function<void()> lose_unsynced;
   std::function<std::string(std::uint64_t where)> damage;
+  /// partition: cuts links between the nodes and the client, chosen from `where`, returning
+  /// which; heal: heals every cut. The processes run on.
+  std::function<std::string(std::uint64_t where)> partition;
+  std::function<void()> heal;
   /// Called once the topic and subscription exist, before the first publish (may be empty):
   /// where power cuts come, the disks write back what the setup wrote, as a kernel does in
   /// time (the stream was made long ago; what a cut may lose is the traffic).
@@ -46,14 +50,15 @@ struct FaultControl {
 /// a power cut how long the server stays down before its restart, for a pause how long it
 /// stays paused.
 struct Fault {
-  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage };
+  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage, kPartition };
   std::int64_t at_ms = 0;
   Kind kind = Kind::kKill9;
   std::int64_t down_ms = 0;
-  std::uint64_t where = 0;  // kDamage: the draw that places the damage
+  std::uint64_t where = 0;  // kDamage, kPartition: the draw that places it
 };
 
-/// A kind's name on the command line: kill9, restart, pause, lose-unsynced, damage.
+/// A kind's name on the command line: kill9, restart, pause, lose-unsynced, damage,
+/// partition.
 std::string fault_kind_name(Fault::Kind kind);
 /// The kinds a --fault value names: a comma-separated list of kind names, or "both" (kill9
 /// and restart), in the order given. Throws std::invalid_argument (naming the kinds there are)
@@ -87,7 +92,8 @@ struct FaultOptions {
 
 /// The faults of a run, drawn from seed alone: one every 1.5-4 s, the first after 1 s, none
 /// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9, a
-/// power cut or damage, paused 200-2500 ms). Throws std::invalid_argument for unknown kinds.
+/// power cut or damage, paused 200-2500 ms, partitioned 1-5 s). Throws std::invalid_argument for
+/// unknown kinds.
 std::vector<Fault> fault_schedule(const FaultOptions& options);
 
 /// What a run did and what the checker found.
@@ -96,7 +102,7 @@ struct FaultReport {
   // How long each fault of `faults` that ran took, in ms: from its start until the server
   // served again (a pause: until it was resumed).
   std::vector<std::int64_t> took_ms;
-  // What each damage fault did (conformance/damage.h), by its index in `faults`.
+  // What each damage or partition did, by its index in `faults`.
   std::map<std::size_t, std::string> damaged;
   std::vector<FaultEvent> history;
   std::map<std::string, std::vector<std::string>> anomalies;  // anomaly_names() -> values

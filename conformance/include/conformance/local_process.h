@@ -16,8 +16,9 @@ namespace conformance {
 /// A port the kernel just handed out on 127.0.0.1 (closed again: a server binds it next).
 /// Throws TargetFailure.
 int free_loopback_port();
-/// Whether something accepts a TCP connection on 127.0.0.1:port now (closed at once).
-bool accepts_connection(int port);
+/// Whether something accepts a TCP connection on host:port now (an IPv4 address; closed at
+/// once).
+bool accepts_connection(int port, const std::string& host = "127.0.0.1");
 /// $`env_var` if set (the path, or "" if it is not executable), else `name` on PATH, else
 /// in `dirs` in order ("" if none).
 std::string find_server_binary(const char* env_var, const std::string& name,
@@ -46,8 +47,9 @@ class LocalProcess {
   /// empty), after detaching the mount at `unmount` (if not empty: a file system the process
   /// served): no server, mount or directory outlives the tool. Throws TargetFailure if it
   /// cannot fork.
+  /// With `cleanup` (a command line), the watchdog runs it instead of removing `dir`.
   int spawn(std::vector<std::string> args, const std::string& out, const std::string& dir = "",
-            const std::string& unmount = "");
+            const std::string& unmount = "", std::vector<std::string> cleanup = {});
   /// Whether the process runs (reaps it if it has exited).
   [[nodiscard]] bool alive();
   /// SIGKILL to its group, then waits for it: a crash.

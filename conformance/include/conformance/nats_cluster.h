@@ -9,6 +9,7 @@
 #include <string>
 
 #include "conformance/nats_server.h"
+#include "conformance/net_namespaces.h"
 
 struct __jsCtx;  // libnats' JetStream context (nats/nats.h)
 
@@ -17,11 +18,13 @@ namespace conformance {
 /// Starts three nodes (`--name nI --cluster_name aloc --cluster nats://127.0.0.1:CPORT
 /// --routes` to the other two) and waits (at most ~20 s) until JetStream answers on every
 /// node and places a three-replica stream; throws TargetFailure (one line and the logs'
-/// tails) otherwise. Node i keeps its store in store_dirs[i] ("" for its own directory). The
-/// destructor stops every node and removes their directories. Not thread-safe.
+/// tails) otherwise. Node i keeps its store in store_dirs[i] ("" for its own directory) and,
+/// with `net`, runs in namespace i at its address (ports 4222 and 6222), else on loopback
+/// ports. The destructor stops every node and removes their directories. Not thread-safe.
 class NatsCluster {
  public:
-  explicit NatsCluster(const std::array<std::string, 3>& store_dirs = {});
+  explicit NatsCluster(const std::array<std::string, 3>& store_dirs = {},
+                       const NetNamespaces* net = nullptr);
   NatsCluster(const NatsCluster&) = delete;
   NatsCluster& operator=(const NatsCluster&) = delete;
 

@@ -23,6 +23,10 @@ struct NatsServerOptions {
   bool wait_for_jetstream = true;
   /// Where JetStream keeps its store; "" for DIR/store (a lazy file system's mount, say).
   std::string store_dir;
+  /// The address it listens on and clients use (a network namespace's, say).
+  std::string host = "127.0.0.1";
+  /// What the server's command line is run under ({"ip", "netns", "exec", NAME}, say).
+  std::vector<std::string> exec_prefix;
 };
 
 /// Starts `nats-server -js -a 127.0.0.1 -p PORT -sd DIR/store -l DIR/server.log` in its own
