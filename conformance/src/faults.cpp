@@ -291,10 +291,12 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       oplang::Outcome o = target.step(op);
       last_served = Clock::now();
       return o;
-    } catch (const TargetFailure&) {
+    } catch (const TargetFailure& e) {
       ++report.call_errors;
+      report.last_call_error = e.what();
       if (Clock::now() - last_served > kNoProgressBound) {
-        throw TargetFailure("fault run: the engine served no call for 30 s");
+        throw TargetFailure("fault run: the engine served no call for 30 s (its last failure: " +
+                            report.last_call_error + ")");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       return std::nullopt;
@@ -303,8 +305,10 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   auto member = [](int k) { return "c" + std::to_string(k + 1); };
   // Polls as member and answers each message: ack (always when `drain`), else mostly ack,
   // sometimes nack, sometimes leave it to time out. Returns how many it was handed.
+  bool last_poll_failed = false;  // the engine failed the last poll (the drain goes on)
   auto poll = [&](int k, std::size_t max, bool drain) -> std::size_t {
     const std::optional<oplang::Outcome> o = call(oplang::Poll{kTopic, kSub, member(k), max});
+    last_poll_failed = !o || o->error;
     if (!o) {
       FaultEvent e;
       e.kind = FaultEvent::Kind::kPollFailed;
@@ -423,7 +427,8 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   if (fault_error) std::rethrow_exception(fault_error);
 
   // The drain: past every deadline, then everything polled and acked, until quiet rounds an
-  // ack timeout apart find nothing (nacked and timed-out messages come back within one).
+  // ack timeout apart find nothing (nacked and timed-out messages come back within one); a
+  // round in which the engine failed a poll is not quiet.
   if (options.progress) options.progress("faults done; draining");
   const auto drain_start = Clock::now();
   int empty_rounds = 0;
@@ -431,15 +436,19 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     if (stop()) throw TargetFailure("fault run: interrupted");
     std::this_thread::sleep_for(std::chrono::milliseconds(options.ack_timeout_ms + 200));
     std::size_t got = 0;
+    bool failed = false;  // a round with a failed poll found nothing only as far as it saw
     for (int k = 0; k < report.consumers; ++k) {
       for (std::size_t n = 1; n > 0;) {
         n = poll(k, kDrainBatch, true);
         got += n;
+        failed = failed || last_poll_failed;
         if (Clock::now() - drain_start > kDrainBound) break;
       }
     }
-    empty_rounds = got == 0 ? empty_rounds + 1 : 0;
+    empty_rounds = got == 0 && !failed ? empty_rounds + 1 : 0;
+    ++report.drain_rounds;
   }
+  report.drain_quiet = empty_rounds >= options.drain_quiet_rounds;
   report.anomalies = check_fault_history(report.history);
   return report;
 }

@@ -607,6 +607,13 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
               << ", acks accepted " << r.acks_accepted << ", calls the engine failed "
               << r.call_errors << "\n"
               << "history: " << history << "\n"
+              << "drain: " << r.drain_rounds << " rounds, "
+              << (r.drain_quiet ? "ended quiet"
+                                : "cut off at its bound (the engine was still failing polls or "
+                                  "handing out: a value lost may be one it never served again)")
+              << (r.last_call_error.empty() ? ""
+                                            : "; the engine's last failure: " + r.last_call_error)
+              << "\n"
               << result.evidence << "\n";
     std::cout << "| engine | persistence | anomaly | count | examples |\n"
               << "|---|---|---|---|---|\n";
