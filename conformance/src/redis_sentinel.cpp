@@ -50,12 +50,15 @@ RedisSentinelGroup::RedisSentinelGroup(RedisServerOptions::Fsync fsync) {
         "redis-sentinel not found (looked at $REDIS_SENTINEL_BIN, PATH, /usr/bin, "
         "/usr/local/bin): install it with `apt-get install -y redis-sentinel`");
   }
+  // Each server keeps its role in a config file the sentinels rewrite, so one restarted
+  // after a failover comes back as what the sentinels made it, not as it first started.
   RedisServerOptions primary;
   primary.appendonly = fsync;
+  primary.config_lines = {"# the sentinels rewrite this file (CONFIG REWRITE)"};
   nodes_[0] = std::make_unique<RedisServer>(primary);
   for (int i = 1; i < 3; ++i) {
     RedisServerOptions replica = primary;
-    replica.extra_args = {"--replicaof", "127.0.0.1", std::to_string(nodes_[0]->port())};
+    replica.config_lines.push_back("replicaof 127.0.0.1 " + std::to_string(nodes_[0]->port()));
     nodes_[i] = std::make_unique<RedisServer>(replica);
   }
   for (int i = 0; i < 3; ++i) {

@@ -158,6 +158,11 @@ RedisServer::~RedisServer() {
 }
 
 void RedisServer::start() {
+  const std::string conf = dir_ + "/redis.conf";
+  if (!options_.config_lines.empty() && !std::filesystem::exists(conf)) {
+    std::ofstream out(conf);
+    for (const std::string& line : options_.config_lines) out << line << "\n";
+  }
   std::vector<std::string> args = {binary_,
                                    "--bind",
                                    "127.0.0.1",
@@ -181,6 +186,7 @@ void RedisServer::start() {
                                                                                  : "everysec");
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  if (!options_.config_lines.empty()) args.insert(args.begin() + 1, conf);
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
          " (install it with `apt-get install -y redis-server`)");

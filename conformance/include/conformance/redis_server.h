@@ -33,8 +33,12 @@ struct RedisServerOptions {
   int port = 0;
   /// Where the data and AOF go (--dir); "" for DIR (a lazy file system's mount, say).
   std::string data_dir;
-  /// More command-line arguments (--replicaof HOST PORT, say).
+  /// More command-line arguments.
   std::vector<std::string> extra_args;
+  /// If not empty, these lines go to DIR/redis.conf, written once, which the server is
+  /// started with: what it rewrites there (CONFIG REWRITE: the role a sentinel gave it) it
+  /// keeps across restarts, as a deployment's config file does.
+  std::vector<std::string> config_lines;
 };
 
 /// Starts `redis-server --bind 127.0.0.1 --port PORT --dir DIR --save "" --appendonly ...`
