@@ -40,6 +40,14 @@
 namespace conformance {
 namespace {
 
+// A redis-server's options: its AOF fsync (none: no AOF) and port (0: a free one).
+RedisServerOptions redis_options(std::optional<RedisServerOptions::Fsync> fsync, int port = 0) {
+  RedisServerOptions o;
+  o.appendonly = fsync;
+  o.port = port;
+  return o;
+}
+
 using model::ErrorCode;
 using model::Received;
 
@@ -681,7 +689,7 @@ TEST_F(RedisTargetTest, R11WorkersShareTheGroupAndNeverHoldOneMessageTwice) {
 // The fixture: with appendonly and fsync always, a kill -9 loses nothing acknowledged, and
 // the restarted server (same port, same directory) serves the same stream.
 TEST(RedisServerFixture, Kill9AndRestartKeepAcknowledgedWritesWithAppendfsyncAlways) {
-  RedisServer server(RedisServerOptions{RedisServerOptions::Fsync::kAlways, 0});
+  RedisServer server(redis_options(RedisServerOptions::Fsync::kAlways));
   const int port = server.port();
   {
     RedisTarget target(server.url(), "crash", kUnitMs);
@@ -729,11 +737,11 @@ TEST(RedisServerFixture, TheServerRunsWithTheOptionsAskedFor) {
   EXPECT_EQ(a.Config("appendonly"), "no");
   EXPECT_EQ(a.Config("protected-mode"), "yes");
   EXPECT_EQ(std::filesystem::canonical(a.Config("dir")), std::filesystem::canonical(plain.dir()));
-  RedisServer everysec(RedisServerOptions{RedisServerOptions::Fsync::kEverySec, 0});
+  RedisServer everysec(redis_options(RedisServerOptions::Fsync::kEverySec));
   Raw b(everysec.port());
   EXPECT_EQ(b.Config("appendonly"), "yes");
   EXPECT_EQ(b.Config("appendfsync"), "everysec");
-  RedisServer always(RedisServerOptions{RedisServerOptions::Fsync::kAlways, 0});
+  RedisServer always(redis_options(RedisServerOptions::Fsync::kAlways));
   Raw c(always.port());
   EXPECT_EQ(c.Config("appendfsync"), "always");
 }
@@ -742,7 +750,7 @@ TEST(RedisServerFixture, TheServerRunsWithTheOptionsAskedFor) {
 TEST(RedisServerFixture, TheDirectoryIsRemovedAtTheEnd) {
   std::string dir;
   {
-    RedisServer server(RedisServerOptions{RedisServerOptions::Fsync::kEverySec, 0});
+    RedisServer server(redis_options(RedisServerOptions::Fsync::kEverySec));
     dir = server.dir();
     EXPECT_TRUE(std::filesystem::exists(dir));
   }
@@ -827,7 +835,7 @@ TEST(RedisServerFixture, APortInUseIsOneLineNamingThePort) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const int port = ntohs(addr.sin_port);
   try {
-    RedisServer server(RedisServerOptions{std::nullopt, port});
+    RedisServer server(redis_options(std::nullopt, port));
     FAIL() << "a server started on a port in use";
   } catch (const TargetFailure& e) {
     const std::string what = e.what();

@@ -160,9 +160,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
   const bool power_cuts = std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
   const bool partitions = std::find(kinds.begin(), kinds.end(), Kind::kPartition) != kinds.end();
-  // Declared before the servers, so removed after they stop.
+  // Declared before the servers, so removed (unmounted) after they stop.
   std::unique_ptr<conformance::NetNamespaces> net;
-  // Declared before the servers, so unmounted after they stop.
   std::vector<std::unique_ptr<conformance::LazyFs>> disks;
   std::vector<std::uint64_t> dropped;  // bytes each power cut dropped, over every disk
   auto new_disk = [&] {
@@ -279,10 +278,10 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     cluster = std::make_unique<conformance::NatsCluster>(stores, net.get());
     std::cerr << "conformance: 3-node JetStream cluster started at " << cluster->urls() << "\n";
     // The faults' victims: kill -9 the stream leader, then a follower, in turn; a clean
-    // restart restarts the leader, a pause pauses it; a power cut takes down a majority
-    // (the leader and a follower) and drops what both had not synced.
-    // The stream's leader (n1 if none is elected within `within`: after a power cut of a
-    // majority there may be none for long).
+    // restart restarts the leader, a pause pauses it, a damage damages it; a power cut takes
+    // down a majority (the leader and a follower) and drops what both had not synced. The
+    // leader is n1 if none is elected within `within` (after a power cut of a majority there
+    // may be none for long).
     auto leader = [&](std::chrono::milliseconds within = std::chrono::seconds(30)) {
       const int l = cluster->leader_of(on_cluster->stream_of("faults"), -1, within);
       return l < 0 ? 0 : l;
