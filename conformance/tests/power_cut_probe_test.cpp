@@ -1,13 +1,16 @@
-// Raw probes of the power-cut findings (CONFORMANCE.md, "Power cuts"): each engine on a
-// lazy file system (conformance/lazy_fs.h), driven by its own client library alone (libnats,
-// hiredis; no kit code between the test and the server), then killed with its unsynced
-// writes dropped and started again. What the engine acknowledged and what it kept are
-// compared; the lazy file system's counters say what the engine synced.
+// Raw probes of the power-cut and damage findings (CONFORMANCE.md, "The nemesis"): each
+// engine on a lazy file system (conformance/lazy_fs.h), driven by its own client library
+// alone (libnats, hiredis; no kit code between the test and the server), then killed with
+// its unsynced writes dropped (or a bit of its data flipped) and started again. What the engine
+// acknowledged and what it kept are compared; the lazy file system's counters say what the engine
+// synced.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <nats/nats.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "conformance/lazy_fs.h"
@@ -66,6 +69,22 @@ class NatsClient {
     }
     return acked;
   }
+  bool add_consumer(const std::string& stream, const std::string& durable) {
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable.c_str();
+    cc.AckPolicy = js_AckExplicit;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    return js_AddConsumer(nullptr, js_, stream.c_str(), &cc, nullptr, &jerr) == NATS_OK;
+  }
+  bool has_consumer(const std::string& stream, const std::string& durable) {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    const bool found =
+        js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr) == NATS_OK;
+    jsConsumerInfo_Destroy(ci);
+    return found;
+  }
   // The stream's message count; -1 if the server does not know the stream.
   std::int64_t messages(const std::string& name) {
     jsStreamInfo* si = nullptr;
@@ -82,14 +101,24 @@ class NatsClient {
   bool ok_ = false;
 };
 
+// A nats-server whose store is a lazy file system.
+struct NatsOnLazyFs {
+  static NatsServerOptions store_on(const LazyFs& disk) {
+    NatsServerOptions o;
+    o.store_dir = disk.path();
+    return o;
+  }
+  LazyFs disk;
+  NatsServer server{store_on(disk)};
+};
+
 // nats-server 2.9.10 writes a stream's messages and its meta file without syncing them
 // (the file store syncs on a 60 s timer): a power cut loses publishes it acknowledged.
 TEST(JetStreamPowerCut, AcknowledgedPublishesAreLostWhenUnsyncedWritesAre) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  NatsServerOptions o;
-  o.store_dir = disk.path();
-  NatsServer server(o);
+  NatsOnLazyFs nats;
+  LazyFs& disk = nats.disk;
+  NatsServer& server = nats.server;
   {
     NatsClient c(server.url());
     ASSERT_TRUE(c.ok());
@@ -114,10 +143,9 @@ TEST(JetStreamPowerCut, AcknowledgedPublishesAreLostWhenUnsyncedWritesAre) {
 // timer: the server skips the stream ("checksums do not match") and everything in it.
 TEST(JetStreamPowerCut, AStreamMadeSinceTheLastSyncIsGoneWithItsMessages) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  NatsServerOptions o;
-  o.store_dir = disk.path();
-  NatsServer server(o);
+  NatsOnLazyFs nats;
+  LazyFs& disk = nats.disk;
+  NatsServer& server = nats.server;
   {
     NatsClient c(server.url());
     ASSERT_TRUE(c.ok());
@@ -130,6 +158,36 @@ TEST(JetStreamPowerCut, AStreamMadeSinceTheLastSyncIsGoneWithItsMessages) {
   NatsClient c(server.url());
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c.messages("young"), -1) << "the stream survived the power cut";
+}
+
+// A flipped bit in a consumer's meta file: the server skips the consumer on its next start
+// ("checksums do not match") and serves on without it, so what it held is never delivered.
+TEST(JetStreamDamage, AFlippedBitInAConsumersMetaFileDropsTheConsumer) {
+  NatsServer server;
+  {
+    NatsClient c(server.url());
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.add_stream("hurt"));
+    ASSERT_TRUE(c.add_consumer("hurt", "d"));
+    ASSERT_EQ(c.publish("hurt", 5), 5);
+    ASSERT_TRUE(c.has_consumer("hurt", "d"));
+  }
+  server.stop();  // a clean stop: everything written and closed
+  const std::string meta = server.dir() + "/store/jetstream/$G/streams/hurt/obs/d/meta.inf";
+  ASSERT_TRUE(std::filesystem::exists(meta));
+  {
+    std::fstream f(meta, std::ios::in | std::ios::out | std::ios::binary);
+    char byte = 0;
+    f.seekg(10);
+    f.get(byte);
+    f.seekp(10);
+    f.put(static_cast<char>(byte ^ 0x01));
+  }
+  server.restart();
+  NatsClient c(server.url());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.messages("hurt"), 5) << "the stream itself was hurt";
+  EXPECT_FALSE(c.has_consumer("hurt", "d")) << "the server kept the damaged consumer";
 }
 
 // One hiredis command whose reply is an integer (-1 if it failed).
