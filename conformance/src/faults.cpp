@@ -112,7 +112,7 @@ std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
     from = comma + 1;
     auto bad = [&](const std::string& why) {
       return std::invalid_argument("schedule item '" + item + "': " + why +
-                                   " (items are AT:KIND[:MS], comma-separated, or none)");
+                                   " (items are AT:KIND[:MS[:WHERE]], comma-separated, or none)");
     };
     std::vector<std::string> parts;
     for (std::size_t p = 0; p <= item.size();) {
@@ -123,9 +123,13 @@ std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
     auto number = [&](const std::string& digits, std::size_t longest = 9) {
       if (digits.empty() || digits.size() > longest ||
           digits.find_first_not_of("0123456789") != std::string::npos) {
-        throw bad("'" + digits + "' is not a number of ms");
+        throw bad("'" + digits + "' is not a number");
       }
-      return std::stoull(digits);
+      try {
+        return std::stoull(digits);
+      } catch (const std::out_of_range&) {
+        throw bad("'" + digits + "' is too large");
+      }
     };
     if (parts.size() < 2 || parts.size() > 4) throw bad("not AT:KIND[:MS[:WHERE]]");
     Fault f;

@@ -95,9 +95,11 @@ TEST(FaultSchedule, APrintedScheduleReadsBackTheSame) {
 }
 
 TEST(FaultSchedule, AMalformedScheduleIsATypedError) {
-  for (const std::string bad : {"", "1000", "1000:kill9", "1000:restart:5", "x:kill9:1",
-                                "1000:nap:5", "2000:pause:5,1000:pause:5", "1000:kill9:5,",
-                                "99000:kill9:1", "1000:kill9:-1", "1000:kill9,pause:5"}) {
+  for (const std::string bad :
+       {"", "1000", "1000:kill9", "1000:restart:5", "x:kill9:1", "1000:nap:5",
+        "2000:pause:5,1000:pause:5", "1000:kill9:5,", "99000:kill9:1", "1000:kill9:-1",
+        "1000:kill9,pause:5", "1000:damage:5", "1000:pause:5:7",
+        "1000:damage:5:99999999999999999999"}) {
     EXPECT_THROW(parse_schedule(bad, 60), std::invalid_argument) << "'" << bad << "'";
   }
 }
