@@ -129,8 +129,7 @@ TEST(Partitions, R29PartitionersMatchIndependentReferencesOnGeneratedBytes) {
       f << '\n';
     }
   }
-  const std::string script =
-      (std::filesystem::path(__FILE__).parent_path() / "reference" / "partitioners.py").string();
+  const std::string script = (std::filesystem::path(REFERENCE_DIR) / "partitioners.py").string();
   ASSERT_EQ(std::system(("python3 '" + script + "' < '" + in + "' > '" + out + "'").c_str()), 0);
   std::ifstream f(out);
   std::size_t high = 0;

@@ -227,6 +227,7 @@ ModelStates::Verdict ModelStates::step(const oplang::Op& op, const oplang::Outco
   }
   if (!agree.empty()) {
     states_ = std::move(agree);
+    v.expected = broker;  // what the states that stay answered (not the first state's)
     v.agrees = true;
     return v;
   }

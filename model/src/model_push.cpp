@@ -186,6 +186,8 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
     if (m.idempotent && m.applied.contains(*offset)) {  // the wrapper answers a repeat: true
       calls_.push_back(HandlerCall{topic_name, member, *offset, t->log.at(*offset).payload, attempt,
                                    "idempotent -> repeat"});
+      // drain_offers: the cut came after the wrapper answered, before its answer was applied.
+      if (offer_budget_ == 0 && last_unanswered_) return confirmations;
       confirm(*s, *offset);
       save(*s);
       confirmations += 1;

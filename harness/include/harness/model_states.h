@@ -42,7 +42,7 @@ class ModelStates {
   struct Verdict {
     bool agrees = false;       // some state gave the broker's outcome (or an undecided call)
     bool undecided = false;    // this step's IoError made a call undecided
-    oplang::Outcome expected;  // the first state's outcome (what a report shows)
+    oplang::Outcome expected;  // the staying states' outcome, else the first state's
     std::string why;           // when no state agrees and a rule says why ("" otherwise)
   };
 
