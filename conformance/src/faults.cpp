@@ -44,6 +44,12 @@ bool sleep_until(Clock::time_point until, const std::atomic<bool>& done) {
   return true;
 }
 
+// Whether a kind's schedule item carries a draw that places it (AT:KIND:MS:WHERE).
+bool placed(Fault::Kind kind) {
+  return kind == Fault::Kind::kDamage || kind == Fault::Kind::kPartition ||
+         kind == Fault::Kind::kMembership;
+}
+
 }  // namespace
 
 std::string fault_kind_name(Fault::Kind kind) {
@@ -60,14 +66,17 @@ std::string fault_kind_name(Fault::Kind kind) {
       return "damage";
     case Fault::Kind::kPartition:
       return "partition";
+    case Fault::Kind::kMembership:
+      return "membership";
   }
   return "?";
 }
 
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
-  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9,  Fault::Kind::kRestart,
-                                                Fault::Kind::kPause,  Fault::Kind::kLoseUnsynced,
-                                                Fault::Kind::kDamage, Fault::Kind::kPartition};
+  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9,     Fault::Kind::kRestart,
+                                                Fault::Kind::kPause,     Fault::Kind::kLoseUnsynced,
+                                                Fault::Kind::kDamage,    Fault::Kind::kPartition,
+                                                Fault::Kind::kMembership};
   if (kinds == "both") return {Fault::Kind::kKill9, Fault::Kind::kRestart};
   std::vector<Fault::Kind> out;
   std::size_t from = 0;
@@ -79,9 +88,8 @@ std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
                            [&](Fault::Kind k) { return fault_kind_name(k) == name; });
     if (it == kAll.end() || std::find(out.begin(), out.end(), *it) != out.end()) {
       throw std::invalid_argument(
-          "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced, damage "
-          "and partition "
-          "(each once), or both (kill9,restart); not " +
+          "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced, "
+          "damage, partition and membership (each once), or both (kill9,restart); not " +
           kinds);
     }
     out.push_back(*it);
@@ -95,7 +103,7 @@ std::string schedule_text(const std::vector<Fault>& schedule) {
   for (const Fault& f : schedule) {
     out += (out.empty() ? "" : ",") + std::to_string(f.at_ms) + ":" + fault_kind_name(f.kind);
     if (f.kind != Fault::Kind::kRestart) out += ":" + std::to_string(f.down_ms);
-    if (f.kind == Fault::Kind::kDamage || f.kind == Fault::Kind::kPartition) {
+    if (placed(f.kind)) {
       out += ":" + std::to_string(f.where);
     }
   }
@@ -137,11 +145,10 @@ std::vector<Fault> parse_schedule(const std::string& text, double seconds) {
     const std::vector<Fault::Kind> kind = fault_kinds(parts[1]);
     if (kind.size() != 1) throw bad("one kind per item");
     f.kind = kind[0];
-    const bool placed = f.kind == Fault::Kind::kDamage || f.kind == Fault::Kind::kPartition;
-    const std::size_t want = f.kind == Fault::Kind::kRestart ? 2 : placed ? 4 : 3;
+    const std::size_t want = f.kind == Fault::Kind::kRestart ? 2 : placed(f.kind) ? 4 : 3;
     if (parts.size() != want) {
       throw bad(f.kind == Fault::Kind::kRestart ? "a restart has no MS"
-                : placed                        ? "this kind is AT:KIND:MS:WHERE"
+                : placed(f.kind)                ? "this kind is AT:KIND:MS:WHERE"
                                                 : "not AT:KIND:MS");
     }
     if (parts.size() >= 3) f.down_ms = static_cast<std::int64_t>(number(parts[2]));
@@ -172,6 +179,7 @@ std::vector<Fault> fault_schedule(const FaultOptions& options) {
         f.where = rng();
         break;
       case Fault::Kind::kPartition:
+      case Fault::Kind::kMembership:
         f.down_ms = 1000 + static_cast<std::int64_t>(rng() % 4000);
         f.where = rng();
         break;
@@ -191,12 +199,13 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   FaultReport report;
   report.faults = options.schedule ? *options.schedule : fault_schedule(options);
   for (const Fault& f : report.faults) {
-    const bool offered = f.kind == Fault::Kind::kKill9     ? control.kill9 && control.restart
-                         : f.kind == Fault::Kind::kRestart ? control.stop && control.restart
-                         : f.kind == Fault::Kind::kPause   ? control.pause && control.resume
-                         : f.kind == Fault::Kind::kDamage  ? control.damage && control.restart
-                         : f.kind == Fault::Kind::kPartition
-                             ? control.partition && control.heal
+    const bool offered = f.kind == Fault::Kind::kKill9       ? control.kill9 && control.restart
+                         : f.kind == Fault::Kind::kRestart   ? control.stop && control.restart
+                         : f.kind == Fault::Kind::kPause     ? control.pause && control.resume
+                         : f.kind == Fault::Kind::kDamage    ? control.damage && control.restart
+                         : f.kind == Fault::Kind::kPartition ? control.partition && control.heal
+                         : f.kind == Fault::Kind::kMembership
+                             ? control.remove_member && control.add_member
                              : control.lose_unsynced && control.restart;
     if (!offered) {
       throw std::invalid_argument("the fault " + fault_kind_name(f.kind) +
@@ -239,6 +248,14 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
             // Cut for a while, whatever: the heal must happen even if the run is ending.
             std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
             control.heal();
+            report.took_ms.push_back(ms_since(began));
+            ++faults_done;
+            continue;  // every process kept running
+          case Fault::Kind::kMembership:
+            report.damaged[faults_done] = control.remove_member(f.where);
+            // Out for a while, whatever: it must come back even if the run is ending.
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            control.add_member();
             report.took_ms.push_back(ms_since(began));
             ++faults_done;
             continue;  // every process kept running

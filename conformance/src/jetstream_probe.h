@@ -38,6 +38,8 @@ class JetStreamProbe {
   [[nodiscard]] bool ok() const { return js_ != nullptr; }
   /// The JetStream context (null unless ok()).
   [[nodiscard]] jsCtx* js() const { return js_; }
+  /// The connection (null unless ok()).
+  [[nodiscard]] natsConnection* nc() const { return js_ != nullptr ? nc_ : nullptr; }
 
  private:
   natsOptions* opts_ = nullptr;

@@ -3,7 +3,9 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -164,6 +166,99 @@ bool NatsCluster::wait_current(const std::string& stream, int node,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (std::chrono::steady_clock::now() < deadline);
   return false;
+}
+
+std::vector<std::string> NatsCluster::peers_of(const std::string& stream) {
+  for (auto& n : nodes_) {
+    if (!n->alive()) continue;
+    const JetStreamProbe probe(n->url(), 1000);
+    jsStreamInfo* si = nullptr;
+    std::vector<std::string> peers;
+    if (probe.ok() &&
+        js_GetStreamInfo(&si, probe.js(), stream.c_str(), nullptr, nullptr) == NATS_OK &&
+        si != nullptr && si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
+      peers.emplace_back(si->Cluster->Leader);
+      for (int i = 0; i < si->Cluster->ReplicasLen; ++i) {
+        if (si->Cluster->Replicas[i]->Name != nullptr)
+          peers.emplace_back(si->Cluster->Replicas[i]->Name);
+      }
+    }
+    jsStreamInfo_Destroy(si);
+    if (!peers.empty()) return peers;
+  }
+  return {};
+}
+
+std::string NatsCluster::remove_replica(const std::string& stream, int node,
+                                        std::chrono::milliseconds within) {
+  const std::string name = "n" + std::to_string(node + 1);
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  std::string answer;
+  for (auto& n : nodes_) {
+    if (!n->alive()) continue;
+    const JetStreamProbe probe(n->url(), 5000);
+    natsMsg* reply = nullptr;
+    if (probe.ok() && natsConnection_RequestString(
+                          &reply, probe.nc(), ("$JS.API.STREAM.PEER.REMOVE." + stream).c_str(),
+                          ("{\"peer\":\"" + name + "\"}").c_str(), 5000) == NATS_OK) {
+      answer.assign(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply)));
+    }
+    natsMsg_Destroy(reply);
+    if (!answer.empty()) break;
+  }
+  do {
+    const std::vector<std::string> peers = peers_of(stream);
+    if (peers.size() == 2 && std::find(peers.begin(), peers.end(), name) == peers.end()) {
+      return answer;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  throw TargetFailure("removing " + name + " from stream " + stream +
+                      "'s peers: it is still one of them; the server answered: " +
+                      (answer.empty() ? "nothing" : answer));
+}
+
+void NatsCluster::add_replica_back(const std::string& stream, int node,
+                                   std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  // Each scale is retried until the bound: a leader may be moving after the removal.
+  for (const std::int64_t replicas : {2, 3}) {
+    std::string why = "no node answered";
+    while (true) {
+      bool done = false;
+      for (auto& n : nodes_) {
+        if (!n->alive() || done) continue;
+        const JetStreamProbe probe(n->url(), 5000);
+        jsStreamInfo* si = nullptr;
+        jsErrCode code = static_cast<jsErrCode>(0);
+        if (probe.ok() &&
+            js_GetStreamInfo(&si, probe.js(), stream.c_str(), nullptr, nullptr) == NATS_OK &&
+            si != nullptr) {
+          si->Config->Replicas = replicas;
+          jsStreamInfo* updated = nullptr;
+          const natsStatus s = js_UpdateStream(&updated, probe.js(), si->Config, nullptr, &code);
+          done = s == NATS_OK;
+          if (!done)
+            why = std::string(natsStatus_GetText(s)) + " (JetStream error " +
+                  std::to_string(static_cast<int>(code)) + ")";
+          jsStreamInfo_Destroy(updated);
+        }
+        jsStreamInfo_Destroy(si);
+      }
+      if (done) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw TargetFailure("scaling stream " + stream + " to " + std::to_string(replicas) +
+                            " replicas was refused: " + why);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (!wait_current(stream, node, std::max(left, std::chrono::milliseconds(0)))) {
+    throw TargetFailure("n" + std::to_string(node + 1) + ", added back to stream " + stream +
+                        ", did not catch up");
+  }
 }
 
 int NatsCluster::consumer_leader(const std::string& stream, const std::string& consumer,

@@ -24,7 +24,8 @@ namespace {
 bool same(const std::vector<Fault>& a, const std::vector<Fault>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].at_ms != b[i].at_ms || a[i].kind != b[i].kind || a[i].down_ms != b[i].down_ms) {
+    if (a[i].at_ms != b[i].at_ms || a[i].kind != b[i].kind || a[i].down_ms != b[i].down_ms ||
+        a[i].where != b[i].where) {
       return false;
     }
   }
@@ -53,7 +54,8 @@ TEST(FaultSchedule, TheSameSeedDrawsTheSameSchedule) {
 }
 
 TEST(FaultSchedule, EveryListedKindIsDrawnAndNoOtherWithinItsBounds) {
-  const std::vector<Fault> s = fault_schedule(options(3, "pause,lose-unsynced,restart", 300));
+  const std::vector<Fault> s =
+      fault_schedule(options(3, "pause,lose-unsynced,restart,membership", 300));
   std::set<Fault::Kind> seen;
   for (const Fault& f : s) {
     seen.insert(f.kind);
@@ -67,12 +69,16 @@ TEST(FaultSchedule, EveryListedKindIsDrawnAndNoOtherWithinItsBounds) {
       case Fault::Kind::kLoseUnsynced:
         EXPECT_LT(f.down_ms, 800);
         break;
+      case Fault::Kind::kMembership:
+        EXPECT_GE(f.down_ms, 1000);
+        EXPECT_LT(f.down_ms, 5000);
+        break;
       default:
         EXPECT_EQ(f.down_ms, 0);
     }
   }
   EXPECT_EQ(seen, (std::set<Fault::Kind>{Fault::Kind::kPause, Fault::Kind::kLoseUnsynced,
-                                         Fault::Kind::kRestart}));
+                                         Fault::Kind::kRestart, Fault::Kind::kMembership}));
 }
 
 // "both" keeps the schedules of the runs recorded before the kinds were a list.
@@ -86,8 +92,8 @@ TEST(FaultSchedule, BothIsKill9AndRestart) {
 // A printed schedule reads back as the same schedule (the replay line runs what ran).
 TEST(FaultSchedule, APrintedScheduleReadsBackTheSame) {
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    const std::vector<Fault> s =
-        fault_schedule(options(seed, "kill9,restart,pause,lose-unsynced,damage", 5 + seed % 60));
+    const std::vector<Fault> s = fault_schedule(options(
+        seed, "kill9,restart,pause,lose-unsynced,damage,partition,membership", 5 + seed % 60));
     EXPECT_TRUE(same(parse_schedule(schedule_text(s), 5 + seed % 60), s)) << schedule_text(s);
   }
   EXPECT_TRUE(parse_schedule("none", 10).empty());
@@ -99,7 +105,7 @@ TEST(FaultSchedule, AMalformedScheduleIsATypedError) {
        {"", "1000", "1000:kill9", "1000:restart:5", "x:kill9:1", "1000:nap:5",
         "2000:pause:5,1000:pause:5", "1000:kill9:5,", "99000:kill9:1", "1000:kill9:-1",
         "1000:kill9,pause:5", "1000:damage:5", "1000:pause:5:7",
-        "1000:damage:5:99999999999999999999"}) {
+        "1000:damage:5:99999999999999999999", "1000:membership:5", "1000:partition:5"}) {
     EXPECT_THROW(parse_schedule(bad, 60), std::invalid_argument) << "'" << bad << "'";
   }
 }
@@ -197,6 +203,42 @@ TEST(FaultRun, APartitionOrPauseEndsOnlyAfterItsSpan) {
     EXPECT_GE(held.count(), r.faults[i].down_ms) << fault_kind_name(r.faults[i].kind) << " " << i;
   }
   EXPECT_FALSE(open);
+}
+
+// A membership change stays in effect for its whole drawn span before the node is added
+// back, and the two calls come in pairs (the controls only note the time).
+TEST(FaultRun, AMembershipChangeEndsOnlyAfterItsSpan) {
+  InProcTarget target;
+  FaultOptions o;
+  o.seed = 2;
+  o.seconds = 8;
+  o.kinds = "membership";
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
+  std::vector<std::uint64_t> placed;
+  FaultControl control;
+  control.remove_member = [&](std::uint64_t where) {
+    EXPECT_TRUE(spans.empty() || spans.back().second != Clock::time_point{})
+        << "a change began before the last one was undone";
+    spans.emplace_back(Clock::now(), Clock::time_point{});
+    placed.push_back(where);
+    return std::string("noted");
+  };
+  control.add_member = [&] {
+    ASSERT_FALSE(spans.empty());
+    spans.back().second = Clock::now();
+  };
+  const FaultReport r = run_faults(target, control, o, [] { return false; });
+  ASSERT_GE(r.faults.size(), 2u);
+  ASSERT_EQ(spans.size(), r.faults.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    ASSERT_NE(spans[i].second, Clock::time_point{}) << "change " << i << " never undone";
+    const auto held =
+        std::chrono::duration_cast<std::chrono::milliseconds>(spans[i].second - spans[i].first);
+    EXPECT_GE(held.count(), r.faults[i].down_ms) << i;
+    EXPECT_EQ(placed[i], r.faults[i].where) << "the change is placed by its own draw";
+    EXPECT_EQ(r.damaged.at(i), "noted") << "what it did is reported";
+  }
 }
 
 TEST(FaultKinds, AnUnknownRepeatedOrEmptyKindIsATypedError) {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -652,6 +653,55 @@ TEST(JetStreamCluster, FormsNamesTheLeaderAndSurvivesItsKill) {
   EXPECT_TRUE(cluster.node(leader).alive());
   EXPECT_TRUE(cluster.wait_current(target.stream_of("t"), leader))
       << "the restarted node never caught up";
+}
+
+// The stream's peers as the server reports them through libnats (leader first), asked of
+// the cluster's first node; empty if it did not answer.
+std::vector<std::string> raw_peers(NatsCluster& cluster, const std::string& stream) {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  jsStreamInfo* si = nullptr;
+  std::vector<std::string> peers;
+  if (natsConnection_ConnectTo(&nc, cluster.node(0).url().c_str()) == NATS_OK &&
+      natsConnection_JetStream(&js, nc, nullptr) == NATS_OK &&
+      js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr) == NATS_OK &&
+      si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
+    peers.emplace_back(si->Cluster->Leader);
+    for (int i = 0; i < si->Cluster->ReplicasLen; ++i) {
+      if (si->Cluster->Replicas[i]->Current) peers.emplace_back(si->Cluster->Replicas[i]->Name);
+    }
+  }
+  jsStreamInfo_Destroy(si);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return peers;
+}
+
+// The membership fault's two halves: remove_replica takes the named node (a follower, then
+// the leader) out of the stream's peers, and add_replica_back makes it a current peer
+// again, each as the server itself reports; publishes are taken throughout.
+TEST(JetStreamCluster, AMembershipChangeTakesTheNamedNodeOutAndBringsItBack) {
+  NatsCluster cluster;
+  JetStreamTarget target(cluster.urls(), "members", 1, /*reconnect=*/true, /*replicas=*/3);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  const std::string stream = target.stream_of("t");
+  const int leader = cluster.leader_of(stream);
+  ASSERT_GE(leader, 0);
+  for (const int node : {(leader + 1) % 3, leader}) {
+    const std::string name = "n" + std::to_string(node + 1);
+    const std::string answer = cluster.remove_replica(stream, node);
+    EXPECT_NE(answer, "") << "the server never answered the removal";
+    std::vector<std::string> peers = raw_peers(cluster, stream);
+    EXPECT_EQ(peers.size(), 2u);
+    EXPECT_EQ(std::count(peers.begin(), peers.end(), name), 0) << name << " is still a peer";
+    ASSERT_FALSE(target.step(oplang::Publish{"t", "m", {}, ""}).error);
+    cluster.add_replica_back(stream, node, std::chrono::seconds(30));
+    // Current as the leader reports it: the kit's own wait said so, the server says so too.
+    for (int i = 0; i < 100 && raw_peers(cluster, stream).size() < 3; ++i) ::usleep(100000);
+    peers = raw_peers(cluster, stream);
+    EXPECT_EQ(peers.size(), 3u);
+    EXPECT_EQ(std::count(peers.begin(), peers.end(), name), 1) << name << " did not come back";
+  }
 }
 
 // What an R3 stream acknowledged survives its leader's kill (the other two elect a new

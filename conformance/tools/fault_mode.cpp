@@ -96,6 +96,9 @@ std::string fault_text(const conformance::Fault& f, bool timed) {
       return "kill -9 and damage at rest" + down;
     case Kind::kPartition:
       return "partition" + (timed ? " " + std::to_string(f.down_ms) + " ms" : std::string());
+    case Kind::kMembership:
+      return "membership change" +
+             (timed ? ", out " + std::to_string(f.down_ms) + " ms" : std::string());
   }
   return "?";
 }
@@ -186,6 +189,7 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   conformance::JetStreamTarget* on_cluster = nullptr;
   std::vector<int> victims;  // the nodes a fault took down or paused, to start again
   int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
+  int member_out = 0;        // the node a membership change took out of the stream's peers
 #ifdef CONFORMANCE_HAS_REDIS
   std::unique_ptr<conformance::RedisServer> redis;
   std::unique_ptr<conformance::RedisSentinelGroup> sentinel;
@@ -345,6 +349,24 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       };
       control.heal = [&] { net->heal_all(); };
     }
+    // A membership change (Jepsen's node removal): the leader or a follower, by the draw,
+    // leaves the stream's peers and is added back when its time is up (NatsCluster).
+    control.remove_member = [&, leader](std::uint64_t where) {
+      const int l = leader(std::chrono::seconds(2));
+      const int node = where % 2 == 0 ? l : (l + 1 + static_cast<int>((where / 2) % 2)) % 3;
+      member_out = node;
+      const std::string answer = cluster->remove_replica(on_cluster->stream_of("faults"), node);
+      const std::string what = "n" + std::to_string(node + 1) +
+                               (node == l ? " (leader)" : " (follower)") +
+                               " removed from the stream's peers; the server answered " +
+                               (answer.empty() ? "nothing" : answer);
+      std::cerr << "faults: membership: " << what << "\n";
+      return what;
+    };
+    control.add_member = [&] {
+      cluster->add_replica_back(on_cluster->stream_of("faults"), member_out);
+      std::cerr << "faults: membership: n" << member_out + 1 << " added back, caught up\n";
+    };
     control.damage = [&, leader, stores](std::uint64_t where) {
       victims = {leader(std::chrono::seconds(2))};
       cluster->node(victims[0]).kill9();

@@ -40,6 +40,11 @@ struct FaultControl {
   /// which; heal: heals every cut. The processes run on.
   std::function<std::string(std::uint64_t where)> partition;
   std::function<void()> heal;
+  /// remove_member: a membership change: takes a node out of the stream's peers, chosen
+  /// from `where`, returning which and the engine's answer; add_member: adds it back and
+  /// waits until it caught up. The processes run on.
+  std::function<std::string(std::uint64_t where)> remove_member;
+  std::function<void()> add_member;
   /// Called once the topic and subscription exist, before the first publish (may be empty):
   /// where power cuts come, the disks write back what the setup wrote, as a kernel does in
   /// time (the stream was made long ago; what a cut may lose is the traffic).
@@ -50,15 +55,15 @@ struct FaultControl {
 /// a power cut how long the server stays down before its restart, for a pause how long it
 /// stays paused.
 struct Fault {
-  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage, kPartition };
+  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage, kPartition, kMembership };
   std::int64_t at_ms = 0;
   Kind kind = Kind::kKill9;
   std::int64_t down_ms = 0;
-  std::uint64_t where = 0;  // kDamage, kPartition: the draw that places it
+  std::uint64_t where = 0;  // kDamage, kPartition, kMembership: the draw that places it
 };
 
 /// A kind's name on the command line: kill9, restart, pause, lose-unsynced, damage,
-/// partition.
+/// partition, membership.
 std::string fault_kind_name(Fault::Kind kind);
 /// The kinds a --fault value names: a comma-separated list of kind names, or "both" (kill9
 /// and restart), in the order given. Throws std::invalid_argument (naming the kinds there are)
@@ -66,7 +71,8 @@ std::string fault_kind_name(Fault::Kind kind);
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds);
 
 /// A schedule as one line: "AT:KIND[:MS[:WHERE]],..." in time order (MS: down or paused,
-/// for every kind but restart; WHERE: a damage's draw), "none" for no fault. What a run prints and
+/// for every kind but restart; WHERE: a damage's, partition's or membership change's draw), "none"
+/// for no fault. What a run prints and
 /// --schedule reads.
 std::string schedule_text(const std::vector<Fault>& schedule);
 /// The schedule a schedule_text() line stands for. Throws std::invalid_argument (naming
@@ -92,8 +98,8 @@ struct FaultOptions {
 
 /// The faults of a run, drawn from seed alone: one every 1.5-4 s, the first after 1 s, none
 /// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9, a
-/// power cut or damage, paused 200-2500 ms, partitioned 1-5 s). Throws std::invalid_argument for
-/// unknown kinds.
+/// power cut or damage, paused 200-2500 ms, partitioned or out of the stream's peers 1-5 s). Throws
+/// std::invalid_argument for unknown kinds.
 std::vector<Fault> fault_schedule(const FaultOptions& options);
 
 /// What a run did and what the checker found.
@@ -102,7 +108,7 @@ struct FaultReport {
   // How long each fault of `faults` that ran took, in ms: from its start until the server
   // served again (a pause: until it was resumed).
   std::vector<std::int64_t> took_ms;
-  // What each damage or partition did, by its index in `faults`.
+  // What each damage, partition or membership change did, by its index in `faults`.
   std::map<std::size_t, std::string> damaged;
   std::vector<FaultEvent> history;
   std::map<std::string, std::vector<std::string>> anomalies;  // anomaly_names() -> values

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "conformance/nats_server.h"
 #include "conformance/net_namespaces.h"
@@ -43,6 +44,22 @@ class NatsCluster {
   /// node leads it): a restarted node has caught up. Throws nothing.
   [[nodiscard]] bool wait_current(const std::string& stream, int node,
                                   std::chrono::milliseconds within = std::chrono::seconds(60));
+  /// A membership change: asks the cluster to remove node from stream's peers
+  /// ($JS.API.STREAM.PEER.REMOVE), then waits (at most `within`) until the stream's leader
+  /// lists two peers without it. Returns the server's raw answer (2.9.10 answers "peer remap
+  /// failed" on three servers, having removed the peer: there is no fourth to move it to),
+  /// "" if none came. Throws TargetFailure if the peer is still there by then.
+  std::string remove_replica(const std::string& stream, int node,
+                             std::chrono::milliseconds within = std::chrono::seconds(30));
+  /// The change undone: scales stream to two replicas and back to three (the server places a
+  /// peer only when the config's Replicas changes), then waits (at most `within`) until node
+  /// is a current replica again. Throws TargetFailure if a scale is refused or node does not
+  /// catch up by then.
+  void add_replica_back(const std::string& stream, int node,
+                        std::chrono::milliseconds within = std::chrono::seconds(60));
+  /// The names of stream's peers (leader and replicas) as its leader reports them; empty if
+  /// no node answers. Throws nothing.
+  [[nodiscard]] std::vector<std::string> peers_of(const std::string& stream);
   /// The index of the node leading consumer `consumer` of stream, waited for up to
   /// `within`; -1 if none by then. Throws nothing.
   [[nodiscard]] int consumer_leader(const std::string& stream, const std::string& consumer,
