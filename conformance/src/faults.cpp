@@ -12,6 +12,8 @@
 #include <thread>
 #include <variant>
 
+#include "model/errors.h"
+
 namespace conformance {
 
 namespace {
@@ -339,7 +341,10 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       report.history.push_back(e);
       return 0;
     }
-    if (o->error) return 0;
+    if (o->error) {  // answered, and refused: said in the report as the engine's last word
+      report.last_call_error = std::string("a poll refused with ") + model::to_string(*o->error);
+      return 0;
+    }
     const auto* got = std::get_if<std::vector<model::Received>>(&o->value);
     if (got == nullptr) return 0;
     ++poll_number;

@@ -136,7 +136,10 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(options) {
         "install it with `apt-get install -y redis-server`");
   }
   if (options_.port != 0) {
-    if (port_in_use(options_.port)) throw TargetFailure(in_use(options_.port));
+    // A namespace of its own has every port free.
+    if (options_.host == "127.0.0.1" && port_in_use(options_.port)) {
+      throw TargetFailure(in_use(options_.port));
+    }
     port_ = options_.port;
   } else {
     port_ = free_loopback_port();
@@ -163,30 +166,26 @@ void RedisServer::start() {
     std::ofstream out(conf);
     for (const std::string& line : options_.config_lines) out << line << "\n";
   }
-  std::vector<std::string> args = {binary_,
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--port",
-                                   std::to_string(port_),
-                                   "--dir",
-                                   options_.data_dir.empty() ? dir_ : options_.data_dir,
-                                   "--logfile",
-                                   dir_ + "/server.log",
-                                   "--save",
-                                   "",
-                                   "--daemonize",
-                                   "no",
-                                   "--protected-mode",
-                                   "yes",
-                                   "--appendonly",
-                                   options_.appendonly ? "yes" : "no"};
+  std::vector<std::string> args = options_.exec_prefix;
+  const std::vector<std::string> own = {
+      binary_, "--bind", options_.host, "--port", std::to_string(port_), "--dir",
+      options_.data_dir.empty() ? dir_ : options_.data_dir, "--logfile", dir_ + "/server.log",
+      "--save", "", "--daemonize", "no",
+      // Off only on a namespace's private address, where
+      // the other nodes must reach it.
+      "--protected-mode", options_.host == "127.0.0.1" ? "yes" : "no", "--appendonly",
+      options_.appendonly ? "yes" : "no"};
+  const std::size_t binary_at = args.size();
+  args.insert(args.end(), own.begin(), own.end());
   if (options_.appendonly) {
     args.emplace_back("--appendfsync");
     args.emplace_back(*options_.appendonly == RedisServerOptions::Fsync::kAlways ? "always"
                                                                                  : "everysec");
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
-  if (!options_.config_lines.empty()) args.insert(args.begin() + 1, conf);
+  if (!options_.config_lines.empty()) {
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(binary_at) + 1, conf);
+  }
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err) +
          " (install it with `apt-get install -y redis-server`)");
@@ -198,13 +197,15 @@ void RedisServer::start() {
       if (log_tail(50).find("Address already in use") != std::string::npos) fail(in_use(port_));
       fail("redis-server exited during start-up");
     }
-    if (answers_ping(port_)) return;
+    if (answers_ping(port_, options_.host)) return;
     std::this_thread::sleep_for(kPollInterval);
   }
   fail("redis-server did not answer PING within 10 s");
 }
 
-std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+std::string RedisServer::url() const {
+  return "redis://" + options_.host + ":" + std::to_string(port_);
+}
 
 std::string RedisServer::log_tail(std::size_t n) const { return logs_tail(dir_, n); }
 

@@ -49,7 +49,9 @@ struct ReplyFree {
 using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
 // Runs one command (binary-safe arguments). Throws TargetFailure if the connection failed
-// or the server answered with an error.
+// or the server answered with an error, but Error(kUnknownSubscription) for the engine's own
+// NOGROUP (its stream or group is gone although the adapter made them: the engine lost them,
+// say in a failover, and says so; the answer is passed on, not hidden).
 Reply command(redisContext* c, const std::vector<std::string>& args, const std::string& what) {
   std::vector<const char*> argv;
   std::vector<std::size_t> lens;
@@ -62,7 +64,9 @@ Reply command(redisContext* c, const std::vector<std::string>& args, const std::
   if (r == nullptr) throw TargetFailure(what + ": " + (c->err != 0 ? c->errstr : "no reply"));
   Reply reply(r);
   if (reply->type == REDIS_REPLY_ERROR) {
-    throw TargetFailure(what + ": " + std::string(reply->str, reply->len));
+    const std::string error(reply->str, reply->len);
+    if (error.starts_with("NOGROUP")) throw Error(ErrorCode::kUnknownSubscription);
+    throw TargetFailure(what + ": " + error);
   }
   return reply;
 }

@@ -159,6 +159,21 @@ class RedisTargetTest : public ::testing::Test {
   std::unique_ptr<RedisTarget> target_;
 };
 
+// A stream the engine lost (deleted behind the adapter's back here; a failover onto an
+// empty replica in a fault run) is the engine's own answer passed on: NOGROUP becomes
+// unknown_subscription, the call is no failure, and nothing is made again to hide it.
+TEST_F(RedisTargetTest, AGroupTheEngineLostIsRefusedAsUnknownAndNeverMadeAgain) {
+  Create("t");
+  Subscribe("t", "s");
+  Publish("t", "m0");
+  Raw raw(server_->port());
+  ASSERT_EQ(raw.Integer({"DEL", "test:t"}), 1) << "the stream's key is not test:t";
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(ErrorOf(oplang::Poll{"t", "s", "m", 10}), ErrorCode::kUnknownSubscription);
+  }
+  EXPECT_EQ(raw.Integer({"EXISTS", "test:t"}), 0) << "the adapter made the stream again";
+}
+
 // R2, R11: offsets from 0 in publish order, first attempt, deadline = now + ack_timeout.
 TEST_F(RedisTargetTest, R11PollReturnsPublishedMessagesWithOffsetsAttemptAndDeadline) {
   Create("t");

@@ -392,7 +392,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
                            ? conformance::RedisServerOptions::Fsync::kAlways
                            : conformance::RedisServerOptions::Fsync::kEverySec;
     persistence = "primary and 2 replicas, 3 sentinels, AOF appendfsync " + args.appendfsync;
-    sentinel = std::make_unique<conformance::RedisSentinelGroup>(fsync);
+    if (partitions) net = std::make_unique<conformance::NetNamespaces>(3);
+    sentinel = std::make_unique<conformance::RedisSentinelGroup>(fsync, net.get());
     std::cerr << "conformance: redis primary, 2 replicas and 3 sentinels started at "
               << sentinel->url() << "\n";
     // The faults' victim is the primary as the sentinels name it now.
@@ -428,6 +429,40 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       sentinel->node(victims[0]).kill9();
       return damaged(sentinel->node(victims[0]).dir(), where);
     };
+    if (partitions) {
+      // Which links a partition cuts, from its draw (each server with its sentinel): the
+      // primary or a replica cut from both others, a bridge (the primary cut from one
+      // replica, the third sees both), or the client cut from the primary.
+      control.partition = [&, primary](std::uint64_t where) {
+        const int p = primary();
+        const int r = (p + 1 + static_cast<int>((where / 4) % 2)) % 3;
+        const int other = 3 - p - r;
+        std::string what;
+        switch (where % 4) {
+          case 0:
+            net->cut(p, r);
+            net->cut(p, other);
+            what = "r" + std::to_string(p + 1) + " (primary) cut from both other nodes";
+            break;
+          case 1:
+            net->cut(r, p);
+            net->cut(r, other);
+            what = "r" + std::to_string(r + 1) + " (replica) cut from both other nodes";
+            break;
+          case 2:
+            net->cut(p, r);
+            what = "r" + std::to_string(p + 1) + " (primary) cut from r" + std::to_string(r + 1) +
+                   ", r" + std::to_string(other + 1) + " a bridge between them";
+            break;
+          default:
+            net->cut(conformance::NetNamespaces::kClient, p);
+            what = "the client cut from r" + std::to_string(p + 1) + " (primary)";
+        }
+        std::cerr << "faults: partition: " << what << "\n";
+        return what;
+      };
+      control.heal = [&] { net->heal_all(); };
+    }
     target = std::make_unique<conformance::RedisTarget>(sentinel->url(), prefix, 1);
 #endif
   } else if (args.target == "jetstream") {
@@ -541,7 +576,7 @@ std::set<std::string> failing_names(const FaultArgs& args, const conformance::Fa
 // faults (halves, then quarters, ... then one at a time), then halves each remaining
 // fault's down time, keeping each change whose run shows one of `wanted` again; at most
 // args.shrink_runs runs. The interleaving is real time, so a run that does not show the
-// anomaly again only means the change is not kept.
+// anomaly again (or ends as an engine failure) only means the change is not kept.
 std::vector<conformance::Fault> shrink(const FaultArgs& args,
                                        std::vector<conformance::Fault> schedule,
                                        const std::set<std::string>& wanted,
@@ -551,7 +586,15 @@ std::vector<conformance::Fault> shrink(const FaultArgs& args,
     ++runs;
     std::cerr << "shrink: run " << runs << "/" << args.shrink_runs << " with " << candidate.size()
               << " faults: " << conformance::schedule_text(candidate) << "\n";
-    const RunResult r = run_once(args, candidate, interrupted);
+    RunResult r;
+    try {
+      r = run_once(args, candidate, interrupted);
+    } catch (const conformance::TargetFailure& e) {
+      if (interrupted) throw;
+      // Unjudged: the anomaly was not seen again in a judged run.
+      std::cerr << "shrink: the engine failed in this run (not kept): " << e.what() << "\n";
+      return false;
+    }
     std::set<std::string> seen = failing_names(args, r.report);
     for (const std::string& name : wanted) {
       if (seen.contains(name)) {

@@ -114,7 +114,8 @@ struct FaultReport {
   std::map<std::string, std::vector<std::string>> anomalies;  // anomaly_names() -> values
   std::size_t published = 0, ok = 0, failed = 0, indeterminate = 0;
   std::size_t delivered = 0, acks_accepted = 0, call_errors = 0;
-  std::string last_call_error;  // what the engine said when it last failed a call
+  // What the engine said when it last failed a call or refused a poll.
+  std::string last_call_error;
   // The final drain: its rounds, and whether it ended quiet (false: cut off at its bound,
   // the engine still failing polls or still handing out; `lost` may then be values it
   // never served again).

@@ -33,6 +33,12 @@ struct RedisServerOptions {
   int port = 0;
   /// Where the data and AOF go (--dir); "" for DIR (a lazy file system's mount, say).
   std::string data_dir;
+  /// The address it listens on (a network namespace's, conformance/net_namespaces.h); only
+  /// loopback is checked for a port in use.
+  std::string host = "127.0.0.1";
+  /// What the server's command line starts with: {"ip", "netns", "exec", NAME} runs it in
+  /// that namespace (NetNamespaces::exec_prefix).
+  std::vector<std::string> exec_prefix;
   /// More command-line arguments.
   std::vector<std::string> extra_args;
   /// If not empty, these lines go to DIR/redis.conf, written once, which the server is
@@ -41,13 +47,14 @@ struct RedisServerOptions {
   std::vector<std::string> config_lines;
 };
 
-/// Starts `redis-server --bind 127.0.0.1 --port PORT --dir DIR --save "" --appendonly ...`
-/// in its own process group and waits (at most ~10 s) until PING is answered; throws
+/// Starts `redis-server --bind HOST --port PORT --dir DIR --save "" --appendonly ...` in
+/// its own process group and waits (at most ~10 s) until PING is answered; throws
 /// TargetFailure with one line (the binary missing and what to install, the port in use,
 /// or the server that did not come up and its log's last line) otherwise. The binary is
 /// $REDIS_SERVER_BIN if set, else redis-server on PATH, /usr/bin or /usr/local/bin. Only
-/// ever listens on 127.0.0.1. The destructor stops the server (SIGTERM, ~5 s, then SIGKILL)
-/// and removes the directory. Not thread-safe.
+/// ever listens on HOST (127.0.0.1 unless the options name a namespace's address). The
+/// destructor stops the server (SIGTERM, ~5 s, then SIGKILL) and removes the directory.
+/// Not thread-safe.
 class RedisServer {
  public:
   explicit RedisServer(RedisServerOptions options = {});
@@ -55,8 +62,10 @@ class RedisServer {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
-  /// "redis://127.0.0.1:PORT".
+  /// "redis://HOST:PORT".
   [[nodiscard]] std::string url() const;
+  /// The address it listens on.
+  [[nodiscard]] const std::string& host() const { return options_.host; }
   [[nodiscard]] int port() const { return port_; }
   /// The temporary directory (data, AOF, log).
   [[nodiscard]] const std::string& dir() const { return dir_; }
