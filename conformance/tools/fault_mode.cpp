@@ -141,6 +141,51 @@ std::string damaged(const std::string& dir, std::uint64_t where) {
 
 // What one run gave: the report, the engine's persistence in words, and the lazy file
 // systems' evidence line ("" without power cuts).
+// How the nodes of a partition are named: "n1" or "r1", and the leader's and the others'
+// roles.
+struct NodeNames {
+  const char* prefix;
+  const char* leader;
+  const char* follower;
+};
+
+// Cuts the links a partition's draw names around the leader `l` of three nodes in `net`:
+// the leader or a follower cut from both other nodes, a bridge (the leader cut from one
+// follower, the third node sees both), or the client cut from the leader. Returns what it
+// cut (also said on stderr). Throws TargetFailure if a cut fails.
+std::string cut_drawn(conformance::NetNamespaces& net, int l, std::uint64_t where,
+                      const NodeNames& names) {
+  const int f = (l + 1 + static_cast<int>((where / 4) % 2)) % 3;
+  const int other = 3 - l - f;
+  auto node = [&](int i, const char* role) {
+    return names.prefix + std::to_string(i + 1) +
+           (role != nullptr ? " (" + std::string(role) + ")" : "");
+  };
+  std::string what;
+  switch (where % 4) {
+    case 0:
+      net.cut(l, f);
+      net.cut(l, other);
+      what = node(l, names.leader) + " cut from both other nodes";
+      break;
+    case 1:
+      net.cut(f, l);
+      net.cut(f, other);
+      what = node(f, names.follower) + " cut from both other nodes";
+      break;
+    case 2:
+      net.cut(l, f);
+      what = node(l, names.leader) + " cut from " + node(f, nullptr) + ", " + node(other, nullptr) +
+             " a bridge between them";
+      break;
+    default:
+      net.cut(conformance::NetNamespaces::kClient, l);
+      what = "the client cut from " + node(l, names.leader);
+  }
+  std::cerr << "faults: partition: " << what << "\n";
+  return what;
+}
+
 struct RunResult {
   conformance::FaultReport report;
   std::string persistence;
@@ -316,36 +361,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       victims.clear();
     };
     if (partitions) {
-      // Which links a partition cuts, from its draw: the leader or a follower cut from both
-      // other nodes, a bridge (the leader cut from one follower, the third node sees both),
-      // or the client cut from the leader.
       control.partition = [&, leader](std::uint64_t where) {
-        const int l = leader(std::chrono::seconds(2));
-        const int f = (l + 1 + static_cast<int>((where / 4) % 2)) % 3;
-        const int other = 3 - l - f;
-        std::string what;
-        switch (where % 4) {
-          case 0:
-            net->cut(l, f);
-            net->cut(l, other);
-            what = "n" + std::to_string(l + 1) + " (leader) cut from both other nodes";
-            break;
-          case 1:
-            net->cut(f, l);
-            net->cut(f, other);
-            what = "n" + std::to_string(f + 1) + " (follower) cut from both other nodes";
-            break;
-          case 2:
-            net->cut(l, f);
-            what = "n" + std::to_string(l + 1) + " (leader) cut from n" + std::to_string(f + 1) +
-                   ", n" + std::to_string(other + 1) + " a bridge between them";
-            break;
-          default:
-            net->cut(conformance::NetNamespaces::kClient, l);
-            what = "the client cut from n" + std::to_string(l + 1) + " (leader)";
-        }
-        std::cerr << "faults: partition: " << what << "\n";
-        return what;
+        return cut_drawn(*net, leader(std::chrono::seconds(2)), where, {"n", "leader", "follower"});
       };
       control.heal = [&] { net->heal_all(); };
     }
@@ -430,36 +447,9 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       return damaged(sentinel->node(victims[0]).dir(), where);
     };
     if (partitions) {
-      // Which links a partition cuts, from its draw (each server with its sentinel): the
-      // primary or a replica cut from both others, a bridge (the primary cut from one
-      // replica, the third sees both), or the client cut from the primary.
+      // Each server is cut with its sentinel beside it.
       control.partition = [&, primary](std::uint64_t where) {
-        const int p = primary();
-        const int r = (p + 1 + static_cast<int>((where / 4) % 2)) % 3;
-        const int other = 3 - p - r;
-        std::string what;
-        switch (where % 4) {
-          case 0:
-            net->cut(p, r);
-            net->cut(p, other);
-            what = "r" + std::to_string(p + 1) + " (primary) cut from both other nodes";
-            break;
-          case 1:
-            net->cut(r, p);
-            net->cut(r, other);
-            what = "r" + std::to_string(r + 1) + " (replica) cut from both other nodes";
-            break;
-          case 2:
-            net->cut(p, r);
-            what = "r" + std::to_string(p + 1) + " (primary) cut from r" + std::to_string(r + 1) +
-                   ", r" + std::to_string(other + 1) + " a bridge between them";
-            break;
-          default:
-            net->cut(conformance::NetNamespaces::kClient, p);
-            what = "the client cut from r" + std::to_string(p + 1) + " (primary)";
-        }
-        std::cerr << "faults: partition: " << what << "\n";
-        return what;
+        return cut_drawn(*net, primary(), where, {"r", "primary", "replica"});
       };
       control.heal = [&] { net->heal_all(); };
     }
