@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -80,7 +81,23 @@ void BrokerServer::restart() {
   start();
 }
 
-void BrokerServer::start() {
+std::string BrokerServer::repair_restart() {
+  stop();
+  const std::string out = dir_ + "/stdout.log";  // appended to: only this start's lines
+  std::error_code ec;
+  const std::uintmax_t before =
+      std::filesystem::exists(out) ? std::filesystem::file_size(out, ec) : 0;
+  start(true);
+  std::ifstream log(out);
+  log.seekg(static_cast<std::streamoff>(ec ? 0 : before));
+  std::string said;
+  for (std::string line; std::getline(log, line);) {
+    if (line.starts_with("broker_server: recovery cut")) said += (said.empty() ? "" : "; ") + line;
+  }
+  return said;
+}
+
+void BrokerServer::start(bool repair) {
   std::vector<std::string> args = {
       binary_,
       "--dir",
@@ -89,6 +106,7 @@ void BrokerServer::start() {
       std::to_string(port_),
       "--sync",
       options_.sync_always ? std::string("always") : std::to_string(options_.interval_ms)};
+  if (repair) args.emplace_back("--repair");
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail("cannot run " + binary_ + ": " + std::strerror(err));
   }

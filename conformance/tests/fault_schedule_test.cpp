@@ -241,6 +241,45 @@ TEST(FaultRun, AMembershipChangeEndsOnlyAfterItsSpan) {
   }
 }
 
+// A damage the engine refuses to start on (its restart fails) is repaired with the
+// engine's own repair and the run goes on to be judged, the repair said in the report;
+// without a repair the refusal ends the run as an engine failure.
+TEST(FaultRun, ADamageTheEngineRefusesIsRepairedAndTheRunJudged) {
+  FaultOptions o;
+  o.seconds = 4;
+  o.kinds = "damage";
+  o.schedule = parse_schedule("1000:damage:0:7,2000:damage:0:8", o.seconds);
+  int refusals = 0, repairs = 0;
+  bool damaged = false;
+  FaultControl control;
+  control.damage = [&](std::uint64_t where) {
+    damaged = true;
+    return "damage " + std::to_string(where);
+  };
+  control.restart = [&] {
+    if (damaged && refusals++ == 0) throw TargetFailure("refused: CorruptLog");
+    damaged = false;
+  };
+  control.repair = [&] {
+    ++repairs;
+    damaged = false;
+    return std::string("cut 12 bytes");
+  };
+  {
+    InProcTarget target;
+    const FaultReport r = run_faults(target, control, o, [] { return false; });
+    EXPECT_EQ(repairs, 1);
+    EXPECT_EQ(r.damaged.at(0),
+              "damage 7; it refused to start (refused: CorruptLog); repaired: cut 12 bytes");
+    EXPECT_EQ(r.damaged.at(1), "damage 8") << "a restart that worked needs no repair";
+    EXPECT_EQ(r.took_ms.size(), 2u);
+  }
+  refusals = 0;
+  control.repair = nullptr;
+  InProcTarget target;
+  EXPECT_THROW(run_faults(target, control, o, [] { return false; }), TargetFailure);
+}
+
 TEST(FaultKinds, AnUnknownRepeatedOrEmptyKindIsATypedError) {
   for (const std::string bad : {"", "kill", "kill9,kill9", "pause,", "both,pause", "KILL9"}) {
     EXPECT_THROW(fault_kinds(bad), std::invalid_argument) << "'" << bad << "'";

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <variant>
 #include <vector>
@@ -118,6 +121,45 @@ TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
   EXPECT_THROW(offsets_polled(target, 1), TargetFailure) << "the connection died with it";
   EXPECT_EQ(offsets_polled(target, 10), (std::vector<model::Offset>{2, 3}));
   EXPECT_EQ(target.step(oplang::CreateTopic{"t"}).error, model::ErrorCode::kDuplicateTopic);
+}
+
+// SPEC R21 across real processes: a flipped bit in a record with good records after it makes
+// the server refuse its directory (CorruptLog, a failed start), and repair_restart starts it
+// with --repair, which cuts from the damaged record on and says so; what came before serves.
+TEST(ServedBroker, ADamagedRecordIsRefusedUntilARepairThatSaysWhatItCut) {
+  BrokerServer server;
+  ServedTarget target(server.port());
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  oplang::SubscribePull sp;
+  sp.topic = "t";
+  sp.name = "s";
+  sp.start = model::Start{model::Start::Kind::kBeginning, 0};
+  ASSERT_FALSE(target.step(sp).error);
+  for (const char* v : {"first-a", "second-\xc3\xa9", "third-c", "fourth-d"}) {
+    ASSERT_FALSE(target.step(oplang::Publish{"t", v, {}, ""}).error);
+  }
+  server.kill9();
+  std::string segment;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(server.dir() + "/store")) {
+    if (e.path().extension() == ".seg") segment = e.path().string();
+  }
+  ASSERT_FALSE(segment.empty());
+  std::string bytes;
+  {
+    std::ifstream in(segment, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t at = bytes.find("second-");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x10);
+  std::ofstream(segment, std::ios::binary | std::ios::trunc) << bytes;
+
+  EXPECT_THROW(server.restart(), TargetFailure) << "a damaged record served without a word";
+  const std::string said = server.repair_restart();
+  EXPECT_NE(said.find("corrupt record"), std::string::npos) << said;
+  EXPECT_NE(said.find(segment), std::string::npos) << said;
+  EXPECT_THROW(offsets_polled(target, 1), TargetFailure) << "the connection died with it";
+  EXPECT_EQ(offsets_polled(target, 10), (std::vector<model::Offset>{0}));
 }
 
 // A pause holds the server for its whole span: the fault ends no sooner than its drawn time.

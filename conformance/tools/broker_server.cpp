@@ -2,10 +2,12 @@
 // conformance kit's fault workload can kill it with SIGKILL and start it again on the same
 // directory (conformance/broker_server.h starts it; conformance/served_target.h talks to it).
 //
-//   broker_server --dir DIR --port PORT [--sync always|MS]
+//   broker_server --dir DIR --port PORT [--sync always|MS] [--repair]
 //
 // Opens a durable broker::Broker on DIR (the real file system; --sync: publishes and commits
-// synced before each call returns, or by a flusher at least every MS milliseconds), listens
+// synced before each call returns, or by a flusher at least every MS milliseconds; --repair:
+// recovery cuts what is damaged instead of refusing with CorruptLog, SPEC R21, and each cut
+// is said on stdout as "broker_server: recovery cut N bytes of FILE at POS (REASON)"), listens
 // on 127.0.0.1:PORT and serves one connection at a time with the line protocol of
 // conformance/broker_wire.h. The broker's clock is real time since the process started: before
 // each op the runner's clock is advanced to it and what passed its ack deadline is expired
@@ -40,7 +42,7 @@ void on_term(int) { g_stop = 1; }
 
 int usage(const std::string& why) {
   std::cerr << "broker_server: " << why
-            << "\nusage: broker_server --dir DIR --port PORT [--sync always|MS]\n";
+            << "\nusage: broker_server --dir DIR --port PORT [--sync always|MS] [--repair]\n";
   return 2;
 }
 
@@ -110,6 +112,10 @@ int main(int argc, char** argv) {
   setup.journal_compact_bytes = 64 << 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--repair") {  // R21: cut what is damaged, and say what, instead of refusing
+      setup.repair = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(a + " needs a value");
     const std::string v = argv[++i];
     if (a == "--dir") {
@@ -141,6 +147,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "broker_server: cannot open " << dir << ": " << e.what() << "\n";
     return 1;
+  }
+  for (const broker::Truncation& t : runner->broker().recovery().truncations) {
+    std::cout << "broker_server: recovery cut " << t.bytes << " bytes of " << t.file << " at "
+              << t.position << " (" << t.reason << ")" << std::endl;
   }
   const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;

@@ -309,6 +309,12 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       served->kill9();
       return damaged(store, where);
     };
+    control.repair = [&] {
+      const std::string cut = served->repair_restart();
+      std::cerr << "faults: broker_server --repair: " << (cut.empty() ? "nothing cut" : cut)
+                << "\n";
+      return "broker_server --repair: " + (cut.empty() ? std::string("nothing cut") : cut);
+    };
     if (power_cuts) {
       control.lose_unsynced = [&] {
         served->kill9();

@@ -51,12 +51,16 @@ class BrokerServer {
   /// port and directory, waiting until it serves (recovery done). Throws TargetFailure (one
   /// line) if it does not come back within ~10 s; the directory stays.
   void restart();
+  /// After damage it refused to open (CorruptLog, SPEC R21): stops it if it runs and starts
+  /// it again with --repair, which cuts what is damaged; returns what recovery said it cut
+  /// (its "recovery cut" lines, "" if none). Throws TargetFailure as restart() does.
+  std::string repair_restart();
   /// Stops the server if it runs (SIGTERM: the broker closes cleanly, then SIGKILL after
   /// ~5 s); it stays down until restart().
   void stop();
 
  private:
-  void start();
+  void start(bool repair = false);
   [[noreturn]] void fail(const std::string& what);
 
   BrokerServerOptions options_;

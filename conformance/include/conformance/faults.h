@@ -36,6 +36,10 @@ struct FaultControl {
   std::function<void()> resume;
   std::function<void()> lose_unsynced;
   std::function<std::string(std::uint64_t where)> damage;
+  /// repair: after a damage whose restart the engine refused (TargetFailure), the engine's
+  /// own repair and a start, returning what the repair said it cut; empty: a refusal ends
+  /// the run as an engine failure.
+  std::function<std::string()> repair;
   /// partition: cuts links between the nodes and the client, chosen from `where`, returning
   /// which; heal: heals every cut. The processes run on.
   std::function<std::string(std::uint64_t where)> partition;
