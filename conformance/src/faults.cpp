@@ -292,6 +292,10 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
           } catch (const TargetFailure& e) {
             // It refused its damaged data (SPEC R21): as an operator would, the engine's own
             // repair, and the run goes on, judged; the report says what the repair cut.
+            if (options.progress) {
+              options.progress(std::string("the engine refused to start: ") + e.what() +
+                               "; repairing");
+            }
             report.damaged[faults_done] += "; it refused to start (" + std::string(e.what()) +
                                            "); repaired: " + control.repair();
           }

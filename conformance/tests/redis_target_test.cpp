@@ -727,6 +727,40 @@ TEST(RedisServerFixture, Kill9AndRestartKeepAcknowledgedWritesWithAppendfsyncAlw
   EXPECT_EQ(again.Integer({"XLEN", "crash:t"}), 5);
 }
 
+// A damaged AOF (a length prefix changed in its third XADD) is refused at the restart; the
+// fixture's repair_restart runs Redis's own redis-check-aof --fix, which cuts the AOF where
+// it stopped making sense, and the server serves what came before.
+TEST(RedisServerFixture, ADamagedAofIsRefusedUntilRedisCheckAofRepairsIt) {
+  RedisServer server(redis_options(RedisServerOptions::Fsync::kAlways));
+  {
+    Raw raw(server.port());
+    for (int i = 0; i < 5; ++i) raw.Integer({"XADD", "k", "*", "f", "v" + std::to_string(i)});
+    ASSERT_EQ(raw.Integer({"XLEN", "k"}), 5);
+  }
+  server.kill9();
+  std::string aof;
+  for (const auto& e : std::filesystem::directory_iterator(server.dir() + "/appendonlydir")) {
+    if (e.path().string().ends_with(".incr.aof")) aof = e.path().string();
+  }
+  ASSERT_FALSE(aof.empty());
+  std::string bytes;
+  {
+    std::ifstream in(aof, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::size_t at = 0;
+  for (int n = 0; n < 3; ++n) at = bytes.find("$4\r\nXADD", n == 0 ? 0 : at + 1);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '9';
+  std::ofstream(aof, std::ios::binary | std::ios::trunc) << bytes;
+
+  EXPECT_THROW(server.restart(), TargetFailure) << "a damaged AOF loaded without a word";
+  const std::string said = server.repair_restart();
+  EXPECT_NE(said.find("redis-check-aof --fix"), std::string::npos) << said;
+  Raw raw(server.port());
+  EXPECT_EQ(raw.Integer({"XLEN", "k"}), 2) << "the repair kept what came before the damage";
+}
+
 // Without an AOF a restart starts empty: the fixture's restart is a real one.
 TEST(RedisServerFixture, RestartWithoutAppendonlyStartsEmpty) {
   RedisServer server;

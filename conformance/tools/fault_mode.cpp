@@ -505,6 +505,11 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       redis->kill9();
       return damaged(data, where);
     };
+    control.repair = [&] {
+      const std::string said = redis->repair_restart();
+      std::cerr << "faults: " << said << "\n";
+      return said;
+    };
     if (power_cuts) {
       control.lose_unsynced = [&] {
         redis->kill9();

@@ -79,6 +79,11 @@ class RedisServer {
   void pause();
   /// Resumes a paused server (SIGCONT).
   void resume();
+  /// After damage it refused to load: stops it if it runs, runs Redis's own repair
+  /// (`redis-check-aof --fix` on the AOF manifest, answering its question with yes) and
+  /// starts it again; returns the repair's last words. Throws TargetFailure (one line: what
+  /// the repair said) if there is no AOF, the repair fails, or the server does not come back.
+  std::string repair_restart();
   /// Stops the server if it runs (SIGTERM, then SIGKILL after ~5 s) and starts it again on
   /// the same port and directory, waiting until it answers (the AOF loaded). Throws
   /// TargetFailure (one line) if it does not come back within ~10 s; the directory stays.
