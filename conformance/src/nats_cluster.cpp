@@ -179,8 +179,8 @@ std::vector<std::string> NatsCluster::peers_of(const std::string& stream) {
         si != nullptr && si->Cluster != nullptr && si->Cluster->Leader != nullptr) {
       peers.emplace_back(si->Cluster->Leader);
       for (int i = 0; i < si->Cluster->ReplicasLen; ++i) {
-        if (si->Cluster->Replicas[i]->Name != nullptr)
-          peers.emplace_back(si->Cluster->Replicas[i]->Name);
+        const char* name = si->Cluster->Replicas[i]->Name;
+        if (name != nullptr) peers.emplace_back(name);
       }
     }
     jsStreamInfo_Destroy(si);
@@ -238,9 +238,10 @@ void NatsCluster::add_replica_back(const std::string& stream, int node,
           jsStreamInfo* updated = nullptr;
           const natsStatus s = js_UpdateStream(&updated, probe.js(), si->Config, nullptr, &code);
           done = s == NATS_OK;
-          if (!done)
+          if (!done) {
             why = std::string(natsStatus_GetText(s)) + " (JetStream error " +
                   std::to_string(static_cast<int>(code)) + ")";
+          }
           jsStreamInfo_Destroy(updated);
         }
         jsStreamInfo_Destroy(si);

@@ -168,15 +168,27 @@ void RedisServer::start() {
     std::ofstream out(conf);
     for (const std::string& line : options_.config_lines) out << line << "\n";
   }
+  // Protected mode is off only on a namespace's private address, which the other nodes
+  // must reach.
+  const std::string protect = options_.host == "127.0.0.1" ? "yes" : "no";
   std::vector<std::string> args = options_.exec_prefix;
-  const std::vector<std::string> own = {
-      binary_, "--bind", options_.host, "--port", std::to_string(port_), "--dir",
-      options_.data_dir.empty() ? dir_ : options_.data_dir, "--logfile", dir_ + "/server.log",
-      "--save", "", "--daemonize", "no",
-      // Off only on a namespace's private address, where
-      // the other nodes must reach it.
-      "--protected-mode", options_.host == "127.0.0.1" ? "yes" : "no", "--appendonly",
-      options_.appendonly ? "yes" : "no"};
+  const std::vector<std::string> own = {binary_,
+                                        "--bind",
+                                        options_.host,
+                                        "--port",
+                                        std::to_string(port_),
+                                        "--dir",
+                                        options_.data_dir.empty() ? dir_ : options_.data_dir,
+                                        "--logfile",
+                                        dir_ + "/server.log",
+                                        "--save",
+                                        "",
+                                        "--daemonize",
+                                        "no",
+                                        "--protected-mode",
+                                        protect,
+                                        "--appendonly",
+                                        options_.appendonly ? "yes" : "no"};
   const std::size_t binary_at = args.size();
   args.insert(args.end(), own.begin(), own.end());
   if (options_.appendonly) {
