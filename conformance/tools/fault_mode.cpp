@@ -139,8 +139,6 @@ std::string damaged(const std::string& dir, std::uint64_t where) {
   }
 }
 
-// What one run gave: the report, the engine's persistence in words, and the lazy file
-// systems' evidence line ("" without power cuts).
 // How the nodes of a partition are named: "n1" or "r1", and the leader's and the others'
 // roles.
 struct NodeNames {
@@ -186,6 +184,8 @@ std::string cut_drawn(conformance::NetNamespaces& net, int l, std::uint64_t wher
   return what;
 }
 
+// What one run gave: the report, the engine's persistence in words, and the lazy file
+// systems' evidence line ("" without power cuts).
 struct RunResult {
   conformance::FaultReport report;
   std::string persistence;
