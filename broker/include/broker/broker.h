@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ struct Expired {
   bool operator==(const Expired&) const = default;
 };
 
+/// Prints it as `Expired{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Expired& v);
+
 /// Where send() put a message (R29): its partition (0 on a topic without partitions) and
 /// its offset within that partition.
 struct Placement {
@@ -37,6 +42,10 @@ struct Placement {
   Offset offset = 0;
   bool operator==(const Placement&) const = default;
 };
+
+/// Prints it as `Placement{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Placement& v);
 
 class BrokerImpl;
 class Topic;

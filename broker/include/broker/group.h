@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct Membership {
   bool operator==(const Membership&) const = default;
 };
 
+/// Prints it as `Membership{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Membership& v);
+
 /// One partition as a group sees it: who owns it, the partition's end, the group's
 /// committed position on it and its lag (R27).
 struct PartitionStats {
@@ -44,6 +49,10 @@ struct PartitionStats {
   bool operator==(const PartitionStats&) const = default;
 };
 
+/// Prints it as `PartitionStats{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const PartitionStats& v);
+
 /// A group: its generation, members in join order, the assignment and each partition.
 struct GroupStats {
   std::uint64_t generation = 0;
@@ -52,5 +61,9 @@ struct GroupStats {
   std::vector<PartitionStats> partitions;
   bool operator==(const GroupStats&) const = default;
 };
+
+/// Prints it as `GroupStats{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const GroupStats& v);
 
 }  // namespace broker

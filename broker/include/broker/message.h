@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +107,10 @@ inline std::string_view Message::payload() const { return str(payload_at()); }
 /// A message kept alive for as long as a holder needs it, even after retention drops it.
 using MessagePtr = std::shared_ptr<const Message>;
 
+/// Prints it as `Message{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Message& v);
+
 /// A message of its own (not in a topic's log): for tests, tools and messages read back
 /// from files. Throws std::bad_alloc, or std::length_error if a field is 4 GiB or longer.
 MessagePtr make_message(Offset offset, std::string_view payload, const Headers& headers = {},
@@ -118,6 +123,10 @@ struct Delivery {
   MessagePtr message;
   int attempt = 0;
 };
+
+/// Prints it as `Delivery{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Delivery& v);
 
 /// A push handler. Returns true to confirm; false or any exception is a failure and the
 /// message is offered again (or dead-lettered after max_deliveries); a Terminate gives up.
@@ -147,6 +156,10 @@ struct Receipt {
   bool operator==(const Receipt&) const = default;
 };
 
+/// Prints it as `Receipt{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Receipt& v);
+
 /// What a pull worker receives from poll: the message, its attempt, its ack deadline and
 /// the receipt that acks it.
 struct Received {
@@ -155,5 +168,9 @@ struct Received {
   Time deadline{};
   Receipt receipt;
 };
+
+/// Prints it as `Received{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Received& v);
 
 }  // namespace broker

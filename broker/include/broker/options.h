@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ struct StartPosition {
   static StartPosition at(Offset o) { return {Kind::kOffset, o}; }
   bool operator==(const StartPosition&) const = default;
 };
+
+/// Prints it as `StartPosition{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const StartPosition& v);
 
 /// How a partitioned topic picks the partition of a keyed message (SPEC R29).
 enum class Partitioner {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "broker/message.h"
@@ -29,6 +30,10 @@ struct SubscriptionStats {
   bool operator==(const SubscriptionStats&) const = default;
 };
 
+/// Prints it as `SubscriptionStats{field=value, ...}` (strings quoted, other bytes as \xNN), for
+/// test failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const SubscriptionStats& v);
+
 /// How far a subscription (or group) is behind (SPEC R27): messages not yet confirmed
 /// (waiting or held; filtered, skipped and dead-lettered ones are done) and how long the
 /// lowest of them has waited since it was published.
@@ -37,6 +42,10 @@ struct Lag {
   Millis oldest_age{0};  // 0 when there is none; never negative
   bool operator==(const Lag&) const = default;
 };
+
+/// Prints it as `Lag{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Lag& v);
 
 /// A message that used up its deliveries: where it died, how often it was offered, why the
 /// last offer failed, and when (the injected clock's time, or the `now` of the pull call).
@@ -48,5 +57,9 @@ struct DeadLetter {
   std::string reason;
   Time died_at{};
 };
+
+/// Prints it as `DeadLetter{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const DeadLetter& v);
 
 }  // namespace broker

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct Truncation {
   bool operator==(const Truncation&) const = default;
 };
 
+/// Prints it as `Truncation{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const Truncation& v);
+
 /// What opening a storage directory found and changed.
 struct RecoveryReport {
   bool created = false;  // the directory was new or empty
@@ -63,5 +68,9 @@ struct RecoveryReport {
   std::uint64_t subscriptions = 0;
   std::uint64_t messages = 0;  // records read back from the segments
 };
+
+/// Prints it as `RecoveryReport{field=value, ...}` (strings quoted, other bytes as \xNN), for test
+/// failures and logs. Throws what the stream throws.
+std::ostream& operator<<(std::ostream& out, const RecoveryReport& v);
 
 }  // namespace broker
