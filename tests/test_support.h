@@ -32,24 +32,6 @@ inline std::ostream& operator<<(std::ostream& os, Time t) {
   return os << "t=" << t.time_since_epoch().count() << "ms";
 }
 
-inline std::ostream& operator<<(std::ostream& os, const Receipt& r) {
-  return os << "{" << r.topic << "/" << r.subscription << " @" << r.offset << " by " << r.member
-            << "}";
-}
-
-inline std::ostream& operator<<(std::ostream& os, const SubscriptionStats& s) {
-  return os << "{committed=" << s.committed << " cursor=" << s.cursor << " backlog=" << s.backlog
-            << " in_flight=" << s.in_flight << " delivered=" << s.delivered
-            << " redelivered=" << s.redelivered << " confirmed=" << s.confirmed
-            << " dead=" << s.dead_lettered << " skipped=" << s.skipped << " filtered=" << s.filtered
-            << "}";
-}
-
-inline std::ostream& operator<<(std::ostream& os, const Expired& e) {
-  return os << "{" << e.topic << "/" << e.subscription << " @" << e.offset
-            << (e.dead_lettered ? " dead" : " back") << "}";
-}
-
 }  // namespace broker
 
 namespace broker::testing {
