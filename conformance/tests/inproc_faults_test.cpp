@@ -87,11 +87,8 @@ std::vector<model::Offset> offsets_polled(ServedTarget& target, std::size_t max)
   return out;
 }
 
-// R20 across real processes: a clean stop and a SIGKILL each keep the topic, the
-// subscription and its saved position; what was held comes back, what was acked does not.
-TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
-  BrokerServer server;
-  ServedTarget target(server.port());
+// Topic "t" and its pull subscription "s" from the beginning, no dead letters.
+void make_topic_and_subscription(ServedTarget& target) {
   ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
   oplang::SubscribePull sp;
   sp.topic = "t";
@@ -99,6 +96,14 @@ TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
   sp.max_deliveries = 0;
   sp.start = model::Start{model::Start::Kind::kBeginning, 0};
   ASSERT_FALSE(target.step(sp).error);
+}
+
+// R20 across real processes: a clean stop and a SIGKILL each keep the topic, the
+// subscription and its saved position; what was held comes back, what was acked does not.
+TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
+  BrokerServer server;
+  ServedTarget target(server.port());
+  ASSERT_NO_FATAL_FAILURE(make_topic_and_subscription(target));
   for (const char* v : {"a", "b", "c", "d"}) {
     ASSERT_FALSE(target.step(oplang::Publish{"t", v, {}, ""}).error);
   }
@@ -129,12 +134,7 @@ TEST(ServedBroker, AStopAndAKillKeepTheSavedPositionAndBringBackWhatWasHeld) {
 TEST(ServedBroker, ADamagedRecordIsRefusedUntilARepairThatSaysWhatItCut) {
   BrokerServer server;
   ServedTarget target(server.port());
-  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
-  oplang::SubscribePull sp;
-  sp.topic = "t";
-  sp.name = "s";
-  sp.start = model::Start{model::Start::Kind::kBeginning, 0};
-  ASSERT_FALSE(target.step(sp).error);
+  ASSERT_NO_FATAL_FAILURE(make_topic_and_subscription(target));
   for (const char* v : {"first-a", "second-\xc3\xa9", "third-c", "fourth-d"}) {
     ASSERT_FALSE(target.step(oplang::Publish{"t", v, {}, ""}).error);
   }
