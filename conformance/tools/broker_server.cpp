@@ -40,9 +40,29 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void on_term(int) { g_stop = 1; }
 
+constexpr const char* kHelp =
+    "usage: broker_server --dir DIR --port PORT [--sync always|MS] [--repair]\n"
+    "       broker_server --help\n"
+    "\n"
+    "Serves a durable broker on DIR at 127.0.0.1:PORT, one connection at a time, with the\n"
+    "conformance kit's line protocol (conformance/broker_wire.h); SIGTERM closes it cleanly.\n"
+    "  --dir DIR      the storage directory (required; made if missing)\n"
+    "  --port PORT    the loopback port to listen on (required)\n"
+    "  --sync P       always (default): publishes and commits synced before each call\n"
+    "                 returns; MS: a flusher syncs at least every MS milliseconds\n"
+    "  --repair       recovery cuts damaged records instead of refusing (SPEC R21) and says\n"
+    "                 each cut on stdout (\"broker_server: recovery cut ...\"); default off\n"
+    "  --help, -h     this text\n"
+    "\n"
+    "Exit status:\n"
+    "  0  closed cleanly on SIGTERM (or --help)\n"
+    "  1  DIR cannot be opened (CorruptLog without --repair, say) or PORT cannot be bound\n"
+    "  2  bad usage\n";
+
 int usage(const std::string& why) {
   std::cerr << "broker_server: " << why
-            << "\nusage: broker_server --dir DIR --port PORT [--sync always|MS] [--repair]\n";
+            << "\nusage: broker_server --dir DIR --port PORT [--sync always|MS] [--repair]"
+               " (broker_server --help says more)\n";
   return 2;
 }
 
@@ -112,6 +132,10 @@ int main(int argc, char** argv) {
   setup.journal_compact_bytes = 64 << 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
     if (a == "--repair") {  // R21: cut what is damaged, and say what, instead of refusing
       setup.repair = true;
       continue;

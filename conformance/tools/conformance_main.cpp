@@ -114,7 +114,8 @@ struct Args {
 const char* const kHelp =
     "usage: conformance --target inproc|jetstream|redis [options]      the model-based suite\n"
     "       conformance --target T [--url URL] --replay FILE.script|FILE.program\n"
-    "       conformance --target inproc|redis|jetstream|jetstream-cluster --faults [options]\n"
+    "       conformance --target inproc|redis|redis-sentinel|jetstream|jetstream-cluster --faults\n"
+    "                   [options]\n"
     "       conformance --target jetstream|redis --url URL --faults --restart-command C\n"
     "                   [--kill-command C] [options]\n"
     "\n"

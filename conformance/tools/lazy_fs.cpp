@@ -362,9 +362,31 @@ int lazy_link(const char* from, const char* to) {
 
 }  // namespace
 
+constexpr const char* kHelp =
+    "usage: lazy_fs BACKING MOUNTPOINT\n"
+    "       lazy_fs --help\n"
+    "\n"
+    "Mounts a FUSE file system at MOUNTPOINT over the directory BACKING that keeps each\n"
+    "file's writes in memory until the file is synced, and runs in the foreground until\n"
+    "SIGTERM (which unmounts). Its control file MOUNTPOINT/.lazyfs takes \"drop\" (a power\n"
+    "cut: every unsynced byte is forgotten) and \"writeback\" (every unsynced byte written\n"
+    "to BACKING); reading it gives the counters, a \"name value\" line each: fsyncs,\n"
+    "writes, pending_bytes, pending_files, drops, dropped_bytes. Needs /dev/fuse (and root\n"
+    "or fusermount3). No options, no defaults.\n"
+    "\n"
+    "Exit status:\n"
+    "  0      unmounted cleanly (or --help)\n"
+    "  2      bad usage, or BACKING cannot be opened\n"
+    "  other  libfuse's own code for a mount or session that failed (its message on\n"
+    "         stderr)\n";
+
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: lazy_fs BACKING MOUNTPOINT\n");
+    std::fprintf(stderr, "usage: lazy_fs BACKING MOUNTPOINT (lazy_fs --help says more)\n");
     return 2;
   }
   g_root_path = argv[1];
