@@ -411,12 +411,18 @@ TEST_F(JetStreamRawProbe, DeadLetterWhenOfferedAgainWithNoReason) {
   for (const std::string& a : raw.Advisories(4 * kAckWaitMs)) {
     EXPECT_EQ(a.find("MAX_DELIVERIES"), std::string::npos) << "before any fetch: " << a;
   }
-  EXPECT_TRUE(raw.Fetch(w, 1, kAckWaitMs).empty());
+  // The advisory comes when a pull request is there to be offered the message: on a busy
+  // machine (a sanitizer build) a short request may end before the server looks, so the
+  // fetch is made again, a bounded number of times, until the advisory is seen. None of
+  // them is handed the dead message.
   std::string dead;
-  for (const std::string& a : raw.Advisories(20 * kAckWaitMs)) {
-    if (a.find("MAX_DELIVERIES") != std::string::npos) dead = a;
+  for (int round = 0; round < 10 && dead.empty(); ++round) {
+    EXPECT_TRUE(raw.Fetch(w, 1, kAckWaitMs).empty()) << "round " << round;
+    for (const std::string& a : raw.Advisories(4 * kAckWaitMs)) {
+      if (a.find("MAX_DELIVERIES") != std::string::npos) dead = a;
+    }
   }
-  ASSERT_FALSE(dead.empty()) << "no advisory after the fetch";
+  ASSERT_FALSE(dead.empty()) << "no advisory after ten fetches";
   EXPECT_NE(dead.find("\"stream_seq\":1"), std::string::npos) << dead;
   EXPECT_NE(dead.find("\"deliveries\":1"), std::string::npos) << dead;
   EXPECT_EQ(dead.find("reason"), std::string::npos) << dead;
