@@ -132,8 +132,9 @@ struct FaultReport {
 /// "s"; unit: 1 real ms a model ms), with `control` for the faults (throws
 /// std::invalid_argument, before anything runs, if a kind of the schedule has no control). The
 /// client reconnects through the target; an engine that serves no call for 30 s at a stretch, or a
-/// restart that fails, ends the run with TargetFailure. Checks `stop` between calls (an interrupt):
-/// if it turns true the run ends early, unjudged, with TargetFailure.
+/// restart that fails (after a damage: that control.repair fails too, or there is none), ends the
+/// run with TargetFailure. Checks `stop` between calls (an interrupt): if it turns true the run
+/// ends early, unjudged, with TargetFailure.
 FaultReport run_faults(Target& target, const FaultControl& control, const FaultOptions& options,
                        const std::function<bool()>& stop);
 
