@@ -311,9 +311,9 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
     };
     control.repair = [&] {
       const std::string cut = served->repair_restart();
-      std::cerr << "faults: broker_server --repair: " << (cut.empty() ? "nothing cut" : cut)
-                << "\n";
-      return "broker_server --repair: " + (cut.empty() ? std::string("nothing cut") : cut);
+      const std::string said = "broker_server --repair: " + (cut.empty() ? "nothing cut" : cut);
+      std::cerr << "faults: " << said << "\n";
+      return said;
     };
     if (power_cuts) {
       control.lose_unsynced = [&] {
