@@ -171,6 +171,9 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"push group redelivery", 0.1},
       // issue 19: a Publisher made before its topic was deleted, used after (R2)
       {"publish via a Publisher after a delete", 0.2},
+      // issue 58: create_topic_if_absent (R1)
+      {"topic already there", 0.2},
+      {"topic there with other options", 0.2},
   };
   expect_reached(c, wanted);
   // R29: keys from the whole byte range (partitioners and the text format bit for bit).

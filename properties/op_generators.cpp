@@ -263,6 +263,9 @@ oplang::Op gen_op<oplang::CreateTopic>(const Hints& h) {
   }
   if (h.always.count("retention") && op.retention_messages == 0 && op.retention_bytes == 0)
     op.retention_messages = *uniform_in<std::size_t>(2, 5);
+  // R1: a quarter are create_topic_if_absent, often of a name already taken (same options
+  // or others: the draws above repeat often).
+  if (one_in(4)) op.if_absent = true;
   return op;
 }
 

@@ -151,6 +151,13 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   }
   if (const auto* o = std::get_if<oplang::CreateTopic>(&op); o && !outcome.error) {
     if (o->partitions > 1) partitioned.insert(o->name);
+    if (o->if_absent && outcome.value == oplang::Value{oplang::BoolResult{false}}) {
+      states.insert("topic already there");
+    }
+  }
+  if (const auto* o = std::get_if<oplang::CreateTopic>(&op);
+      o && o->if_absent && outcome.error == model::ErrorCode::kOptionsMismatch) {
+    states.insert("topic there with other options");
   }
   if (const auto* o = std::get_if<oplang::DeleteTopic>(&op); o && !outcome.error) {
     partitioned.erase(o->name);

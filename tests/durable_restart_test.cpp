@@ -136,6 +136,38 @@ TEST(Seed003FileBroker, RestartedBrokerReplaysTheLogOncePerGroup) {
   EXPECT_EQ(broker2.publish("test", "value3", {}, "key3"), 3u);  // offsets go on, absolute
 }
 
+// Seed 003's restart test as written, with create-if-absent: the program's start-up creates
+// its topics every time it runs; on the reopened broker they are there, nothing changes,
+// and a topic asked for with other options is refused, not silently taken.
+TEST(Seed003FileBroker, StartUpCreatesItsTopicsIfAbsentOnEveryRun) {
+  TempDir dir;
+  TopicOptions kept;
+  kept.retention_messages = 100;
+  for (int run = 0; run < 2; ++run) {
+    Broker broker(durable(dir));
+    EXPECT_EQ(broker.create_topic_if_absent("test", kept), run == 0) << "run " << run;
+    EXPECT_EQ(broker.create_topic_if_absent("caf\xc3\xa9"), run == 0) << "run " << run;
+    EXPECT_EQ(broker.publish("test", "value" + std::to_string(run)), static_cast<Offset>(run));
+  }
+  Broker broker(durable(dir));
+  EXPECT_EQ(broker.topics(), (std::vector<std::string>{"test", "caf\xc3\xa9"}));
+  const auto before = snapshot(dir.path() / "store");
+  TopicOptions other = kept;
+  other.retention_messages = 5;
+  EXPECT_THROW(broker.create_topic_if_absent("test", other), OptionsMismatch);
+  EXPECT_THROW(broker.create_topic_if_absent(""), InvalidArgument);
+  EXPECT_FALSE(broker.create_topic_if_absent("test", kept));
+  EXPECT_EQ(snapshot(dir.path() / "store"), before)
+      << "a refusal, or a topic already there, wrote nothing";
+  EXPECT_EQ(broker.end_offset("test"), 2u);
+  TopicOptions partitioned;
+  partitioned.partitions = 2;
+  EXPECT_TRUE(broker.create_topic_if_absent("p", partitioned));
+  EXPECT_THROW(broker.create_topic_if_absent(partition_name("p", 0)), OptionsMismatch)
+      << "a partition's name";
+  EXPECT_FALSE(broker.create_topic_if_absent("p", partitioned));
+}
+
 TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   TempDir dir;
   {

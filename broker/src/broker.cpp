@@ -13,6 +13,10 @@ void Broker::create_topic(const std::string& name, TopicOptions options) {
   impl_->check_storage();
   impl_->create_topic(name, options);
 }
+bool Broker::create_topic_if_absent(const std::string& name, TopicOptions options) {
+  impl_->check_storage();
+  return impl_->create_topic_if_absent(name, options);
+}
 void Broker::delete_topic(const std::string& name) {
   impl_->check_storage();
   impl_->delete_topic(name);

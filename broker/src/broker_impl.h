@@ -48,6 +48,7 @@ class BrokerImpl {
 
   // topics.cpp
   void create_topic(const std::string& name, TopicOptions options);
+  bool create_topic_if_absent(const std::string& name, TopicOptions options);
   void delete_topic(const std::string& name);
   std::vector<std::string> topics() const;
   Offset publish(const std::string& topic, std::string_view payload, const Headers& headers,
@@ -178,6 +179,8 @@ class BrokerImpl {
   void recover(storage::Store::Opened& opened);
   /// A topic that holds a log: in memory, or durable with storage id `id` (R29: `parent`
   /// names the partitioned topic it is a partition of).
+  // create_topic's body, once the options are checked: DuplicateTopic if a name is taken.
+  void create_topic_locked(const std::string& name, const TopicOptions& options) REQUIRES(mu_);
   std::shared_ptr<Topic> make_topic(const std::string& name, const TopicOptions& options,
                                     std::uint64_t id, const std::string& parent) const;
   /// A subscription state of topic t; durable topics get the store as their commit sink.

@@ -144,19 +144,52 @@ BrokerImpl::~BrokerImpl() {
   expiry_.reset();      // its thread calls into this object
 }
 
-void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
+namespace {
+
+// R1, R29: a topic's name and options as create_topic takes them, else InvalidArgument.
+void check_topic(const std::string& name, const TopicOptions& options) {
   if (name.empty()) throw InvalidArgument("topic name must not be empty");
   if (options.partitions == 0 || options.partitions > kMaxPartitions) {
     throw InvalidArgument("partitions must be 1.." + std::to_string(kMaxPartitions) + ", not " +
                           std::to_string(options.partitions));
   }
+}
+
+}  // namespace
+
+void BrokerImpl::create_topic(const std::string& name, TopicOptions options) {
+  check_topic(name, options);
+  sync::MutexLock lock(mu_);
+  create_topic_locked(name, options);
+}
+
+bool BrokerImpl::create_topic_if_absent(const std::string& name, TopicOptions options) {
+  check_topic(name, options);
+  sync::MutexLock lock(mu_);
+  if (const std::shared_ptr<Topic> t = topics_.find(name)) {
+    if (!t->parent.empty()) {
+      throw OptionsMismatch("topic", "'" + name + "' is a partition of topic '" + t->parent + "'");
+    }
+    // A topic without partitions has no use for a partitioner (its record does not keep one).
+    const TopicOptions& o = t->options;
+    const bool same = o.retention_messages == options.retention_messages &&
+                      o.retention_bytes == options.retention_bytes &&
+                      o.partitions == options.partitions &&
+                      (o.partitions == 1 || o.partitioner == options.partitioner);
+    if (!same) throw OptionsMismatch("topic", "topic '" + name + "' exists with other options");
+    return false;
+  }
+  create_topic_locked(name, options);
+  return true;
+}
+
+void BrokerImpl::create_topic_locked(const std::string& name, const TopicOptions& options) {
   std::vector<std::string> names{name};
   if (options.partitions > 1) {
     for (std::uint32_t p = 0; p < options.partitions; ++p) {
       names.push_back(partition_name(name, p));
     }
   }
-  sync::MutexLock lock(mu_);
   for (const std::string& n : names) {
     if (topics_.contains(n)) throw DuplicateTopic("topic '" + n + "' already exists");
   }

@@ -11,7 +11,8 @@ bool in_subset(const oplang::Op& op) {
       [](const auto& o) -> bool {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
-          return o.retention_messages == 0 && o.retention_bytes == 0 && o.partitions == 1;
+          return o.retention_messages == 0 && o.retention_bytes == 0 && o.partitions == 1 &&
+                 !o.if_absent;
         } else if constexpr (std::is_same_v<T, oplang::Publish>) {
           return o.key.empty();
         } else if constexpr (std::is_same_v<T, oplang::Nack>) {
@@ -50,7 +51,8 @@ bool nack_with_delay(const oplang::Op& op) {
 
 bool retention_by_messages(const oplang::Op& op) {
   const auto* c = std::get_if<oplang::CreateTopic>(&op);
-  return c != nullptr && c->retention_messages > 0 && c->retention_bytes == 0 && c->partitions == 1;
+  return c != nullptr && c->retention_messages > 0 && c->retention_bytes == 0 &&
+         c->partitions == 1 && !c->if_absent;
 }
 
 }  // namespace conformance

@@ -194,6 +194,7 @@ struct BrokerRunner::Apply {
     options.partitioner = o.partitioner == model::Partitioner::kJavaHashCode
                               ? broker::Partitioner::kJavaHashCode
                               : broker::Partitioner::kMurmur2;
+    if (o.if_absent) return oplang::BoolResult{b.create_topic_if_absent(o.name, options)};
     b.create_topic(o.name, options);
     return oplang::Done{};
   }

@@ -87,6 +87,25 @@ void Model::create_topic(const std::string& name, std::size_t retention_messages
   }
 }
 
+// R1: the same topic again is no error; the name with anything else is.
+bool Model::create_topic_if_absent(const std::string& name, std::size_t retention_messages,
+                                   std::size_t retention_bytes, std::uint32_t partitions,
+                                   Partitioner partitioner) {
+  if (name.empty() || partitions == 0 || partitions > kMaxPartitions) {
+    throw Error(ErrorCode::kInvalidArgument);
+  }
+  if (const Topic* t = find_topic(name)) {
+    // A topic without partitions has no use for a partitioner.
+    const bool same = t->parent.empty() && t->retention_messages == retention_messages &&
+                      t->retention_bytes == retention_bytes && t->partitions == partitions &&
+                      (partitions == 1 || t->partitioner == partitioner);
+    if (!same) throw Error(ErrorCode::kOptionsMismatch);
+    return false;
+  }
+  create_topic(name, retention_messages, retention_bytes, partitions, partitioner);
+  return true;
+}
+
 // R1: only a topic without subscriptions can be deleted. R29: a partitioned topic goes with
 // its partitions, none of which may have subscriptions; a partition alone cannot go.
 void Model::delete_topic(const std::string& name) {

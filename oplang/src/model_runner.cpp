@@ -11,6 +11,10 @@ struct Apply {
   model::Model& m;
 
   Value operator()(const CreateTopic& o) const {
+    if (o.if_absent) {
+      return BoolResult{m.create_topic_if_absent(o.name, o.retention_messages, o.retention_bytes,
+                                                 o.partitions, o.partitioner)};
+    }
     m.create_topic(o.name, o.retention_messages, o.retention_bytes, o.partitions, o.partitioner);
     return Done{};
   }

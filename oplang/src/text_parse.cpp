@@ -725,6 +725,11 @@ class LineParser {
 
   Op dispatch(const std::string& name, const Token& verb) {
     if (name == "create_topic") return create_topic();
+    if (name == "create_topic_if_absent") {
+      Op op = create_topic();
+      std::get<CreateTopic>(op).if_absent = true;
+      return op;
+    }
     if (name == "delete_topic") return DeleteTopic{value("a topic name")};
     if (name == "publish") return publish();
     if (name == "publish_via") {
@@ -808,7 +813,7 @@ class LineParser {
     }
     throw ParseError(
         line_, verb.column,
-        "an operation: create_topic, delete_topic, publish, subscribe, "
+        "an operation: create_topic, create_topic_if_absent, delete_topic, publish, subscribe, "
         "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
         "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "

@@ -117,7 +117,8 @@ std::string print_step(const model::Step& s) {
 
 struct Printer {
   std::string operator()(const CreateTopic& o) const {
-    std::string out = "create_topic " + format_value(o.name);
+    std::string out =
+        (o.if_absent ? "create_topic_if_absent " : "create_topic ") + format_value(o.name);
     if (o.retention_messages) out += " messages=" + std::to_string(o.retention_messages);
     if (o.retention_bytes) out += " bytes=" + std::to_string(o.retention_bytes);
     if (o.partitions != 1) out += " partitions=" + std::to_string(o.partitions);

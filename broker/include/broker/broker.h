@@ -105,6 +105,11 @@ class Broker {
   /// named partition_name(name, p) (R29). Throws InvalidArgument (empty name, partitions 0
   /// or above kMaxPartitions), DuplicateTopic (the name or a partition's name is in use).
   void create_topic(const std::string& name, TopicOptions options = {});
+  /// create_topic unless the topic is already there (R1): true if it made it, false if a
+  /// topic of that name with the same options exists (a program that creates its topics at
+  /// start runs again on a reopened durable broker). Throws what create_topic throws, and
+  /// OptionsMismatch if the name is taken by a topic with other options or by a partition.
+  bool create_topic_if_absent(const std::string& name, TopicOptions options = {});
   /// Deletes a topic that has no subscriptions, a partitioned topic with its partitions
   /// (none may have subscriptions). Throws UnknownTopic, WrongKind (a partition: delete its
   /// topic), TopicInUse.

@@ -129,6 +129,12 @@ class Model {
   void create_topic(const std::string& name, std::size_t retention_messages = 0,
                     std::size_t retention_bytes = 0, std::uint32_t partitions = 1,
                     Partitioner partitioner = Partitioner::kMurmur2);
+  /// R1: create_topic unless a topic of that name with the same options exists (false, and
+  /// nothing changes); a name taken by a topic with other options or by a partition is
+  /// kOptionsMismatch. True if it made the topic.
+  bool create_topic_if_absent(const std::string& name, std::size_t retention_messages = 0,
+                              std::size_t retention_bytes = 0, std::uint32_t partitions = 1,
+                              Partitioner partitioner = Partitioner::kMurmur2);
   void delete_topic(const std::string& name);
   [[nodiscard]] std::vector<std::string> topics() const;
   Offset publish(const std::string& topic, const std::string& payload, const Headers& headers = {},

@@ -27,13 +27,15 @@ using model::Millis;
 using model::Offset;
 using model::Start;
 
-/// create_topic(name, {retention_messages, retention_bytes, partitions, partitioner})
+/// create_topic(name, {retention_messages, retention_bytes, partitions, partitioner}), or
+/// with if_absent create_topic_if_absent (R1), which answers whether it made the topic.
 struct CreateTopic {
   std::string name;
   std::size_t retention_messages = 0;
   std::size_t retention_bytes = 0;
   std::uint32_t partitions = 1;  // R29: > 1 makes name-0.. too
   model::Partitioner partitioner = model::Partitioner::kMurmur2;
+  bool if_absent = false;
   bool operator==(const CreateTopic&) const = default;
 };
 /// delete_topic(name)
