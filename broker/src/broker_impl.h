@@ -177,10 +177,10 @@ class BrokerImpl {
   bool wait_until_idle(Millis timeout, bool backing_off_is_idle);
   /// Durable brokers: rebuilds the topics and subscriptions the store read back (R20).
   void recover(storage::Store::Opened& opened);
+  /// create_topic's body, once the options are checked: DuplicateTopic if a name is taken.
+  void create_topic_locked(const std::string& name, const TopicOptions& options) REQUIRES(mu_);
   /// A topic that holds a log: in memory, or durable with storage id `id` (R29: `parent`
   /// names the partitioned topic it is a partition of).
-  // create_topic's body, once the options are checked: DuplicateTopic if a name is taken.
-  void create_topic_locked(const std::string& name, const TopicOptions& options) REQUIRES(mu_);
   std::shared_ptr<Topic> make_topic(const std::string& name, const TopicOptions& options,
                                     std::uint64_t id, const std::string& parent) const;
   /// A subscription state of topic t; durable topics get the store as their commit sink.
