@@ -174,6 +174,12 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       // issue 58: create_topic_if_absent (R1)
       {"topic already there", 0.2},
       {"topic there with other options", 0.2},
+      // issue 58: each reason an answer is refused for (R11, R32)
+      {"answer late", 1},
+      {"answer not_holder", 2},
+      {"answer already_settled", 8},
+      {"answer unknown_offset", 14},
+      {"answer stale_generation", 3.5},
   };
   expect_reached(c, wanted);
   // R29: keys from the whole byte range (partitioners and the text format bit for bit).

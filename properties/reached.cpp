@@ -52,8 +52,8 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
   }
   auto settled = [&](const std::string& topic, const std::string& sub) {
     auto it = bounded.find({topic, sub});
-    const auto* b = std::get_if<oplang::BoolResult>(&outcome.value);
-    if (it != bounded.end() && b != nullptr && b->value && it->second.second > 0) {
+    if (it != bounded.end() && oplang::accepted(outcome.value).value_or(false) &&
+        it->second.second > 0) {
       --it->second.second;
     }
   };
@@ -208,8 +208,9 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     }
   }
   if (const auto* o = std::get_if<oplang::Ack>(&op); o != nullptr && o->generation != 0) {
-    const auto* b = std::get_if<oplang::BoolResult>(&outcome.value);
-    if (b != nullptr) states.insert(b->value ? "group ack accepted" : "group ack refused");
+    if (const std::optional<bool> yes = oplang::accepted(outcome.value)) {
+      states.insert(*yes ? "group ack accepted" : "group ack refused");
+    }
   }
   // The observations (issue 13): an unknown topic, and a log whose oldest kept offset moved.
   const bool observation = std::holds_alternative<oplang::Subscriptions>(op) ||
@@ -260,12 +261,18 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     if (st->committed < st->cursor) states.insert("committed behind cursor");  // R13
     if (st->backlog >= 5) states.insert("backlog 5+");
   }
-  if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
-    if (b->value && std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
-    if (b->value && std::holds_alternative<oplang::Term>(op)) states.insert("term accepted");
-    if (const auto* n = std::get_if<oplang::Nack>(&op); b->value && n != nullptr && n->delay) {
+  if (const std::optional<bool> yes = oplang::accepted(outcome.value); yes && *yes) {
+    if (std::holds_alternative<oplang::Ack>(op)) states.insert("ack accepted");
+    if (std::holds_alternative<oplang::Term>(op)) states.insert("term accepted");
+    if (const auto* n = std::get_if<oplang::Nack>(&op); n != nullptr && n->delay) {
       states.insert("delayed nack accepted");
     }
+  }
+  // R11: each reason an answer can be refused for.
+  if (const auto* a = std::get_if<model::AckResult>(&outcome.value); a != nullptr && !*a) {
+    states.insert(std::string("answer ") + model::to_string(a->outcome));
+  }
+  if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     const bool wait = std::holds_alternative<oplang::WaitIdle>(op) ||
                       std::holds_alternative<oplang::WaitDelivered>(op);
     if (wait) states.insert(b->value ? "wait: nothing left" : "wait: work left");

@@ -95,23 +95,23 @@ std::vector<Received> Broker::poll_wait(const std::string& topic, const std::str
   impl_->check_storage();
   return impl_->poll_wait(topic, subscription, member, max_messages, timeout);
 }
-bool Broker::ack(const Receipt& receipt, Time now) {
+AckResult Broker::ack(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->ack(receipt, now);
 }
-bool Broker::nack(const Receipt& receipt, Time now) {
+AckResult Broker::nack(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->nack(receipt, now, std::nullopt);
 }
-bool Broker::nack(const Receipt& receipt, Time now, Millis delay) {
+AckResult Broker::nack(const Receipt& receipt, Time now, Millis delay) {
   impl_->check_storage();
   return impl_->nack(receipt, now, delay);
 }
-bool Broker::term(const Receipt& receipt, Time now) {
+AckResult Broker::term(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->term(receipt, now);
 }
-bool Broker::extend(const Receipt& receipt, Time now, Millis extension) {
+AckResult Broker::extend(const Receipt& receipt, Time now, Millis extension) {
   impl_->check_storage();
   return impl_->extend(receipt, now, extension);
 }

@@ -84,10 +84,10 @@ class BrokerImpl {
   std::vector<Received> poll_wait(const std::string& topic, const std::string& sub,
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
-  bool ack(const Receipt& receipt, Time now);
-  bool nack(const Receipt& receipt, Time now, std::optional<Millis> delay);
-  bool term(const Receipt& receipt, Time now);
-  bool extend(const Receipt& receipt, Time now, Millis extension);
+  AckResult ack(const Receipt& receipt, Time now);
+  AckResult nack(const Receipt& receipt, Time now, std::optional<Millis> delay);
+  AckResult term(const Receipt& receipt, Time now);
+  AckResult extend(const Receipt& receipt, Time now, Millis extension);
   std::vector<Expired> expire(Time now);
   /// expire(now), and `next`: the earliest deadline a message still holds afterwards (for
   /// the ExpiryTimer). Locks each pull subscription's mu in turn.

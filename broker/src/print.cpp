@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string_view>
 
+#include "broker/ack_result.h"
 #include "broker/broker.h"
 #include "broker/group.h"
 #include "broker/message.h"
@@ -122,6 +123,30 @@ std::ostream& operator<<(std::ostream& out, const DeadLetter& v) {
   message(out, v.message);
   return out << ", attempts=" << v.attempts << ", reason=" << Quoted{v.reason}
              << ", died_at=" << v.died_at << '}';
+}
+
+std::string_view to_string(AckOutcome outcome) {
+  switch (outcome) {
+    case AckOutcome::kAccepted:
+      return "accepted";
+    case AckOutcome::kStaleGeneration:
+      return "stale_generation";
+    case AckOutcome::kUnknownOffset:
+      return "unknown_offset";
+    case AckOutcome::kAlreadySettled:
+      return "already_settled";
+    case AckOutcome::kNotHolder:
+      return "not_holder";
+    case AckOutcome::kLate:
+      return "late";
+  }
+  return "?";
+}
+
+std::ostream& operator<<(std::ostream& out, AckOutcome outcome) { return out << to_string(outcome); }
+
+std::ostream& operator<<(std::ostream& out, const AckResult& v) {
+  return out << "AckResult{outcome=" << v.outcome << '}';
 }
 
 std::ostream& operator<<(std::ostream& out, const Receipt& v) {

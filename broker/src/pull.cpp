@@ -142,70 +142,74 @@ std::vector<Received> BrokerImpl::poll_wait(const std::string& topic, const std:
   }
 }
 
-bool BrokerImpl::ack(const Receipt& r, Time now) {
+AckResult BrokerImpl::ack(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
+  AckOutcome why = AckOutcome::kAccepted;
   std::uint64_t saved = 0;
   bool wake = false;
   {
     sync::MutexLock lock(s->mu);
-    if (s->answerable(r, now) == nullptr) return false;
+    if (s->answerable(r, now, why) == nullptr) return AckResult{why};
     s->confirm(r.offset);
     saved = s->save_position();
     wake = s->waiting_polls > 0 && frees_a_place(s->config());
   }
   if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);  // under commit_sync always: the ack returns once its commit is durable
-  return true;
+  return AckResult{};
 }
 
-bool BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
+AckResult BrokerImpl::nack(const Receipt& r, Time now, std::optional<Millis> delay) {
   if (delay) {
     require(delay->count() >= 0, "delay must be >= 0");
     require(*delay <= kMaxDuration, "delay must be <= kMaxDuration");
   }
   StatePtr s = pull_state(r.topic, r.subscription);
+  AckOutcome why = AckOutcome::kAccepted;
   std::uint64_t saved = 0;
   bool wake = false;
   {
     sync::MutexLock lock(s->mu);
-    if (s->answerable(r, now) == nullptr) return false;
+    if (s->answerable(r, now, why) == nullptr) return AckResult{why};
     s->fail(r.offset, Failure{"nacked", now, false, delay});
     saved = s->save_position();  // a dead letter moves the position
     wake = s->waiting_polls > 0;
   }
   if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
-  return true;
+  return AckResult{};
 }
 
-bool BrokerImpl::term(const Receipt& r, Time now) {
+AckResult BrokerImpl::term(const Receipt& r, Time now) {
   StatePtr s = pull_state(r.topic, r.subscription);
+  AckOutcome why = AckOutcome::kAccepted;
   std::uint64_t saved = 0;
   bool wake = false;
   {
     sync::MutexLock lock(s->mu);
-    if (s->answerable(r, now) == nullptr) return false;
+    if (s->answerable(r, now, why) == nullptr) return AckResult{why};
     s->fail(r.offset, Failure{"terminated", now, /*terminal=*/true});
     saved = s->save_position();  // the dead letter moves the position
     wake = s->waiting_polls > 0 && frees_a_place(s->config());
   }
   if (wake) s->log()->wake_waiters();
   s->wait_saved(saved);
-  return true;
+  return AckResult{};
 }
 
-bool BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
+AckResult BrokerImpl::extend(const Receipt& r, Time now, Millis extension) {
   require(extension.count() > 0, "extension must be > 0");
   require(extension <= kMaxDuration, "extension must be <= kMaxDuration");
   StatePtr s = pull_state(r.topic, r.subscription);
+  AckOutcome why = AckOutcome::kAccepted;
   {
     sync::MutexLock lock(s->mu);
-    Held* held = s->answerable(r, now);
-    if (held == nullptr) return false;
+    Held* held = s->answerable(r, now, why);
+    if (held == nullptr) return AckResult{why};
     held->deadline = now + extension;
   }
   if (expiry_) expiry_->arm(now + extension);
-  return true;
+  return AckResult{};
 }
 
 std::vector<Expired> BrokerImpl::expire(Time now) {

@@ -406,20 +406,27 @@ std::optional<Time> SubscriptionState::next_wait_end(Time now) const {
   return earliest;
 }
 
-Held* SubscriptionState::held_by(Offset offset, const std::string& member, Time now) {
-  auto it = find_held(offset);
-  if (it == in_flight_.end() || it->second.member != member || now >= it->second.deadline) {
-    return nullptr;
-  }
-  return &it->second;
-}
-
-Held* SubscriptionState::answerable(const Receipt& r, Time now) {
+Held* SubscriptionState::answerable(const Receipt& r, Time now, AckOutcome& why) {
   if (owner && (r.member != owner->member || r.generation < owner->since ||
                 r.generation > owner->generation)) {
-    return nullptr;  // fenced (R32): the partition moved since r was handed out
+    why = AckOutcome::kStaleGeneration;  // fenced (R32): the partition moved since r was handed out
+    return nullptr;
   }
-  return held_by(r.offset, r.member, now);
+  const auto it = find_held(r.offset);
+  if (it == in_flight_.end()) {
+    why = r.offset >= cursor_ ? AckOutcome::kUnknownOffset : AckOutcome::kAlreadySettled;
+    return nullptr;
+  }
+  if (it->second.member != r.member) {
+    why = AckOutcome::kNotHolder;
+    return nullptr;
+  }
+  if (now >= it->second.deadline) {
+    why = AckOutcome::kLate;
+    return nullptr;
+  }
+  why = AckOutcome::kAccepted;
+  return &it->second;
 }
 
 std::vector<Offset> SubscriptionState::held_offsets() const {

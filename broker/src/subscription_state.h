@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "broker/ack_result.h"
 #include "broker/clock.h"
 #include "broker/message.h"
 #include "broker/stats.h"
@@ -103,10 +104,11 @@ class SubscriptionState {
   OfferSlot offers GUARDED_BY(mu);
   /// R32: set while a consumer group keeps this (pull) subscription on one of its partitions.
   std::optional<GroupOwner> owner GUARDED_BY(mu);
-  /// R11 and R32: whether receipt r may answer (ack, nack, term, extend) a message: its
+  /// R11 and R32: the message receipt r may answer (ack, nack, term, extend), or null: its
   /// member holds it before its deadline and, on a group's partition, r's generation is
-  /// one its member has owned the partition through.
-  Held* answerable(const Receipt& r, Time now) REQUIRES(mu);
+  /// one its member has owned the partition through. Sets `why` to the outcome
+  /// (AckOutcome's order: kAccepted when it returns the message).
+  Held* answerable(const Receipt& r, Time now, AckOutcome& why) REQUIRES(mu);
   /// Push: the handler members and whose turn it is.
   Members members GUARDED_BY(mu);
   /// Pull: poll_wait calls waiting on this subscription, each counted once its first poll
@@ -185,8 +187,6 @@ class SubscriptionState {
   [[nodiscard]] std::size_t held_count() const REQUIRES(mu) {
     return in_flight_.size() + run_held_.size();
   }
-  /// SPEC R11: the held entry if member holds offset and now < deadline.
-  Held* held_by(Offset offset, const std::string& member, Time now) REQUIRES(mu);
   /// R32: every held offset, ascending.
   [[nodiscard]] std::vector<Offset> held_offsets() const REQUIRES(mu);
   /// SPEC R11: offsets held past their deadline at now, ascending.

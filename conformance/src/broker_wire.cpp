@@ -2,6 +2,7 @@
 #include "conformance/broker_wire.h"
 
 #include <charconv>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <variant>
@@ -77,6 +78,8 @@ std::string encode_reply(const oplang::Outcome& outcome) {
     out << "offset " << o->offset;
   } else if (const auto* b = std::get_if<oplang::BoolResult>(&outcome.value)) {
     out << "bool " << (b->value ? 1 : 0);
+  } else if (const auto* a = std::get_if<model::AckResult>(&outcome.value)) {
+    out << "answer " << model::to_string(a->outcome);
   } else if (const auto* c = std::get_if<oplang::CountResult>(&outcome.value)) {
     out << "count " << c->count;
   } else if (const auto* r = std::get_if<std::vector<model::Received>>(&outcome.value)) {
@@ -124,6 +127,16 @@ oplang::Outcome decode_reply(const std::string& line) {
     in >> word;
     if (word != "0" && word != "1") bad(line);
     out.value = oplang::BoolResult{word == "1"};
+  } else if (kind == "answer") {
+    in >> word;
+    std::optional<model::AckOutcome> outcome;
+    for (int a = 0; a <= static_cast<int>(model::AckOutcome::kLate); ++a) {
+      if (word == model::to_string(static_cast<model::AckOutcome>(a))) {
+        outcome = static_cast<model::AckOutcome>(a);
+      }
+    }
+    if (!outcome) bad(line);
+    out.value = model::AckResult{*outcome};
   } else if (kind == "count") {
     in >> word;
     out.value = oplang::CountResult{number<std::uint64_t>(word, line)};

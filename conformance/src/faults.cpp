@@ -400,8 +400,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
         e.value = m.payload;
         e.consumer = member(k);
         e.id = std::to_string(m.offset);
-        const auto* b = std::get_if<oplang::BoolResult>(&a->value);
-        e.accepted = !a->error && b != nullptr && b->value;
+        e.accepted = !a->error && oplang::accepted(a->value).value_or(false);
         if (e.accepted) ++report.acks_accepted;
         e.at_ms = ms_since(start);
         e.epoch = call_epoch;

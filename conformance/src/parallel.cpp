@@ -100,6 +100,8 @@ std::string result_text(const oplang::Outcome& out) {
           return std::to_string(v.offset);
         } else if constexpr (std::is_same_v<T, oplang::BoolResult>) {
           return v.value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, model::AckResult>) {
+          return v ? "true" : "false";  // the checker's histories record taken or not
         } else if constexpr (std::is_same_v<T, std::vector<model::Received>>) {
           std::vector<fiberprop::PolledItem> items;
           for (const model::Received& r : v) items.push_back({r.offset, r.attempt, r.deadline});
@@ -167,8 +169,8 @@ fiberprop::History queue_history(const std::vector<Recorded>& prefix,
                                  bool acks_always_confirmed) {
   std::map<model::Offset, std::uint64_t> first_ack;  // offset -> ret tick of its first true ack
   for (const Recorded& r : calls) {
-    const auto* yes = std::get_if<oplang::BoolResult>(&r.outcome.value);
-    if (r.call.op.kind != PullOp::Kind::kAck || r.outcome.error || yes == nullptr || !yes->value) {
+    if (r.call.op.kind != PullOp::Kind::kAck || r.outcome.error ||
+        !oplang::accepted(r.outcome.value).value_or(false)) {
       continue;
     }
     auto [it, fresh] = first_ack.try_emplace(r.call.op.offset, r.call.ret);
@@ -199,8 +201,7 @@ fiberprop::History queue_history(const std::vector<Recorded>& prefix,
       c.kind = op.kind == PullOp::Kind::kAck ? fiberprop::PullCall::Kind::kAck
                                              : fiberprop::PullCall::Kind::kNack;
       c.offset = op.offset;
-      const auto* accepted = std::get_if<oplang::BoolResult>(&r.outcome.value);
-      c.accepted = !r.outcome.error && accepted != nullptr && accepted->value;
+      c.accepted = !r.outcome.error && oplang::accepted(r.outcome.value).value_or(false);
       if (c.accepted && acks_always_confirmed && op.kind == PullOp::Kind::kAck) {
         c.accepted = first_ack.at(op.offset) == r.call.ret;
       }

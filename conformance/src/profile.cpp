@@ -94,6 +94,10 @@ constexpr SwitchInfo kSwitches[] = {
      "only); and an entry returned (XCLAIM) while kept and trimmed after, which stays pending "
      "until the group's next poll (its XAUTOCLAIM drops it; an XCLAIM of one already trimmed "
      "drops it at once)"},
+    {Switch::kAnswersNameNoReason, "answers_name_no_reason", "R11",
+     "ack, nack, term and extend are answered yes or no, never why: a refusal does not say "
+     "whether the message was late, held by another member, settled already or never handed "
+     "out, so only whether an answer was taken is compared"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -141,14 +145,16 @@ Profile jetstream_profile() {
        Switch::kDeadLetterReasonUnknown, Switch::kConcurrentPollsInterleave,
        Switch::kAckAfterNackSettles, Switch::kLateAckByPreviousHolder, Switch::kAcksAlwaysConfirmed,
        Switch::kTermAlwaysAnnounced, Switch::kRetentionTerminatesHeld,
-       Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait, Switch::kLagAgeUnknown}};
+       Switch::kRetryWaitHoldsAPlace, Switch::kAnswersResetARetryWait, Switch::kLagAgeUnknown,
+       Switch::kAnswersNameNoReason}};
 }
 
 Profile redis_profile() {
   return Profile{
       "redis",
       {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
-       Switch::kSeekMovesOnlyTheCursor, Switch::kLagAgeUnknown, Switch::kLagCountsTrimmed}};
+       Switch::kSeekMovesOnlyTheCursor, Switch::kLagAgeUnknown, Switch::kLagCountsTrimmed,
+       Switch::kAnswersNameNoReason}};
 }
 
 Profile profile_named(const std::string& name) {
@@ -177,6 +183,7 @@ model::Profile model_switches(const Profile& p) {
   m.retry_wait_holds_a_place = p.has(Switch::kRetryWaitHoldsAPlace);
   m.answers_reset_a_retry_wait = p.has(Switch::kAnswersResetARetryWait);
   m.lag_counts_trimmed = p.has(Switch::kLagCountsTrimmed);
+  m.answers_name_no_reason = p.has(Switch::kAnswersNameNoReason);
   return m;
 }
 

@@ -166,6 +166,28 @@ class Raw {
     natsMsg_Destroy(reply);
     return s == NATS_OK;
   }
+  /// The server's reply to an ack-protocol word sent as a request: its data and headers, or
+  /// the status of a request that got none.
+  std::string AnswerReply(const Got& m, const char* word) {
+    natsMsg* reply = nullptr;
+    const natsStatus s =
+        natsConnection_RequestString(&reply, nc_, natsMsg_GetReply(m.msg), word, 2000);
+    if (s != NATS_OK) return std::string("status ") + natsStatus_GetText(s);
+    std::string out(natsMsg_GetData(reply), natsMsg_GetDataLength(reply));
+    const char** keys = nullptr;
+    int count = 0;
+    if (natsMsgHeader_Keys(reply, &keys, &count) == NATS_OK) {
+      for (int i = 0; i < count; ++i) {
+        const char* value = nullptr;
+        if (natsMsgHeader_Get(reply, keys[i], &value) == NATS_OK) {
+          out += std::string(" ") + keys[i] + ": " + value;
+        }
+      }
+      free(static_cast<void*>(keys));
+    }
+    natsMsg_Destroy(reply);
+    return out;
+  }
   /// Every advisory subject received so far (waiting up to wait_ms for the first).
   std::vector<std::string> Advisories(std::int64_t wait_ms) {
     std::vector<std::string> out;
@@ -304,6 +326,22 @@ TEST_F(JetStreamRawProbe, AcksAlwaysConfirmed) {
   EXPECT_TRUE(raw.Answer(got[0], "+ACK"));
   EXPECT_TRUE(raw.Answer(got[0], "-NAK"));
   EXPECT_TRUE(raw.Fetch(w, 1, 2 * kAckWaitMs).empty());  // the nack gave nothing back
+}
+
+// answers_name_no_reason: the server's reply to an ack that settles a message and to one
+// that settles nothing (the message is settled already; a nack of it after) is the same:
+// it says no reason.
+TEST_F(JetStreamRawProbe, AnswersNameNoReason) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kAnswersNameNoReason));
+  Raw raw(server_->url(), Name());
+  const int w = raw.Worker();
+  const Got got = raw.PublishAndFetch(w);
+  ASSERT_NE(got.seq, 0u);
+  const std::string settles = raw.AnswerReply(got, "+ACK");
+  EXPECT_EQ(raw.AckPending(), 0);
+  EXPECT_EQ(raw.AnswerReply(got, "+ACK"), settles);
+  EXPECT_EQ(raw.AnswerReply(got, "-NAK"), settles);
+  EXPECT_EQ(settles.rfind("status ", 0), std::string::npos) << settles;
 }
 
 // retention_terminates_held: with MaxMsgs 1 (DiscardOld), a held message the next publish

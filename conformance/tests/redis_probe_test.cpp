@@ -143,6 +143,18 @@ TEST_F(RedisRawProbe, XackSettlesForAnyConsumer) {
   EXPECT_TRUE(Pending().empty());
 }
 
+// answers_name_no_reason: XACK answers how many entries it removed from the pending list:
+// 0 alike for an entry acked already and one never read (and one past the stream's end).
+TEST_F(RedisRawProbe, AnswersNameNoReason) {
+  ASSERT_TRUE(redis_profile().has(Switch::kAnswersNameNoReason));
+  Stream(2);
+  ASSERT_FALSE(Read("c1", 1).empty());
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "1-1"}), std::vector<std::string>{"1"});
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "1-1"}), std::vector<std::string>{"0"});  // settled
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "2-1"}), std::vector<std::string>{"0"});  // never read
+  EXPECT_EQ(raw_->Run({"XACK", "s", "g", "9-1"}), std::vector<std::string>{"0"});  // no entry
+}
+
 // seek_moves_only_the_cursor: XGROUP SETID moves the group's last-delivered id back and
 // keeps the pending list: an entry still pending is pending once, delivered again by the
 // next read to whoever reads, and its delivery count starts over at 1; an entry acked

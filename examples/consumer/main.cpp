@@ -49,8 +49,12 @@ int main() {
          "poll returns o-1, o-2 on their first attempt");
   expect(got[0].deadline == clock->now() + Millis{1000}, "deadline is now + ack_timeout");
   clock->advance(Millis{10});
-  for (const broker::Received& r : got) expect(b.ack(r.receipt, clock->now()), "ack accepted");
-  expect(!b.ack(got[0].receipt, clock->now()), "a second ack is refused");
+  for (const broker::Received& r : got) {
+    expect(b.ack(r.receipt, clock->now()).outcome == broker::AckOutcome::kAccepted,
+           "ack accepted");
+  }
+  expect(b.ack(got[0].receipt, clock->now()).outcome == broker::AckOutcome::kAlreadySettled,
+         "a second ack is refused: the message is settled already");
   const broker::SubscriptionStats s = b.stats("orders", "billing");
   expect(s.committed == 2 && s.in_flight == 0 && s.confirmed == 2, "pull stats after the acks");
 

@@ -69,6 +69,27 @@ broker::StartPosition to_broker(const model::Start& s) {
 
 model::Millis to_model(broker::Time t) { return t.time_since_epoch().count(); }
 
+// R11: the broker's answer as the model names it, outcome by outcome.
+oplang::Value to_model(broker::AckResult r) {
+  using B = broker::AckOutcome;
+  using M = model::AckOutcome;
+  switch (r.outcome) {
+    case B::kAccepted:
+      return model::AckResult{M::kAccepted};
+    case B::kStaleGeneration:
+      return model::AckResult{M::kStaleGeneration};
+    case B::kUnknownOffset:
+      return model::AckResult{M::kUnknownOffset};
+    case B::kAlreadySettled:
+      return model::AckResult{M::kAlreadySettled};
+    case B::kNotHolder:
+      return model::AckResult{M::kNotHolder};
+    case B::kLate:
+      return model::AckResult{M::kLate};
+  }
+  throw std::logic_error("unknown broker::AckOutcome");
+}
+
 broker::Time to_broker(model::Millis t) { return broker::at(broker::Millis{t}); }
 
 // The op language names a pulled message by its topic, subscription, offset and member.
@@ -302,13 +323,11 @@ struct BrokerRunner::Apply {
     return to_model(b.poll(o.topic, o.sub, o.member, o.max, now()), o);
   }
   oplang::Value operator()(const oplang::Ack& o) const {
-    return oplang::BoolResult{
-        b.ack(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
+    return to_model(b.ack(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now()));
   }
   oplang::Value operator()(const oplang::Nack& o) const {
     const broker::Receipt r = receipt(o.topic, o.sub, by_offset(o), o.member, o.generation);
-    return oplang::BoolResult{o.delay ? b.nack(r, now(), broker::Millis{*o.delay})
-                                      : b.nack(r, now())};
+    return to_model(o.delay ? b.nack(r, now(), broker::Millis{*o.delay}) : b.nack(r, now()));
   }
   oplang::Value operator()(const oplang::Redrive& o) const {
     return oplang::MovedResult{b.redrive(o.topic, o.name)};
@@ -336,13 +355,12 @@ struct BrokerRunner::Apply {
         b.seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time}))};
   }
   oplang::Value operator()(const oplang::Term& o) const {
-    return oplang::BoolResult{
-        b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now())};
+    return to_model(
+        b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now()));
   }
   oplang::Value operator()(const oplang::Extend& o) const {
-    return oplang::BoolResult{
-        b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now(),
-                 broker::Millis{o.extension})};
+    return to_model(b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation),
+                             now(), broker::Millis{o.extension}));
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
   oplang::Value operator()(const oplang::Advance& o) const {

@@ -114,47 +114,47 @@ std::vector<Received> Model::poll_wait(const std::string& topic, const std::stri
 // R11, R7: an accepted ack confirms. Under the profile's switches a late one, one after a
 // nack or one from a previous holder settles too, and any member the message was given
 // to may be answered true (acks_always_confirmed).
-bool Model::ack(const std::string& topic, const std::string& sub, Offset offset,
+AckResult Model::ack(const std::string& topic, const std::string& sub, Offset offset,
                 const std::string& member, Millis now, std::uint64_t generation) {
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
-  if (fenced(s, member, generation)) return false;
+  if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
   if (settles_late(s, offset, member, /*nack=*/false) ||
       (previous_holder(s, offset, member) && !s.in_flight.contains(offset))) {
     settle_returned(s, offset);
   } else if (accepted(s, offset, member, now) || previous_holder(s, offset, member)) {
     confirm(s, offset);
   } else {
-    return confirmed_anyway(s, offset, member);
+    return refused(s, offset, member);
   }
   save(s);
-  return true;
+  return {};
 }
 
 // R11, R7: an accepted nack fails the message (reason "nacked"); R24: it waits `delay` ms
 // (none: what the back-off list says) before it is offered again. Under the profile's
 // late_ack_by_previous_holder a previous holder's nack fails it too; under
 // answers_reset_a_retry_wait a nack of a returned message sets its wait anew.
-bool Model::nack(const std::string& topic, const std::string& sub, Offset offset,
+AckResult Model::nack(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now, std::optional<Millis> delay,
                  std::uint64_t generation) {
   if (delay && (*delay < 0 || *delay > kMaxDuration)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (fenced(s, member, generation)) return false;
+  if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
   if (resets_wait(s, offset, member)) {
     // One already ready stays where it is (a plain nack changes nothing for it).
     Sub::Returned& r = s.returned.at(offset);
     if (delay.value_or(0) > 0 || r.not_before > now) r.not_before = r.due = now + delay.value_or(0);
-    return true;
+    return {};
   }
-  if (settles_late(s, offset, member, /*nack=*/true)) return true;  // it stays returned
-  if (previous_holder(s, offset, member) && !s.in_flight.contains(offset)) return true;  // ditto
+  if (settles_late(s, offset, member, /*nack=*/true)) return {};  // it stays returned
+  if (previous_holder(s, offset, member) && !s.in_flight.contains(offset)) return {};  // ditto
   if (!accepted(s, offset, member, now) && !previous_holder(s, offset, member)) {
-    return confirmed_anyway(s, offset, member);
+    return refused(s, offset, member);
   }
   fail(t, s, offset, "nacked", now, /*terminal=*/false, delay);
   save(s);
-  return true;
+  return {};
 }
 
 // R23: an accepted term gives up on the message: dead-lettered now, whatever its attempts
@@ -162,20 +162,20 @@ bool Model::nack(const std::string& topic, const std::string& sub, Offset offset
 // Under the profile's switches a term settles what an ack would settle, as a dead letter
 // with the attempt its member was given, and term_always_announced makes every term from a
 // member the message was given to a dead letter.
-bool Model::term(const std::string& topic, const std::string& sub, Offset offset,
+AckResult Model::term(const std::string& topic, const std::string& sub, Offset offset,
                  const std::string& member, Millis now, std::uint64_t generation) {
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (fenced(s, member, generation)) return false;
+  if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
   if (accepted(s, offset, member, now)) {
     fail(t, s, offset, "terminated", now, /*terminal=*/true);
     save(s);
-    return true;
+    return {};
   }
   const bool settles =
       settles_late(s, offset, member, /*nack=*/false) || previous_holder(s, offset, member);
   if (!settles && !(profile_.term_always_announced && was_given(s, offset, member))) {
-    return confirmed_anyway(s, offset, member);
+    return refused(s, offset, member);
   }
   announce_term(t, s, offset, member, now);
   if (settles) {
@@ -184,7 +184,7 @@ bool Model::term(const std::string& topic, const std::string& sub, Offset offset
     s.attempts.erase(offset);
   }
   save(s);
-  return true;
+  return {};
 }
 
 // R11: an accepted extend sets deadline = now + extension (under the profile's
@@ -192,32 +192,32 @@ bool Model::term(const std::string& topic, const std::string& sub, Offset offset
 // late_ack_by_previous_holder a previous holder's moves the holder's deadline; under
 // answers_reset_a_retry_wait one of a returned message still waiting ends its wait at
 // now + extension).
-bool Model::extend(const std::string& topic, const std::string& sub, Offset offset,
+AckResult Model::extend(const std::string& topic, const std::string& sub, Offset offset,
                    const std::string& member, Millis now, Millis extension,
                    std::uint64_t generation) {
   if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
-  if (fenced(s, member, generation)) return false;
+  if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
   if (resets_wait(s, offset, member) && s.returned.at(offset).not_before > now) {
     Sub::Returned& r = s.returned.at(offset);
     r.not_before = r.due = now + extension;  // a ready one stays ready
-    return true;
+    return {};
   }
   if (previous_holder(s, offset, member) && s.in_flight.contains(offset)) {
     s.in_flight.at(offset).deadline = now + extension;
-    return true;
+    return {};
   }
-  if (!accepted(s, offset, member, now)) return confirmed_anyway(s, offset, member);
+  if (!accepted(s, offset, member, now)) return refused(s, offset, member);
   if (profile_.trimmed_held_keeps_only_its_offset && offset < oldest(t)) {
     // The engine re-claims the entry to restart its deadline, and a claim drops an entry
     // whose body is gone: nothing is held any more, and nothing comes back.
     forget_held(s, offset);
     save(s);
-    return true;
+    return {};
   }
   s.in_flight.at(offset).deadline = now + extension;
-  return true;
+  return {};
 }
 
 // R11, R7: fails every held pull message with deadline <= now, in creation/offset order.

@@ -290,6 +290,18 @@ bool Model::confirmed_anyway(const Sub& s, Offset offset, const std::string& mem
   return profile_.acks_always_confirmed && was_given(s, offset, member);
 }
 
+// R11: why an answer that took no other path was refused (AckOutcome's order after
+// fencing); under acks_always_confirmed one from a member the message was given to is
+// answered accepted though it changed nothing.
+AckResult Model::refused(const Sub& s, Offset offset, const std::string& member) const {
+  if (confirmed_anyway(s, offset, member)) return {};
+  const auto it = s.in_flight.find(offset);
+  if (it == s.in_flight.end()) {
+    return {offset >= s.cursor ? AckOutcome::kUnknownOffset : AckOutcome::kAlreadySettled};
+  }
+  return {it->second.member != member ? AckOutcome::kNotHolder : AckOutcome::kLate};
+}
+
 // A returned message settled (late_ack_accepted, ack_after_nack_settles,
 // late_ack_by_previous_holder): it is not offered again.
 void Model::settle_returned(Sub& s, Offset offset) {

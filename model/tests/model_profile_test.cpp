@@ -147,14 +147,14 @@ TEST(ModelProfile, TrimmedHeldKeepsOnlyItsOffset) {
     ASSERT_EQ(m.poll("t", "p", "w", 1, 1).size(), 1u);  // b
     m.publish("t", "c");
     EXPECT_TRUE(m.extend("t", "p", 1, "w", 2, 10));
-    EXPECT_EQ(m.ack("t", "p", 1, "w", 3), !on);
+    EXPECT_EQ(static_cast<bool>(m.ack("t", "p", 1, "w", 3)), !on);
     ASSERT_EQ(m.poll("t", "p", "w", 3, 1).size(), 1u);  // c
     m.publish("t", "d");
     EXPECT_TRUE(m.ack("t", "p", 2, "w", 3));  // before a poll, an ack settles it either way
     ASSERT_EQ(m.poll("t", "p", "w", 3, 1).size(), 1u);  // d
     m.publish("t", "e");
     ASSERT_EQ(m.poll("t", "p", "w2", 3, 1).size(), 1u);  // e; under the switch d is forgotten
-    EXPECT_EQ(m.ack("t", "p", 3, "w", 4), !on);
+    EXPECT_EQ(static_cast<bool>(m.ack("t", "p", 3, "w", 4)), !on);
     EXPECT_EQ(m.stats("t", "p").skipped, on ? 2u : 0u);
   }
 }
@@ -370,7 +370,7 @@ TEST(ModelProfile, AnswersResetARetryWait) {
     m.publish("t", "a");
     ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);
     EXPECT_TRUE(m.nack("t", "p", 0, "w", 0, 50));
-    EXPECT_EQ(m.nack("t", "p", 0, "w", 1), on);
+    EXPECT_EQ(static_cast<bool>(m.nack("t", "p", 0, "w", 1)), on);
     EXPECT_EQ(m.poll("t", "p", "w", 2, 1).size(), on ? 1u : 0u);
     if (!on) continue;
     EXPECT_TRUE(m.nack("t", "p", 0, "w", 2, 50));    // waits until 52

@@ -10,6 +10,12 @@ namespace {
 struct Apply {
   model::Model& m;
 
+  // R11: an answer names its outcome, unless the profile's engine says only yes or no.
+  Value answer(model::AckResult r) const {
+    if (m.profile().answers_name_no_reason) return BoolResult{static_cast<bool>(r)};
+    return r;
+  }
+
   Value operator()(const CreateTopic& o) const {
     if (o.if_absent) {
       return BoolResult{m.create_topic_if_absent(o.name, o.retention_messages, o.retention_bytes,
@@ -53,11 +59,10 @@ struct Apply {
   Value operator()(const Drain&) const { return CountResult{m.drain()}; }
   Value operator()(const Poll& o) const { return m.poll(o.topic, o.sub, o.member, m.now(), o.max); }
   Value operator()(const Ack& o) const {
-    return BoolResult{m.ack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation)};
+    return answer(m.ack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation));
   }
   Value operator()(const Nack& o) const {
-    return BoolResult{
-        m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay, o.generation)};
+    return answer(m.nack(o.topic, o.sub, by_offset(o), o.member, m.now(), o.delay, o.generation));
   }
   Value operator()(const Redrive& o) const { return MovedResult{m.redrive(o.topic, o.name)}; }
   Value operator()(const RedriveTo& o) const {
@@ -76,11 +81,11 @@ struct Apply {
     return OffsetResult{m.seek_to_time(o.topic, o.name, o.time)};
   }
   Value operator()(const Term& o) const {
-    return BoolResult{m.term(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation)};
+    return answer(m.term(o.topic, o.sub, by_offset(o), o.member, m.now(), o.generation));
   }
   Value operator()(const Extend& o) const {
-    return BoolResult{
-        m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension, o.generation)};
+    return answer(
+        m.extend(o.topic, o.sub, by_offset(o), o.member, m.now(), o.extension, o.generation));
   }
   Value operator()(const JoinGroup& o) const {
     return m.join_group(o.topic, o.group, o.member, o.assignor,

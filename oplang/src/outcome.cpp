@@ -15,6 +15,14 @@ void print_value(std::ostream& os, const OffsetResult& r) {
 }
 void print_value(std::ostream& os, const PartitionsResult& r) { os << "partitions " << r.count; }
 void print_value(std::ostream& os, const BoolResult& r) { os << (r.value ? "true" : "false"); }
+// R11: an answer reads as before ("true", "false"), with the reason of a refusal.
+void print_value(std::ostream& os, const model::AckResult& r) {
+  if (r) {
+    os << "true";
+  } else {
+    os << "false (" << model::to_string(r.outcome) << ")";
+  }
+}
 void print_value(std::ostream& os, const CountResult& r) { os << "confirmed " << r.count; }
 
 void print_value(std::ostream& os, const std::vector<model::Received>& list) {
@@ -119,6 +127,12 @@ void print_value(std::ostream& os, const NamesResult& r) {
 }
 
 }  // namespace
+
+std::optional<bool> accepted(const Value& value) {
+  if (const auto* b = std::get_if<BoolResult>(&value)) return b->value;
+  if (const auto* r = std::get_if<model::AckResult>(&value)) return static_cast<bool>(*r);
+  return std::nullopt;
+}
 
 std::string print(const Outcome& outcome) {
   std::ostringstream os;

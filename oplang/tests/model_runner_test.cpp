@@ -77,7 +77,27 @@ TEST(ModelRunnerTest, AdvanceDrivesDeadlines) {
                 "advance 10\n"
                 "ack t p 0 w\n"));
   EXPECT_EQ(out[4].value, Value(std::vector<model::Received>{{0, "a", 1, 15}}));
-  EXPECT_EQ(out[6].value, Value(BoolResult{false}));
+  EXPECT_EQ(out[6].value, Value(model::AckResult{model::AckOutcome::kLate}));
+  EXPECT_EQ(print(out[6]), "false (late)");
+}
+
+// R11: an engine whose answers name no reason (the profile's switch) is answered yes or no.
+TEST(ModelRunnerTest, AnAnswerNamesItsReasonUnlessTheProfileSaysTheEngineCannot) {
+  const Script script = parse(
+      "create_topic t\n"
+      "subscribe_pull t p timeout=10 start=begin\n"
+      "publish t a\n"
+      "poll t p w\n"
+      "ack t p 0 other\n"
+      "ack t p 0 w\n");
+  const std::vector<Outcome> strict = run(script);
+  EXPECT_EQ(strict[4].value, Value(model::AckResult{model::AckOutcome::kNotHolder}));
+  EXPECT_EQ(strict[5].value, Value(model::AckResult{}));
+  ModelRunner engine(model::Profile{.answers_name_no_reason = true});
+  std::vector<Outcome> yes_or_no;
+  for (const Op& op : script) yes_or_no.push_back(engine.step(op));
+  EXPECT_EQ(yes_or_no[4].value, Value(BoolResult{false}));
+  EXPECT_EQ(yes_or_no[5].value, Value(BoolResult{true}));
 }
 
 TEST(ModelRunnerTest, PrintsStatsPositionsAndWhereAndWhenLettersDied) {

@@ -16,6 +16,8 @@ using Kind = PullOp::Kind;
 std::string sub_name(int s) { return "p" + std::to_string(s); }
 std::string member_name(int m) { return "m" + std::to_string(m); }
 const char* boolean(bool b) { return b ? "true" : "false"; }
+// An answer as the histories record it: taken or not.
+const char* boolean(model::AckResult r) { return boolean(static_cast<bool>(r)); }
 std::string key_name(int k) { return k == 0 ? "" : k == 1 ? "a" : "d"; }
 
 // The topic an answer names: a group's partition, else the topic.

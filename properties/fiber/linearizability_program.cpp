@@ -140,11 +140,12 @@ std::string apply_or_throw(broker::Broker& b, const PullOp& op, MemberView& view
       return format_poll(items);
     }
     case Kind::kAck:
-      return boolean[b.ack(receipt, broker::at(broker::Millis{op.now}))];
+      return boolean[static_cast<bool>(b.ack(receipt, broker::at(broker::Millis{op.now})))];
     case Kind::kNack:
-      return boolean[b.nack(receipt, broker::at(broker::Millis{op.now}))];
+      return boolean[static_cast<bool>(b.nack(receipt, broker::at(broker::Millis{op.now})))];
     case Kind::kExtend:
-      return boolean[b.extend(receipt, broker::at(broker::Millis{op.now}), broker::Millis{op.arg})];
+      return boolean[static_cast<bool>(
+          b.extend(receipt, broker::at(broker::Millis{op.now}), broker::Millis{op.arg}))];
     case Kind::kExpire: {
       std::vector<ExpiredItem> items;
       for (const broker::Expired& e : b.expire(broker::at(broker::Millis{op.now})))

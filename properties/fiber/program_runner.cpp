@@ -796,8 +796,10 @@ class Exec {
       pc.invoke_ms = broker::sync::steady_now().count();
       const Called r = call(
           [&] {
-            pc.accepted = c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation),
-                                       c_.now(), broker::Millis{o.extension});
+            // The histories record taken or not (the reason is the sequential properties').
+            pc.accepted = static_cast<bool>(
+                c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), c_.now(),
+                             broker::Millis{o.extension}));
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
@@ -1133,10 +1135,11 @@ class Exec {
           [&] {
             const broker::Receipt receipt = this->receipt(topic, sub, member, off, generation);
             const broker::Time at = c_.now();
-            pc.accepted = kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, at)
-                          : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, at)
-                          : delay ? c_.b->nack(receipt, at, broker::Millis{*delay})
-                                  : c_.b->nack(receipt, at);
+            pc.accepted = static_cast<bool>(
+                kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, at)
+                : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, at)
+                : delay                         ? c_.b->nack(receipt, at, broker::Millis{*delay})
+                                                : c_.b->nack(receipt, at));
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
@@ -1331,7 +1334,7 @@ void final_drain(broker::Broker& b, Recorder& h, const Key& sub) {
     for (const auto& r : got) {
       PullRecord a{sub, PullCall(PullCall::Kind::kAck, w, h.tick()), {}};
       a.call.offset = r.message->offset();
-      a.call.accepted = b.ack(r.receipt, later);
+      a.call.accepted = static_cast<bool>(b.ack(r.receipt, later));
       a.call.ret = h.tick();
       a.call.invoke_ms = a.call.ret_ms = ms;
       h.lines.push_back({a.call.invoke, a.call.ret, "(final)",

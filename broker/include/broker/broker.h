@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/ack_result.h"
 #include "broker/broker_options.h"
 #include "broker/clock.h"
 #include "broker/errors.h"
@@ -192,21 +193,22 @@ class Broker {
   std::vector<Received> poll_wait(const std::string& topic, const std::string& subscription,
                                   const std::string& member, std::size_t max_messages,
                                   Millis timeout);
-  /// Confirms a held message. True only for its holder before its deadline.
+  /// Confirms a held message. Taken (true, kAccepted) only from its holder before its
+  /// deadline; else nothing changes and the outcome says why (AckOutcome, R11).
   /// Throws UnknownTopic, UnknownSubscription, WrongKind.
-  bool ack(const Receipt& receipt, Time now);
+  AckResult ack(const Receipt& receipt, Time now);
   /// Hands a held message back (a failed delivery): offered again once the subscription's
   /// back-off list says (SPEC R24; at once without one). Same acceptance rule as ack.
-  bool nack(const Receipt& receipt, Time now);
+  AckResult nack(const Receipt& receipt, Time now);
   /// Hands a held message back, to be offered again no sooner than now + delay (R24).
   /// Throws InvalidArgument (delay < 0 or > kMaxDuration) first; then as nack.
-  bool nack(const Receipt& receipt, Time now, Millis delay);
+  AckResult nack(const Receipt& receipt, Time now, Millis delay);
   /// Gives up on a held message (a poison message): dead-lettered at once with reason
   /// "terminated", whatever its attempts (SPEC R23). Same acceptance rule as ack.
-  bool term(const Receipt& receipt, Time now);
+  AckResult term(const Receipt& receipt, Time now);
   /// Sets a held message's deadline to now + extension. Same acceptance rule as ack.
   /// Throws InvalidArgument (extension <= 0) first.
-  bool extend(const Receipt& receipt, Time now, Millis extension);
+  AckResult extend(const Receipt& receipt, Time now, Millis extension);
   /// Returns every held message whose deadline is <= now to the front of its queue, or to
   /// the dead letters when it has had max_deliveries offers. Topics in creation order,
   /// subscriptions in creation order, offsets ascending.

@@ -1,7 +1,7 @@
 // The line protocol between the conformance kit and a broker served in a process of its own
 // (tools/broker_server.cpp): the durable in-process broker as a target that can be killed.
 // A request is one op as a script line (oplang::print); the reply is one line:
-//   error NAME | done | offset N | bool 0|1 | count N
+//   error NAME | done | offset N | bool 0|1 | answer OUTCOME | count N
 //   received K OFFSET:ATTEMPT:DEADLINE:HEX ...   (the payload's bytes in hex)
 //   fail TEXT                                    (the server could not run the op)
 #pragma once

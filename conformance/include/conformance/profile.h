@@ -46,6 +46,8 @@ enum class Switch {
                                    // old the oldest is
   kLagCountsTrimmed,               // model: lag counts for good what retention dropped before
                                    // the cursor reached it, once the subscription has read
+  kAnswersNameNoReason,            // model: ack, nack, term and extend answer true or false,
+                                   // not why (no AckOutcome)
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.

@@ -112,11 +112,16 @@ struct Profile {
   /// a read once it is known; its pending count keeps a trimmed entry until XAUTOCLAIM
   /// drops it.)
   bool lag_counts_trimmed = false;
+  /// R11: ack, nack, term and extend answer only whether they took effect, not why (the
+  /// op's value is true or false, not an AckOutcome).
+  bool answers_name_no_reason = false;
 };
 
 class Model {
  public:
   explicit Model(Profile profile = {}) : profile_(profile) {}
+  /// The engine behaviours this model follows.
+  [[nodiscard]] const Profile& profile() const { return profile_; }
 
   // ---- clock ----
   /// The model's clock: publish stamps messages with it (R2).
@@ -179,19 +184,20 @@ class Model {
   std::vector<Received> poll_wait(const std::string& topic, const std::string& sub,
                                   const std::string& member, std::size_t max, Millis timeout);
   /// R11; R32: on a consumer group's partition only a receipt whose generation its member
-  /// has owned the partition through is accepted (so for nack, extend, term).
-  bool ack(const std::string& topic, const std::string& sub, Offset offset,
+  /// has owned the partition through is accepted (so for nack, extend, term). A refusal
+  /// changes nothing and names its AckOutcome.
+  AckResult ack(const std::string& topic, const std::string& sub, Offset offset,
            const std::string& member, Millis now, std::uint64_t generation = 0);
   /// R11, R24: the message waits `delay` ms before it is offered again (none: what the
   /// back-off list says). A delay < 0 or > kMaxDuration is InvalidArgument.
-  bool nack(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Millis now, std::optional<Millis> delay = std::nullopt,
-            std::uint64_t generation = 0);
-  bool extend(const std::string& topic, const std::string& sub, Offset offset,
+  AckResult nack(const std::string& topic, const std::string& sub, Offset offset,
+                 const std::string& member, Millis now,
+                 std::optional<Millis> delay = std::nullopt, std::uint64_t generation = 0);
+  AckResult extend(const std::string& topic, const std::string& sub, Offset offset,
               const std::string& member, Millis now, Millis extension,
               std::uint64_t generation = 0);
   /// R23: an accepted term dead-letters the held message at once (reason "terminated").
-  bool term(const std::string& topic, const std::string& sub, Offset offset,
+  AckResult term(const std::string& topic, const std::string& sub, Offset offset,
             const std::string& member, Millis now, std::uint64_t generation = 0);
   /// R11, R7: fails every held pull message whose deadline is <= now, and saves each pull
   /// subscription in turn (topics and subscriptions in creation order). R33, R19: a failed
@@ -513,6 +519,7 @@ class Model {
   bool resets_wait(const Sub& s, Offset offset, const std::string& member) const;
   static bool was_given(const Sub& s, Offset offset, const std::string& member);
   bool confirmed_anyway(const Sub& s, Offset offset, const std::string& member) const;
+  AckResult refused(const Sub& s, Offset offset, const std::string& member) const;
   static void settle_returned(Sub& s, Offset offset);
   static void announce_term(const Topic& t, Sub& s, Offset offset, const std::string& member,
                             Millis now);

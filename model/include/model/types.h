@@ -67,6 +67,46 @@ struct Lag {
   bool operator==(const Lag&) const = default;
 };
 
+/// Why ack, nack, term or extend took a receipt or refused it (R11, R32), checked in this
+/// order: a group receipt whose member has not owned the partition since its generation
+/// (stale_generation); no holder and at or past the subscription's cursor (unknown_offset);
+/// no holder and below it (already_settled); held by another member (not_holder); held by
+/// the member past its deadline (late); else accepted.
+enum class AckOutcome {
+  kAccepted,
+  kStaleGeneration,
+  kUnknownOffset,
+  kAlreadySettled,
+  kNotHolder,
+  kLate
+};
+
+/// The outcome's name as SPEC writes it ("accepted", "not_holder", ...).
+constexpr const char* to_string(AckOutcome outcome) noexcept {
+  switch (outcome) {
+    case AckOutcome::kAccepted:
+      return "accepted";
+    case AckOutcome::kStaleGeneration:
+      return "stale_generation";
+    case AckOutcome::kUnknownOffset:
+      return "unknown_offset";
+    case AckOutcome::kAlreadySettled:
+      return "already_settled";
+    case AckOutcome::kNotHolder:
+      return "not_holder";
+    case AckOutcome::kLate:
+      return "late";
+  }
+  return "?";
+}
+
+/// What ack, nack, term and extend answer (R11): taken exactly when the outcome is accepted.
+struct AckResult {
+  AckOutcome outcome = AckOutcome::kAccepted;
+  constexpr explicit operator bool() const { return outcome == AckOutcome::kAccepted; }
+  bool operator==(const AckResult&) const = default;
+};
+
 /// One message returned by poll (R11).
 struct Received {
   Offset offset = 0;

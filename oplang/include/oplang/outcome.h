@@ -23,7 +23,8 @@ struct OffsetResult {
   std::optional<std::uint32_t> partition{};
   bool operator==(const OffsetResult&) const = default;
 };
-/// unsubscribe / ack / nack / extend.
+/// unsubscribe, pause, ...; ack / nack / term / extend on an engine whose answers name no
+/// reason (model::Profile::answers_name_no_reason; else their value is a model::AckResult).
 struct BoolResult {
   bool value = false;
   bool operator==(const BoolResult&) const = default;
@@ -76,7 +77,11 @@ using Value =
     std::variant<Done, OffsetResult, BoolResult, CountResult, std::vector<model::Received>,
                  std::vector<model::Expired>, model::Stats, std::vector<model::DeadLetter>,
                  NamesResult, MovedResult, OffsetsResult, model::Lag, PartitionsResult,
-                 model::Membership, model::GroupStats, CutResult>;
+                 model::Membership, model::GroupStats, CutResult, model::AckResult>;
+
+/// Whether an ack, nack, term or extend took effect: its AckResult's or BoolResult's
+/// answer; none for any other value.
+std::optional<bool> accepted(const Value& value);
 
 /// What one op did: its error (then `value` is Done) or value, plus its handler calls.
 struct Outcome {
