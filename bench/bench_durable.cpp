@@ -218,8 +218,8 @@ void consume(benchmark::State& state, bool durable_attempts, int workers, std::s
           start.arrive_and_wait();
           try {
             for (std::int64_t i = 0; i < per_worker;) {
-              for (const broker::Received& r : b.poll(kTopic, "s", member, batch, broker::Time{})) {
-                if (!b.ack(r.receipt, broker::Time{})) throw std::runtime_error("ack refused");
+              for (const broker::Received& r : b.poll(kTopic, "s", member, batch)) {
+                if (!b.ack(r.receipt)) throw std::runtime_error("ack refused");
                 ++i;
               }
             }

@@ -44,8 +44,8 @@ double drain(broker::Broker& b, const std::vector<std::string>& topics, int work
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (acked[t].load(std::memory_order_relaxed) < per_topic &&
                std::chrono::steady_clock::now() < give_up) {
-          const std::vector<broker::Received> got = b.poll(topics[t], "s", me, 100, broker::Time{});
-          for (const broker::Received& r : got) b.ack(r.receipt, broker::Time{});
+          const std::vector<broker::Received> got = b.poll(topics[t], "s", me, 100);
+          for (const broker::Received& r : got) b.ack(r.receipt);
           // Counted once per batch: a shared counter bumped per message would be the one
           // cache line every worker writes, and the benchmark would measure it.
           if (!got.empty()) {
@@ -125,7 +125,7 @@ void wake(benchmark::State& state) {
       if (how != 0) {
         b.publish("t", payload);
         if (how == 2) b.publish("t", payload);
-        held = b.poll("t", "s", "holder", 1, broker::Time{});
+        held = b.poll("t", "s", "holder", 1);
       }
       std::atomic<std::int64_t> made_ready{0};
       std::int64_t woke = 0;
@@ -133,13 +133,13 @@ void wake(benchmark::State& state) {
         const std::vector<broker::Received> got =
             b.poll_wait("t", "s", "waiter", 1, broker::Millis{2000});
         woke = now_ns();
-        for (const broker::Received& r : got) b.ack(r.receipt, broker::Time{});
+        for (const broker::Received& r : got) b.ack(r.receipt);
       });
       std::this_thread::sleep_for(std::chrono::microseconds(300));
       made_ready.store(now_ns());
       if (how == 0) b.publish("t", payload);
-      if (how == 1) b.nack(held.at(0).receipt, broker::Time{});
-      if (how == 2) b.ack(held.at(0).receipt, broker::Time{});
+      if (how == 1) b.nack(held.at(0).receipt);
+      if (how == 2) b.ack(held.at(0).receipt);
       waiter.join();
       us.push_back(static_cast<double>(woke - made_ready.load()) / 1e3);
     }

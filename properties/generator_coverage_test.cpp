@@ -217,8 +217,9 @@ TEST(GeneratorCoverage, EveryPairOfOptionsIsExercised) {
 }
 
 // R33: the durable mixes make disk faults fail calls and reopen failed stores in a stated
-// share of their sequences. (R34's "spent after a restart" is counted too, but reached too
-// rarely to ask for: DiskFaults.R34* and DurableKill9.* make it happen.)
+// share of their sequences; R20: a restart leaves push subscriptions waiting for a handler.
+// (R34's "spent after a restart" is counted too, but reached too rarely to ask for:
+// DiskFaults.R34* and DurableKill9.* make it happen.)
 TEST(GeneratorCoverage, TheDurableMixesReachDiskFaults) {
   SKIP_LONG_TALLY_IF_SANITIZED();
   Coverage::get().reset();
@@ -230,6 +231,8 @@ TEST(GeneratorCoverage, TheDurableMixesReachDiskFaults) {
       {"reopened after a storage failure", 4},
       {"damage at rest cut a log", 4},
       {"damage at rest was CorruptLog, then repaired", 2},
+      // issue 58: waiting_for_handler lists what a restart left without a handler (R20)
+      {"waiting for a handler", 3},
   };
   expect_reached(c, wanted);
 }

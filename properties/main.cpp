@@ -2,11 +2,11 @@
 // property runs: RC_PARAMS wins where it sets a value; otherwise max_success is
 // kBaseCases x BROKER_BUDGET (1 in `scripts/test`, 10 in `scripts/verify`, a fraction in
 // sanitizer builds), at least kMinCases, and sizes go up to 100.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace {
 

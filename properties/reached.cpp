@@ -268,6 +268,11 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
       states.insert("delayed nack accepted");
     }
   }
+  // R20: a restart left a push subscription or group waiting for its handler.
+  if (const auto* o = std::get_if<oplang::Topics>(&op); o != nullptr && o->waiting) {
+    const auto* names = std::get_if<oplang::NamesResult>(&outcome.value);
+    if (names != nullptr && !names->names.empty()) states.insert("waiting for a handler");
+  }
   // R11: each reason an answer can be refused for.
   if (const auto* a = std::get_if<model::AckResult>(&outcome.value); a != nullptr && !*a) {
     states.insert(std::string("answer ") + model::to_string(a->outcome));

@@ -82,7 +82,9 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     pair.script.push_back(op);
     const std::string text = oplang::print(op);
     std::string kind = text.substr(0, text.find(' '));
-    if (kind == "create_topic_if_absent") kind = "create_topic";  // one op kind, two forms
+    // One op kind, two forms each.
+    if (kind == "create_topic_if_absent") kind = "create_topic";
+    if (kind == "waiting_for_handler") kind = "topics";
     ++Coverage::get().steps_by_kind[kind];
     ++Coverage::get().steps;
     if (const auto* p = std::get_if<oplang::Publish>(&op); p != nullptr && !p->key.empty()) {

@@ -56,9 +56,9 @@ TEST_F(AckOutcomes, AnAnswerAtOrAfterTheDeadlineIsLateUntilExpireTakesTheMessage
   const auto got = poll("w", 1);
   ASSERT_EQ(got.size(), 1u);
   const Time deadline = time_at(kAckTimeout.count());
-  for (const AckResult r : {b_.ack(got[0].receipt, deadline), b_.nack(got[0].receipt, deadline),
-                            b_.term(got[0].receipt, deadline),
-                            b_.extend(got[0].receipt, deadline, Millis{50})}) {
+  for (const AckResult r :
+       {b_.ack(got[0].receipt, deadline), b_.nack(got[0].receipt, deadline),
+        b_.term(got[0].receipt, deadline), b_.extend(got[0].receipt, deadline, Millis{50})}) {
     EXPECT_FALSE(r);
     EXPECT_EQ(r.outcome, AckOutcome::kLate);
   }
@@ -85,7 +85,8 @@ TEST_F(AckOutcomes, ASecondAnswerFindsTheMessageAlreadySettled) {
   ASSERT_TRUE(b_.nack(got[1].receipt, time_at(0)));
   EXPECT_EQ(b_.ack(got[0].receipt, time_at(0)).outcome, AckOutcome::kAlreadySettled);
   EXPECT_EQ(b_.term(got[0].receipt, time_at(0)).outcome, AckOutcome::kAlreadySettled);
-  EXPECT_EQ(b_.ack(got[1].receipt, time_at(0)).outcome, AckOutcome::kAlreadySettled);  // handed back
+  EXPECT_EQ(b_.ack(got[1].receipt, time_at(0)).outcome,
+            AckOutcome::kAlreadySettled);  // handed back
   EXPECT_EQ(b_.stats("t", "s").confirmed, 1u);
 }
 

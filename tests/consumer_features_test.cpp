@@ -83,7 +83,7 @@ TEST(MaxInFlight, ADurableSubscriptionKeepsItsBoundAcrossARestart) {
     b.publish("t", "b");
   }
   Broker b(BrokerOptions::synchronous().with_storage(storage));
-  EXPECT_EQ(b.poll("t", "s", "w", 5, Time{}).size(), 1u);
+  EXPECT_EQ(b.poll("t", "s", "w", 5).size(), 1u);
   b.subscribe_pull("t", "s", bounded(1));  // the same options: a no-op
   EXPECT_THROW(b.subscribe_pull("t", "s", bounded(0)), OptionsMismatch);
 }

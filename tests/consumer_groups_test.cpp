@@ -179,17 +179,17 @@ TEST(ConsumerGroups, ADurableGroupRejoinsWhereItsPositionsStood) {
     b.join_group("orders", "billing", "A", group_options(Assignor::kRange));
     b.publish_to("orders", 0, "done");
     b.publish_to("orders", 0, "held");
-    const auto got = b.poll_group("orders", "billing", "A", 1, Time{});
+    const auto got = b.poll_group("orders", "billing", "A", 1);
     ASSERT_EQ(got.size(), 1u);
-    EXPECT_TRUE(b.ack(got[0].receipt, Time{}));
-    EXPECT_EQ(b.poll_group("orders", "billing", "A", 1, Time{}).size(), 1u);  // held, unanswered
+    EXPECT_TRUE(b.ack(got[0].receipt));
+    EXPECT_EQ(b.poll_group("orders", "billing", "A", 1).size(), 1u);  // held, unanswered
   }
   Broker b(testing::durable_in(dir));
   EXPECT_EQ(testing::code_of([&] { (void)b.group_stats("orders", "billing"); }),
             ErrorCode::kUnknownSubscription);
   EXPECT_EQ(b.join_group("orders", "billing", "B", group_options(Assignor::kRange)),
             (Membership{1, {0, 1}}));
-  const auto got = b.poll_group("orders", "billing", "B", 10, Time{});
+  const auto got = b.poll_group("orders", "billing", "B", 10);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].message->payload(), "held");
 }

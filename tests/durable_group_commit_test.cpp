@@ -80,8 +80,8 @@ void round(std::uint64_t seed) {
       threads.emplace_back([&] {
         const std::string member = "w";
         while (!stop) {
-          for (const Received& r : b.poll("t", "s", member, 4, Time{})) {
-            if (!b.ack(r.receipt, Time{})) continue;
+          for (const Received& r : b.poll("t", "s", member, 4)) {
+            if (!b.ack(r.receipt)) continue;
             const Offset committed = b.stats("t", "s").committed;
             if (disk->crashed()) return;
             std::lock_guard<std::mutex> lock(seen.mu);
@@ -113,7 +113,7 @@ void round(std::uint64_t seed) {
   b.subscribe_pull("t", "check", pull_from_beginning());
   std::map<Offset, std::string> kept;
   for (;;) {
-    auto got = b.poll("t", "check", "c", 1000, Time{});
+    auto got = b.poll("t", "check", "c", 1000);
     if (got.empty()) break;
     for (const Received& r : got) kept[r.message->offset()] = r.message->payload();
   }
@@ -153,8 +153,7 @@ TEST(DurableInterval, AFlusherMakesPublishesAndCommitsDurableWithinTheInterval) 
   b->create_topic("t");
   b->subscribe_pull("t", "s", pull_from_beginning());
   for (int i = 0; i < 5; ++i) b->publish("t", "m" + std::to_string(i));
-  for (const Received& r : b->poll("t", "s", "w", 3, Time{}))
-    ASSERT_TRUE(b->ack(r.receipt, Time{}));
+  for (const Received& r : b->poll("t", "s", "w", 3)) ASSERT_TRUE(b->ack(r.receipt));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The process dies with the broker still open (its close would sync everything), then
   // the power goes: only what the flusher synced survives.

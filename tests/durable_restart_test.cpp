@@ -168,6 +168,47 @@ TEST(Seed003FileBroker, StartUpCreatesItsTopicsIfAbsentOnEveryRun) {
   EXPECT_FALSE(broker.create_topic_if_absent("p", partitioned));
 }
 
+// R20: a restart brings push subscriptions and push groups back without handlers; the
+// broker lists them, and each leaves the list once a subscribe (a member's, for a group)
+// resumes it where it stood. Pull subscriptions never wait.
+TEST(Seed003FileBroker, ARestartListsThePushSubscriptionsWaitingForAHandler) {
+  TempDir dir;
+  const auto yes = [](const Delivery&) { return true; };
+  PushOptions in_group;
+  in_group.group = "billing";
+  {
+    Broker b(durable(dir));
+    EXPECT_TRUE(b.waiting_for_handler().empty());
+    b.create_topic("orders");
+    b.create_topic("audit");
+    b.subscribe("orders", "ship", yes);
+    b.subscribe("orders", "w1", yes, in_group);
+    b.subscribe("orders", "w2", yes, in_group);
+    b.subscribe("audit", "log", yes);
+    b.subscribe_pull("orders", "pull", {});
+    EXPECT_TRUE(b.waiting_for_handler().empty()) << "every push subscription has a handler";
+  }
+  Broker b(durable(dir));
+  EXPECT_EQ(b.waiting_for_handler(), (std::vector<WaitingSubscription>{
+                                         {"audit", "log", false},
+                                         {"orders", "billing", true},
+                                         {"orders", "ship", false},
+                                     }));
+  b.publish("orders", "o1");
+  b.drain();
+  EXPECT_EQ(b.stats("orders", "ship").delivered, 0u) << "no handler, no offer";
+  for (const WaitingSubscription& w : b.waiting_for_handler()) {
+    if (!w.group) b.subscribe(w.topic, w.name, yes);
+  }
+  EXPECT_EQ(b.waiting_for_handler(),
+            (std::vector<WaitingSubscription>{{"orders", "billing", true}}));
+  b.subscribe("orders", "w3", yes, in_group);
+  EXPECT_TRUE(b.waiting_for_handler().empty());
+  b.drain();
+  EXPECT_EQ(b.stats("orders", "ship").confirmed, 1u) << "resumed where it stood";
+  EXPECT_EQ(b.stats("orders", "billing").confirmed, 1u);
+}
+
 TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   TempDir dir;
   {

@@ -178,7 +178,7 @@ TEST(Partitions, TheSameKeyAlwaysGoesToTheSamePartitionInOrder) {
   b.subscribe_pull("t-" + std::to_string(*where["customer-0"].begin()), "p", from_beginning());
   std::vector<std::string> seen;
   for (const Received& r :
-       b.poll("t-" + std::to_string(*where["customer-0"].begin()), "p", "w", 100, Time{})) {
+       b.poll("t-" + std::to_string(*where["customer-0"].begin()), "p", "w", 100)) {
     if (std::string(r.message->key()) == "customer-0")
       seen.push_back(std::string(r.message->payload()));
   }
@@ -278,7 +278,7 @@ TEST(Partitions, ADurableBrokerReopensItsPartitionsAndStartsTheTurnAgain) {
   EXPECT_EQ(b.send("orders", "d", {}, "order-0").partition,
             partition_for_key(Partitioner::kJavaHashCode, "order-0", 3));  // partitioner kept
   EXPECT_EQ(b.send("orders", "e").partition, 0u);                          // the turn is not saved
-  const std::vector<Received> got = b.poll("orders-1", "p", "w", 10, Time{});
+  const std::vector<Received> got = b.poll("orders-1", "p", "w", 10);
   ASSERT_FALSE(got.empty());
   EXPECT_EQ(got[0].message->payload(), "b");
 }

@@ -59,6 +59,9 @@ TEST(ValuesPrint, EveryPublicValueNamesEachFieldAndItsValue) {
   EXPECT_EQ(printed(Expired{"orders", "billing", 7, true}),
             "Expired{topic=\"orders\", subscription=\"billing\", offset=7, dead_lettered=true}");
   EXPECT_EQ(printed(Placement{2, 41}), "Placement{partition=2, offset=41}");
+  EXPECT_EQ(printed(AckResult{AckOutcome::kLate}), "AckResult{outcome=late}");
+  EXPECT_EQ(printed(WaitingSubscription{"orders", "billing", true}),
+            "WaitingSubscription{topic=\"orders\", name=\"billing\", group=true}");
   EXPECT_EQ(printed(Membership{3, {0, 2}}), "Membership{generation=3, partitions=[0, 2]}");
   EXPECT_EQ(printed(Lag{4, Millis{250}}), "Lag{messages=4, oldest_age=250ms}");
   DeadLetter d;

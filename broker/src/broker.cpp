@@ -89,6 +89,10 @@ std::vector<Received> Broker::poll(const std::string& topic, const std::string& 
   impl_->check_storage();
   return impl_->poll(topic, subscription, member, max_messages, now);
 }
+std::vector<Received> Broker::poll(const std::string& topic, const std::string& subscription,
+                                   const std::string& member, std::size_t max_messages) {
+  return poll(topic, subscription, member, max_messages, impl_->clock().now());
+}
 std::vector<Received> Broker::poll_wait(const std::string& topic, const std::string& subscription,
                                         const std::string& member, std::size_t max_messages,
                                         Millis timeout) {
@@ -99,26 +103,36 @@ AckResult Broker::ack(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->ack(receipt, now);
 }
+AckResult Broker::ack(const Receipt& receipt) { return ack(receipt, impl_->clock().now()); }
 AckResult Broker::nack(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->nack(receipt, now, std::nullopt);
 }
+AckResult Broker::nack(const Receipt& receipt) { return nack(receipt, impl_->clock().now()); }
 AckResult Broker::nack(const Receipt& receipt, Time now, Millis delay) {
   impl_->check_storage();
   return impl_->nack(receipt, now, delay);
+}
+AckResult Broker::nack(const Receipt& receipt, Millis delay) {
+  return nack(receipt, impl_->clock().now(), delay);
 }
 AckResult Broker::term(const Receipt& receipt, Time now) {
   impl_->check_storage();
   return impl_->term(receipt, now);
 }
+AckResult Broker::term(const Receipt& receipt) { return term(receipt, impl_->clock().now()); }
 AckResult Broker::extend(const Receipt& receipt, Time now, Millis extension) {
   impl_->check_storage();
   return impl_->extend(receipt, now, extension);
+}
+AckResult Broker::extend(const Receipt& receipt, Millis extension) {
+  return extend(receipt, impl_->clock().now(), extension);
 }
 std::vector<Expired> Broker::expire(Time now) {
   impl_->check_storage();
   return impl_->expire(now);
 }
+std::vector<Expired> Broker::expire() { return expire(impl_->clock().now()); }
 
 std::size_t Broker::redrive(const std::string& topic, const std::string& name) {
   impl_->check_storage();
@@ -144,6 +158,9 @@ bool Broker::resume(const std::string& topic, const std::string& name) {
 Lag Broker::lag(const std::string& topic, const std::string& name, Time now) const {
   impl_->check_storage();
   return impl_->lag(topic, name, now);
+}
+Lag Broker::lag(const std::string& topic, const std::string& name) const {
+  return lag(topic, name, impl_->clock().now());
 }
 Offset Broker::offset_for_time(const std::string& topic, Time time) const {
   impl_->check_storage();
@@ -185,6 +202,10 @@ std::vector<Received> Broker::poll_group(const std::string& topic, const std::st
   impl_->check_storage();
   return impl_->poll_group(topic, group, member, max_messages, now);
 }
+std::vector<Received> Broker::poll_group(const std::string& topic, const std::string& group,
+                                         const std::string& member, std::size_t max_messages) {
+  return poll_group(topic, group, member, max_messages, impl_->clock().now());
+}
 
 GroupStats Broker::group_stats(const std::string& topic, const std::string& group) const {
   impl_->check_storage();
@@ -203,6 +224,10 @@ std::vector<DeadLetter> Broker::dead_letters(const std::string& topic,
 std::vector<std::string> Broker::subscriptions(const std::string& topic) const {
   impl_->check_storage();
   return impl_->subscriptions(topic);
+}
+std::vector<WaitingSubscription> Broker::waiting_for_handler() const {
+  impl_->check_storage();
+  return impl_->waiting_for_handler();
 }
 const Clock& Broker::clock() const { return impl_->clock(); }
 const RecoveryReport& Broker::recovery() const { return impl_->recovery(); }

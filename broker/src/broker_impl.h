@@ -119,6 +119,7 @@ class BrokerImpl {
   SubscriptionStats stats(const std::string& topic, const std::string& name) const;
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name) const;
   std::vector<std::string> subscriptions(const std::string& topic) const;
+  std::vector<WaitingSubscription> waiting_for_handler() const;
   const Clock& clock() const { return *clock_; }
   const RecoveryReport& recovery() const { return recovery_; }
   /// R33: throws IoError naming the store's first failure, if it has failed (durable

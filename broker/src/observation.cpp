@@ -1,4 +1,7 @@
 // BrokerImpl: what subscriptions report (SPEC R13).
+#include <algorithm>
+#include <tuple>
+
 #include "broker_impl.h"
 
 namespace broker {
@@ -38,6 +41,26 @@ std::vector<std::string> BrokerImpl::subscriptions(const std::string& topic) con
     for (const auto& m : s->members.all()) names.push_back(m.name);
   }
   return names;
+}
+
+std::vector<WaitingSubscription> BrokerImpl::waiting_for_handler() const {
+  std::vector<WaitingSubscription> out;
+  for (const auto& t : topic_snapshot()) {
+    sync::MutexLock lock(t->mu);
+    if (t->is_deleted()) continue;
+    for (const auto& s : t->states()) {
+      if (s->config().kind == Kind::kPull) continue;
+      sync::MutexLock state_lock(s->mu);
+      // As subscriptions() tells them: no member and no consumer group keeping it.
+      if (s->members.empty() && !s->owner) {
+        out.push_back({t->name, s->config().name, s->config().group});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.topic, a.name) < std::tie(b.topic, b.name);
+  });
+  return out;
 }
 
 }  // namespace broker

@@ -125,6 +125,11 @@ std::ostream& operator<<(std::ostream& out, const DeadLetter& v) {
              << ", died_at=" << v.died_at << '}';
 }
 
+std::ostream& operator<<(std::ostream& out, const WaitingSubscription& v) {
+  return out << "WaitingSubscription{topic=" << Quoted{v.topic} << ", name=" << Quoted{v.name}
+             << ", group=" << std::boolalpha << v.group << std::noboolalpha << '}';
+}
+
 std::string_view to_string(AckOutcome outcome) {
   switch (outcome) {
     case AckOutcome::kAccepted:
@@ -143,7 +148,9 @@ std::string_view to_string(AckOutcome outcome) {
   return "?";
 }
 
-std::ostream& operator<<(std::ostream& out, AckOutcome outcome) { return out << to_string(outcome); }
+std::ostream& operator<<(std::ostream& out, AckOutcome outcome) {
+  return out << to_string(outcome);
+}
 
 std::ostream& operator<<(std::ostream& out, const AckResult& v) {
   return out << "AckResult{outcome=" << v.outcome << '}';

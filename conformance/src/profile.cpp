@@ -150,11 +150,10 @@ Profile jetstream_profile() {
 }
 
 Profile redis_profile() {
-  return Profile{
-      "redis",
-      {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
-       Switch::kSeekMovesOnlyTheCursor, Switch::kLagAgeUnknown, Switch::kLagCountsTrimmed,
-       Switch::kAnswersNameNoReason}};
+  return Profile{"redis",
+                 {Switch::kNoServerDeadline, Switch::kTrimmedHeldKeepsOnlyItsOffset,
+                  Switch::kSeekMovesOnlyTheCursor, Switch::kLagAgeUnknown,
+                  Switch::kLagCountsTrimmed, Switch::kAnswersNameNoReason}};
 }
 
 Profile profile_named(const std::string& name) {

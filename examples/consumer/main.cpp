@@ -50,8 +50,7 @@ int main() {
   expect(got[0].deadline == clock->now() + Millis{1000}, "deadline is now + ack_timeout");
   clock->advance(Millis{10});
   for (const broker::Received& r : got) {
-    expect(b.ack(r.receipt, clock->now()).outcome == broker::AckOutcome::kAccepted,
-           "ack accepted");
+    expect(b.ack(r.receipt, clock->now()).outcome == broker::AckOutcome::kAccepted, "ack accepted");
   }
   expect(b.ack(got[0].receipt, clock->now()).outcome == broker::AckOutcome::kAlreadySettled,
          "a second ack is refused: the message is settled already");

@@ -355,12 +355,11 @@ struct BrokerRunner::Apply {
         b.seek_to_time(o.topic, o.name, broker::at(broker::Millis{o.time}))};
   }
   oplang::Value operator()(const oplang::Term& o) const {
-    return to_model(
-        b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now()));
+    return to_model(b.term(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now()));
   }
   oplang::Value operator()(const oplang::Extend& o) const {
-    return to_model(b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation),
-                             now(), broker::Millis{o.extension}));
+    return to_model(b.extend(receipt(o.topic, o.sub, by_offset(o), o.member, o.generation), now(),
+                             broker::Millis{o.extension}));
   }
   oplang::Value operator()(const oplang::Expire&) const { return to_model(b.expire(now())); }
   oplang::Value operator()(const oplang::Advance& o) const {
@@ -377,7 +376,14 @@ struct BrokerRunner::Apply {
   oplang::Value operator()(const oplang::Subscriptions& o) const {
     return oplang::NamesResult{b.subscriptions(o.topic)};
   }
-  oplang::Value operator()(const oplang::Topics&) const { return oplang::NamesResult{b.topics()}; }
+  oplang::Value operator()(const oplang::Topics& o) const {
+    if (!o.waiting) return oplang::NamesResult{b.topics()};
+    std::vector<std::string> names;  // as the model spells them
+    for (const broker::WaitingSubscription& w : b.waiting_for_handler()) {
+      names.push_back(w.topic + "/" + w.name + (w.group ? " group" : ""));
+    }
+    return oplang::NamesResult{std::move(names)};
+  }
   // poll_wait polls at the broker's clock: the runner's ManualClock, the model's `now`.
   oplang::Value operator()(const oplang::PollWait& o) const {
     return to_model(b.poll_wait(o.topic, o.sub, o.member, o.max, broker::Millis{o.timeout}),

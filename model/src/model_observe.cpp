@@ -1,4 +1,7 @@
 // Observation: stats and dead letters (R13).
+#include <algorithm>
+#include <tuple>
+
 #include "model/model.h"
 
 namespace model {
@@ -99,6 +102,22 @@ std::vector<std::string> Model::dead_letter_names(const std::string& topic) cons
       const Sub& s = t.subs.at(id);
       if (!s.dead.empty()) out.push_back(s.name);
     }
+  }
+  return out;
+}
+
+std::vector<std::string> Model::waiting_for_handler() const {
+  std::vector<std::tuple<std::string, std::string, bool>> found;
+  for (const Topic& t : topics_) {
+    for (const auto& [id, s] : t.subs) {
+      if (!s.pull && s.members.empty() && !s.owner)
+        found.emplace_back(t.name, s.name, !s.group.empty());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (const auto& [topic, name, group] : found) {
+    out.push_back(topic + "/" + name + (group ? " group" : ""));
   }
   return out;
 }

@@ -115,7 +115,7 @@ std::vector<Received> Model::poll_wait(const std::string& topic, const std::stri
 // nack or one from a previous holder settles too, and any member the message was given
 // to may be answered true (acks_always_confirmed).
 AckResult Model::ack(const std::string& topic, const std::string& sub, Offset offset,
-                const std::string& member, Millis now, std::uint64_t generation) {
+                     const std::string& member, Millis now, std::uint64_t generation) {
   Sub& s = pull_or_throw(topic_or_throw(topic), sub);
   if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
   if (settles_late(s, offset, member, /*nack=*/false) ||
@@ -135,8 +135,8 @@ AckResult Model::ack(const std::string& topic, const std::string& sub, Offset of
 // late_ack_by_previous_holder a previous holder's nack fails it too; under
 // answers_reset_a_retry_wait a nack of a returned message sets its wait anew.
 AckResult Model::nack(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now, std::optional<Millis> delay,
-                 std::uint64_t generation) {
+                      const std::string& member, Millis now, std::optional<Millis> delay,
+                      std::uint64_t generation) {
   if (delay && (*delay < 0 || *delay > kMaxDuration)) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
@@ -163,7 +163,7 @@ AckResult Model::nack(const std::string& topic, const std::string& sub, Offset o
 // with the attempt its member was given, and term_always_announced makes every term from a
 // member the message was given to a dead letter.
 AckResult Model::term(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now, std::uint64_t generation) {
+                      const std::string& member, Millis now, std::uint64_t generation) {
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);
   if (fenced(s, member, generation)) return {AckOutcome::kStaleGeneration};
@@ -193,8 +193,8 @@ AckResult Model::term(const std::string& topic, const std::string& sub, Offset o
 // answers_reset_a_retry_wait one of a returned message still waiting ends its wait at
 // now + extension).
 AckResult Model::extend(const std::string& topic, const std::string& sub, Offset offset,
-                   const std::string& member, Millis now, Millis extension,
-                   std::uint64_t generation) {
+                        const std::string& member, Millis now, Millis extension,
+                        std::uint64_t generation) {
   if (extension <= 0 || extension > kMaxDuration) throw Error(ErrorCode::kInvalidArgument);
   Topic& t = topic_or_throw(topic);
   Sub& s = pull_or_throw(t, sub);

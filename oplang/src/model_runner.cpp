@@ -120,7 +120,9 @@ struct Apply {
   Value operator()(const GetDeadLetters& o) const { return m.dead_letters(o.topic, o.name); }
   Value operator()(const Yield&) const { return Done{}; }
   Value operator()(const Subscriptions& o) const { return NamesResult{m.subscriptions(o.topic)}; }
-  Value operator()(const Topics&) const { return NamesResult{m.topics()}; }
+  Value operator()(const Topics& o) const {
+    return NamesResult{o.waiting ? m.waiting_for_handler() : m.topics()};
+  }
   Value operator()(const PollWait& o) const {
     return m.poll_wait(o.topic, o.sub, o.member, o.max, o.timeout);
   }

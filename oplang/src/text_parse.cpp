@@ -785,6 +785,7 @@ class LineParser {
     }
     if (name == "subscriptions") return Subscriptions{value("a topic")};
     if (name == "topics") return Topics{};
+    if (name == "waiting_for_handler") return Topics{true};
     if (name == "poll_wait") return poll_wait();
     if (name == "wait_idle") return WaitIdle{wait_timeout()};
     if (name == "wait_delivered") return WaitDelivered{wait_timeout()};
@@ -816,6 +817,7 @@ class LineParser {
         "an operation: create_topic, create_topic_if_absent, delete_topic, publish, subscribe, "
         "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
+        "waiting_for_handler, "
         "wait_idle, wait_delivered, end_offset, oldest_offset, restart, crash, redrive, "
         "redrive_to, purge_dead_letters, pause, resume, lag, offset_for_time, seek_to_time, "
         "publish_to, partitions, join_group, join_group_push, leave_group, poll_group, "

@@ -288,7 +288,9 @@ struct Printer {
   std::string operator()(const Subscriptions& o) const {
     return "subscriptions " + format_value(o.topic);
   }
-  std::string operator()(const Topics&) const { return "topics"; }
+  std::string operator()(const Topics& o) const {
+    return o.waiting ? "waiting_for_handler" : "topics";
+  }
   std::string operator()(const PollWait& o) const {
     std::string out = "poll_wait " + format_value(o.topic) + " " + format_value(o.sub) + " " +
                       format_value(o.member);

@@ -797,9 +797,9 @@ class Exec {
       const Called r = call(
           [&] {
             // The histories record taken or not (the reason is the sequential properties').
-            pc.accepted = static_cast<bool>(
-                c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation), c_.now(),
-                             broker::Millis{o.extension}));
+            pc.accepted =
+                static_cast<bool>(c_.b->extend(receipt(o.topic, o.sub, o.member, off, o.generation),
+                                               c_.now(), broker::Millis{o.extension}));
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },
@@ -844,7 +844,17 @@ class Exec {
   void operator()(const oplang::Subscriptions& o) {
     call([&] { return text_of(c_.b->subscriptions(o.topic)); });
   }
-  void operator()(const oplang::Topics&) {
+  void operator()(const oplang::Topics& o) {
+    if (o.waiting) {
+      call([&] {
+        std::vector<std::string> names;
+        for (const broker::WaitingSubscription& w : c_.b->waiting_for_handler()) {
+          names.push_back(w.topic + "/" + w.name + (w.group ? " group" : ""));
+        }
+        return text_of(names);
+      });
+      return;
+    }
     call([&] { return text_of(c_.b->topics()); });
   }
   void operator()(const oplang::EndOffset& o) {
@@ -1135,11 +1145,11 @@ class Exec {
           [&] {
             const broker::Receipt receipt = this->receipt(topic, sub, member, off, generation);
             const broker::Time at = c_.now();
-            pc.accepted = static_cast<bool>(
-                kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, at)
-                : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, at)
-                : delay                         ? c_.b->nack(receipt, at, broker::Millis{*delay})
-                                                : c_.b->nack(receipt, at));
+            pc.accepted =
+                static_cast<bool>(kind == PullCall::Kind::kAck    ? c_.b->ack(receipt, at)
+                                  : kind == PullCall::Kind::kTerm ? c_.b->term(receipt, at)
+                                  : delay ? c_.b->nack(receipt, at, broker::Millis{*delay})
+                                          : c_.b->nack(receipt, at));
             pc.ret_ms = broker::sync::steady_now().count();
             return text_of(pc.accepted);
           },

@@ -48,6 +48,20 @@ struct Placement {
 /// failures and logs. Throws what the stream throws.
 std::ostream& operator<<(std::ostream& out, const Placement& v);
 
+/// A push subscription or push group (R8, R10) that has no handler: a restart brought it
+/// back (R20) and no subscribe has resumed it yet. A consumer group's partition (R32) is
+/// listed too, by the group's name on the partition's topic, until a member joins.
+struct WaitingSubscription {
+  std::string topic;
+  std::string name;    // the subscription's, or the push group's
+  bool group = false;  // a push group: its members subscribe with PushOptions::group = name
+  bool operator==(const WaitingSubscription&) const = default;
+};
+
+/// Prints it as `WaitingSubscription{topic="t", name="n", group=false}`. Throws what the
+/// stream throws.
+std::ostream& operator<<(std::ostream& out, const WaitingSubscription& v);
+
 class BrokerImpl;
 class Topic;
 
@@ -186,6 +200,10 @@ class Broker {
   /// (a push subscription, or a consumer group's partition subscription: poll_group, R32).
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
+  /// poll at the broker clock's time (one time line: every call below that takes `now` has
+  /// such an overload, so a program need not read the clock to pass it).
+  std::vector<Received> poll(const std::string& topic, const std::string& subscription,
+                             const std::string& member, std::size_t max_messages);
   /// Like poll at the clock's time, but waits up to timeout (real time) for a message; returns
   /// as soon as one is ready (published, handed back, or let out by an ack that frees a place
   /// or a key; a retry held back by a back-off is looked for every 10 ms). Same arguments in
@@ -197,22 +215,34 @@ class Broker {
   /// deadline; else nothing changes and the outcome says why (AckOutcome, R11).
   /// Throws UnknownTopic, UnknownSubscription, WrongKind.
   AckResult ack(const Receipt& receipt, Time now);
+  /// ack at the clock's time.
+  AckResult ack(const Receipt& receipt);
   /// Hands a held message back (a failed delivery): offered again once the subscription's
   /// back-off list says (SPEC R24; at once without one). Same acceptance rule as ack.
   AckResult nack(const Receipt& receipt, Time now);
+  /// nack at the clock's time.
+  AckResult nack(const Receipt& receipt);
   /// Hands a held message back, to be offered again no sooner than now + delay (R24).
   /// Throws InvalidArgument (delay < 0 or > kMaxDuration) first; then as nack.
   AckResult nack(const Receipt& receipt, Time now, Millis delay);
+  /// nack with a delay at the clock's time.
+  AckResult nack(const Receipt& receipt, Millis delay);
   /// Gives up on a held message (a poison message): dead-lettered at once with reason
   /// "terminated", whatever its attempts (SPEC R23). Same acceptance rule as ack.
   AckResult term(const Receipt& receipt, Time now);
+  /// term at the clock's time.
+  AckResult term(const Receipt& receipt);
   /// Sets a held message's deadline to now + extension. Same acceptance rule as ack.
   /// Throws InvalidArgument (extension <= 0) first.
   AckResult extend(const Receipt& receipt, Time now, Millis extension);
+  /// extend at the clock's time.
+  AckResult extend(const Receipt& receipt, Millis extension);
   /// Returns every held message whose deadline is <= now to the front of its queue, or to
   /// the dead letters when it has had max_deliveries offers. Topics in creation order,
   /// subscriptions in creation order, offsets ascending.
   std::vector<Expired> expire(Time now);
+  /// expire at the clock's time.
+  std::vector<Expired> expire();
 
   // ---- consumer groups over partitions (SPEC R32) ----
   /// Adds member to the consumer group `group` on topic (made on first join: a pull
@@ -258,6 +288,9 @@ class Broker {
   /// UnknownSubscription (no such group or member), WrongKind (a push group).
   std::vector<Received> poll_group(const std::string& topic, const std::string& group,
                                    const std::string& member, std::size_t max_messages, Time now);
+  /// poll_group at the clock's time.
+  std::vector<Received> poll_group(const std::string& topic, const std::string& group,
+                                   const std::string& member, std::size_t max_messages);
   /// The group's generation, members, assignment and each partition's owner, end,
   /// committed position and lag (R27). Throws UnknownTopic, UnknownSubscription.
   [[nodiscard]] GroupStats group_stats(const std::string& topic, const std::string& group) const;
@@ -288,6 +321,8 @@ class Broker {
   /// Messages not yet confirmed and the age at `now` of the lowest of them (R27).
   /// Throws UnknownTopic, UnknownSubscription.
   [[nodiscard]] Lag lag(const std::string& topic, const std::string& name, Time now) const;
+  /// lag at the clock's time.
+  [[nodiscard]] Lag lag(const std::string& topic, const std::string& name) const;
   /// The lowest kept offset published at or after `time`, or the end offset if none
   /// (Kafka's offsetsForTimes; R28). Reads every kept message's time in the worst case.
   /// Throws InvalidArgument (time after the clock's now), UnknownTopic.
@@ -297,6 +332,11 @@ class Broker {
   Offset seek_to_time(const std::string& topic, const std::string& name, Time time);
 
   // ---- observation ----
+  /// The push subscriptions and push groups waiting for a handler (R20), ordered by topic
+  /// name, then name: after a restart, what to subscribe again (with the options it was
+  /// saved with; OptionsMismatch names any that differs). Locks each topic's and
+  /// subscription's mutex in turn. Throws IoError (a failed store) only.
+  [[nodiscard]] std::vector<WaitingSubscription> waiting_for_handler() const;
   /// Counters of a subscription or group (a group member reports its group). Throws
   /// UnknownTopic, UnknownSubscription.
   [[nodiscard]] SubscriptionStats stats(const std::string& topic, const std::string& name) const;

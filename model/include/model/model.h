@@ -187,18 +187,18 @@ class Model {
   /// has owned the partition through is accepted (so for nack, extend, term). A refusal
   /// changes nothing and names its AckOutcome.
   AckResult ack(const std::string& topic, const std::string& sub, Offset offset,
-           const std::string& member, Millis now, std::uint64_t generation = 0);
+                const std::string& member, Millis now, std::uint64_t generation = 0);
   /// R11, R24: the message waits `delay` ms before it is offered again (none: what the
   /// back-off list says). A delay < 0 or > kMaxDuration is InvalidArgument.
   AckResult nack(const std::string& topic, const std::string& sub, Offset offset,
-                 const std::string& member, Millis now,
-                 std::optional<Millis> delay = std::nullopt, std::uint64_t generation = 0);
+                 const std::string& member, Millis now, std::optional<Millis> delay = std::nullopt,
+                 std::uint64_t generation = 0);
   AckResult extend(const std::string& topic, const std::string& sub, Offset offset,
-              const std::string& member, Millis now, Millis extension,
-              std::uint64_t generation = 0);
+                   const std::string& member, Millis now, Millis extension,
+                   std::uint64_t generation = 0);
   /// R23: an accepted term dead-letters the held message at once (reason "terminated").
   AckResult term(const std::string& topic, const std::string& sub, Offset offset,
-            const std::string& member, Millis now, std::uint64_t generation = 0);
+                 const std::string& member, Millis now, std::uint64_t generation = 0);
   /// R11, R7: fails every held pull message whose deadline is <= now, and saves each pull
   /// subscription in turn (topics and subscriptions in creation order). R33, R19: a failed
   /// commit or a power cut may stop it after the first `subscriptions` of them.
@@ -299,6 +299,10 @@ class Model {
   [[nodiscard]] std::vector<GroupView> consumer_groups() const;
   /// Push subscriptions and groups of a topic back from a restart without a handler (R20).
   [[nodiscard]] std::vector<std::string> dormant_names(const std::string& topic) const;
+  /// R20: the push subscriptions and push groups that have no handler (no member, and no
+  /// consumer group keeping them, R32: a restart brought them back and nothing resumed
+  /// them), each "topic/name" (a push group's "topic/name group"), by topic, then name.
+  [[nodiscard]] std::vector<std::string> waiting_for_handler() const;
 
   // ---- durability (R19, R20): a durable broker under FsyncPolicy::always ----
   /// R20: what a broker reopened on its directory holds (a clean restart, or a crash under

@@ -206,8 +206,10 @@ struct Subscriptions {
   std::string topic;
   bool operator==(const Subscriptions&) const = default;
 };
-/// topics(): topic names in creation order.
+/// topics(): topic names in creation order; or, with waiting, waiting_for_handler() (R20):
+/// the push subscriptions and push groups without a handler.
 struct Topics {
+  bool waiting = false;
   bool operator==(const Topics&) const = default;
 };
 /// poll_wait(topic, sub, member, max, timeout): poll at the clock's now, waiting up to
