@@ -157,6 +157,9 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       {"delivery on a partition", 1},
       {"partition out of range", 0.5},
       {"partitioned topic named for a partition", 1},
+      // issue 58: a partitioned topic's totals (end_offset, stats, lag of a name on every
+      // partition: a group's)
+      {"totals of a partitioned topic", 0.5},
       // issue 15: R31
       // rare (0.1-0.2% measured, less as mixes join the count): OrderingKeys.* pin it
       {"key held back, then handed out", 0.05},

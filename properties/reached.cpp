@@ -3,6 +3,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <variant>
 
 #include "op_generators.h"
@@ -169,6 +170,19 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
       states.insert("publish via a Publisher after a delete");
     }
     if (!outcome.error) with_publisher.insert(o->topic);
+  }
+  // R29: the partitioned topic itself answered end_offset, or stats or lag of a name that
+  // every partition has (a group's).
+  if (!outcome.error) {
+    std::visit(
+        [this](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, oplang::EndOffset> ||
+                        std::is_same_v<T, oplang::GetStats> || std::is_same_v<T, oplang::GetLag>) {
+            if (partitioned.contains(o.topic)) states.insert("totals of a partitioned topic");
+          }
+        },
+        op);
   }
   if (outcome.error == model::ErrorCode::kWrongKind) {
     std::visit(

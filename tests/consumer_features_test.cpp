@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -30,7 +31,7 @@ std::vector<Offset> offsets(const std::vector<Received>& got) {
 }
 
 TEST(MaxInFlight, PollHandsOutNothingPastTheBoundOfAllWorkersTogether) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", bounded(2));
   for (int i = 0; i < 4; ++i) b.publish("t", "m" + std::to_string(i));
@@ -43,7 +44,7 @@ TEST(MaxInFlight, PollHandsOutNothingPastTheBoundOfAllWorkersTogether) {
 }
 
 TEST(MaxInFlight, ARedeliveryTakesAPlaceLikeANewMessage) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", bounded(1));
   b.publish("t", "a");
@@ -58,7 +59,7 @@ TEST(MaxInFlight, ARedeliveryTakesAPlaceLikeANewMessage) {
 }
 
 TEST(MaxInFlight, ABadBoundIsRefusedAndAnotherBoundIsAnOptionsMismatch) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   EXPECT_THROW(b.subscribe_pull("t", "s", bounded(kMaxInFlight + 1)), InvalidArgument);
   EXPECT_TRUE(b.subscriptions("t").empty());  // nothing changed
@@ -76,20 +77,22 @@ TEST(MaxInFlight, ADurableSubscriptionKeepsItsBoundAcrossARestart) {
   StorageOptions storage;
   storage.directory = dir.str() + "/store";
   {
-    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+        std::make_shared<ManualClock>()));
     b.create_topic("t");
     b.subscribe_pull("t", "s", bounded(1));
     b.publish("t", "a");
     b.publish("t", "b");
   }
-  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+      std::make_shared<ManualClock>()));
   EXPECT_EQ(b.poll("t", "s", "w", 5).size(), 1u);
   b.subscribe_pull("t", "s", bounded(1));  // the same options: a no-op
   EXPECT_THROW(b.subscribe_pull("t", "s", bounded(0)), OptionsMismatch);
 }
 
 TEST(Terminate, TermDeadLettersAHeldMessageAtOnceWhateverItsAttempts) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   PullOptions o = bounded(0);
   o.max_deliveries = 0;  // no limit: only term ends it
@@ -151,7 +154,7 @@ TEST(Terminate, APushHandlerThatThrowsTerminateGivesUpAtOnceOnEveryDispatcher) {
 }
 
 TEST(RetryLater, ANackWithADelayIsOfferedAgainOnlyOnceItsWaitIsOver) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", bounded(0));
   b.publish("t", "a");
@@ -174,12 +177,14 @@ TEST(RetryLater, TheBackoffListSetsTheWaitPerAttemptAndSurvivesARestart) {
   PullOptions o = bounded(0);
   o.backoff = {Millis{10}, Millis{50}};
   {
-    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+        std::make_shared<ManualClock>()));
     b.create_topic("t");
     b.subscribe_pull("t", "s", o);
     b.publish("t", "a");
   }
-  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+      std::make_shared<ManualClock>()));
   EXPECT_THROW(b.subscribe_pull("t", "s", bounded(0)), OptionsMismatch);  // the list came back
   b.subscribe_pull("t", "s", o);
   const Time t0{};
@@ -315,7 +320,7 @@ TEST(Redrive, DeadLettersComeBackAsFirstAttemptsOnEveryDispatcher) {
 }
 
 TEST(Redrive, RedriveToPublishesTheWholeMessageAndPurgeDropsTheRest) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.create_topic("parking");
   PullOptions o = bounded(0);
@@ -355,7 +360,8 @@ TEST(Redrive, RedriveAndPurgeSurviveARestart) {
   PullOptions o = bounded(0);
   o.max_deliveries = 1;
   {
-    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+        std::make_shared<ManualClock>()));
     b.create_topic("t");
     b.subscribe_pull("t", "s", o);
     b.subscribe_pull("t", "q", o);
@@ -366,7 +372,8 @@ TEST(Redrive, RedriveAndPurgeSurviveARestart) {
     EXPECT_EQ(b.redrive("t", "s"), 2u);
     EXPECT_EQ(b.purge_dead_letters("t", "q"), 2u);
   }
-  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+      std::make_shared<ManualClock>()));
   EXPECT_TRUE(b.dead_letters("t", "s").empty());
   EXPECT_TRUE(b.dead_letters("t", "q").empty());
   EXPECT_EQ(b.stats("t", "q").committed, 2u);
@@ -383,7 +390,8 @@ TEST(Redrive, WhatARedriveReturnsBeforeAPushSubscriptionResumesIsDelivered) {
   o.max_deliveries = 1;
   o.start = StartPosition::beginning();
   {
-    Broker b(BrokerOptions::synchronous().with_storage(storage));
+    Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+        std::make_shared<ManualClock>()));
     b.create_topic("t");
     b.subscribe(
         "t", "s", [](const Delivery&) { return false; }, o);
@@ -391,7 +399,8 @@ TEST(Redrive, WhatARedriveReturnsBeforeAPushSubscriptionResumesIsDelivered) {
     b.drain();
     ASSERT_EQ(b.dead_letters("t", "s").size(), 1u);
   }
-  Broker b(BrokerOptions::synchronous().with_storage(storage));
+  Broker b(BrokerOptions::synchronous().with_storage(storage).with_clock(
+      std::make_shared<ManualClock>()));
   EXPECT_EQ(b.redrive("t", "s"), 1u);  // no handler yet
   std::vector<std::string> seen;
   b.subscribe(
@@ -444,7 +453,7 @@ TEST(Pause, APausedPushSubscriptionGetsNoOfferUntilResumedOnEveryDispatcher) {
 }
 
 TEST(Pause, APausedPullSubscriptionHandsOutNothingButItsHeldMessagesAreAnswered) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", bounded(0));
   b.publish("t", "a");

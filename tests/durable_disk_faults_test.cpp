@@ -35,7 +35,7 @@ class DiskFaults : public testing::Test {
     const std::string reader = "reader" + std::to_string(readers_++);
     b.subscribe_pull(topic, reader, o);
     std::vector<std::string> out;
-    for (const Received& r : b.poll(topic, reader, "r", 100, Time{})) {
+    for (const Received& r : b.poll(topic, reader, "r", 100)) {
       out.emplace_back(r.message->payload());
     }
     return out;
@@ -75,7 +75,7 @@ TEST_F(DiskFaults, R33APublishWhoseSyncFailsIsRefusedAndNeverHandedOut) {
   EXPECT_NE(first.find("Input/output error"), std::string::npos) << first;
 
   // Nothing more is handed out, written or answered: "b" never reaches a reader.
-  refused([&] { b->poll("t", "w", "w1", 10, Time{}); }, first);
+  refused([&] { b->poll("t", "w", "w1", 10); }, first);
   refused([&] { b->publish("t", "c"); }, first);
   refused([&] { (void)b->end_offset("t"); }, first);
   refused([&] { (void)b->stats("t", "w"); }, first);
@@ -84,7 +84,7 @@ TEST_F(DiskFaults, R33APublishWhoseSyncFailsIsRefusedAndNeverHandedOut) {
   b = open();
   EXPECT_FALSE(b->storage_failure());
   EXPECT_EQ(log_of(*b, "t"), std::vector<std::string>{"a"});
-  const std::vector<Received> got = b->poll("t", "w", "w1", 10, Time{});
+  const std::vector<Received> got = b->poll("t", "w", "w1", 10);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].message->payload(), "a");
   // A publisher that got IoError retries after the reopen: the message is there once.
@@ -116,24 +116,24 @@ TEST_F(DiskFaults, R33AnAckWhoseCommitSyncFailsIsRefusedAndTheReopenDecides) {
   o.start = StartPosition::beginning();
   b->subscribe_pull("t", "w", o);
   b->publish("t", "a");
-  const std::vector<Received> held = b->poll("t", "w", "w1", 1, Time{});
+  const std::vector<Received> held = b->poll("t", "w", "w1", 1);
   ASSERT_EQ(held.size(), 1u);
 
   disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
-  EXPECT_THROW(b->ack(held[0].receipt, Time{}), IoError);
+  EXPECT_THROW(b->ack(held[0].receipt), IoError);
   ASSERT_TRUE(b->storage_failure());
   const std::string first = *b->storage_failure();
   EXPECT_NE(first.find("/store/journal"), std::string::npos) << first;
-  refused([&] { b->ack(held[0].receipt, Time{}); }, first);
-  refused([&] { b->poll("t", "w", "w1", 1, Time{}); }, first);
+  refused([&] { b->ack(held[0].receipt); }, first);
+  refused([&] { b->poll("t", "w", "w1", 1); }, first);
 
   b.reset();
   b = open();
-  const std::vector<Received> again = b->poll("t", "w", "w1", 1, Time{});
+  const std::vector<Received> again = b->poll("t", "w", "w1", 1);
   ASSERT_EQ(again.size(), 1u) << "an ack that threw did not take effect here, so the "
                                  "message must come back (at least once)";
   EXPECT_EQ(again[0].message->payload(), "a");
-  EXPECT_TRUE(b->ack(again[0].receipt, Time{}));
+  EXPECT_TRUE(b->ack(again[0].receipt));
 }
 
 // R33, ack on a kind kernel: the commit's bytes were kept, so the reopen finds the message
@@ -146,13 +146,13 @@ TEST_F(DiskFaults, R33AFailedAckThatTheDiskKeptIsConfirmedAfterTheReopen) {
   o.start = StartPosition::beginning();
   b->subscribe_pull("t", "w", o);
   b->publish("t", "a");
-  const std::vector<Received> held = b->poll("t", "w", "w1", 1, Time{});
+  const std::vector<Received> held = b->poll("t", "w", "w1", 1);
   ASSERT_EQ(held.size(), 1u);
   disk_->fail_next(SimFileSystem::Call::kSync, 1, std::errc::io_error);
-  EXPECT_THROW(b->ack(held[0].receipt, Time{}), IoError);
+  EXPECT_THROW(b->ack(held[0].receipt), IoError);
   b.reset();
   b = open();
-  EXPECT_TRUE(b->poll("t", "w", "w1", 1, Time{}).empty());
+  EXPECT_TRUE(b->poll("t", "w", "w1", 1).empty());
   EXPECT_EQ(b->stats("t", "w").committed, 1u);
 }
 
@@ -205,7 +205,7 @@ TEST_F(DiskFaults, R34DurableAttemptsCountHandOutsThatNoAnswerFollowed) {
     b->publish("t", "poison");
     std::vector<int> attempts;
     for (int death = 0; death < 3; ++death) {
-      for (const Received& r : b->poll("t", "w", "w1", 1, Time{})) attempts.push_back(r.attempt);
+      for (const Received& r : b->poll("t", "w", "w1", 1)) attempts.push_back(r.attempt);
       b.reset();  // the worker's process dies holding it: no ack, nack or expiry
       disk_->crash({.seed = static_cast<std::uint64_t>(death)});
       b = open();

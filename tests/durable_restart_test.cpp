@@ -77,11 +77,11 @@ TopicOptions keep_last(std::size_t n) {
 std::vector<std::string> drain_keys(Broker& b, const std::string& sub) {
   std::vector<std::string> keys;
   for (;;) {
-    auto got = b.poll("test", sub, "w", 10, Time{});
+    auto got = b.poll("test", sub, "w", 10);
     if (got.empty()) return keys;
     for (const auto& r : got) {
       keys.push_back(std::string(r.message->key()));
-      EXPECT_TRUE(b.ack(r.receipt, Time{}));
+      EXPECT_TRUE(b.ack(r.receipt));
     }
   }
 }
@@ -96,7 +96,7 @@ TEST(DurableRecords, TheFileHoldsTheRecordAHandlerReads) {
     b.create_topic("t");
     b.subscribe_pull("t", "p", pull_from_beginning());
     b.publish("t", "payload", {{"h", "v"}}, "key");
-    const auto got = b.poll("t", "p", "w", 1, Time{});
+    const auto got = b.poll("t", "p", "w", 1);
     ASSERT_EQ(got.size(), 1u);
     before = std::string(got[0].message->record());
   }
@@ -108,7 +108,7 @@ TEST(DurableRecords, TheFileHoldsTheRecordAHandlerReads) {
   EXPECT_EQ(bytes.substr(kFileHeader + kFrameHeader), before);
   Broker again(durable(dir));
   again.subscribe_pull("t", "q", pull_from_beginning());
-  const auto got = again.poll("t", "q", "w", 1, Time{});
+  const auto got = again.poll("t", "q", "w", 1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].message->record(), before);
 }
@@ -220,9 +220,9 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
     b.subscribe_pull("test", "pull", pull_with_timeout(Millis{100}));
     for (const char* p : {"a", "bad", "c"}) b.publish("test", p);
     for (int i = 0; i < 3; ++i) b.drain();  // a confirmed; bad dead after 2 offers; c confirmed
-    auto got = b.poll("test", "pull", "w", 2, Time{});
+    auto got = b.poll("test", "pull", "w", 2);
     ASSERT_EQ(got.size(), 2u);
-    EXPECT_TRUE(b.ack(got[0].receipt, Time{}));  // "a" confirmed; "bad" still held
+    EXPECT_TRUE(b.ack(got[0].receipt));  // "a" confirmed; "bad" still held
     b.publish("test", "d");
   }
   Broker b(durable(dir));
@@ -246,7 +246,7 @@ TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   const SubscriptionStats pull = b.stats("test", "pull");
   EXPECT_EQ(pull.committed, 1u);
   EXPECT_EQ(pull.in_flight, 0u);
-  auto again = b.poll("test", "pull", "w", 10, Time{});
+  auto again = b.poll("test", "pull", "w", 10);
   ASSERT_EQ(again.size(), 3u);
   EXPECT_EQ(again[0].message->payload(), "bad");
   EXPECT_EQ(again[0].attempt, 2);
@@ -386,7 +386,7 @@ TEST(DurableSegments, RetentionDeletesWholeSegmentsAndOffsetsStayAbsolute) {
   EXPECT_EQ(b.oldest_offset("test"), 95u);
   EXPECT_EQ(b.end_offset("test"), 100u);
   // The subscription saved at 0 jumps to the oldest kept message and counts the gap (R3).
-  auto got = b.poll("test", "late", "w", 1, Time{});
+  auto got = b.poll("test", "late", "w", 1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].message->offset(), 95u);
   EXPECT_EQ(b.stats("test", "late").skipped, 95u);
@@ -404,7 +404,7 @@ TEST(DurableTopics, ADeletedTopicComesBackEmptyUnderItsOldName) {
   }
   Broker b(durable(dir));
   b.subscribe_pull("test", "s", pull_from_beginning());
-  auto got = b.poll("test", "s", "w", 10, Time{});
+  auto got = b.poll("test", "s", "w", 10);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].message->payload(), "new");
 }
@@ -419,7 +419,7 @@ TEST(DurableJournal, CompactionKeepsEveryPositionAndBoundsTheJournal) {
     b.subscribe_pull("test", "s", PullOptions{});
     for (int i = 0; i < 500; ++i) {
       b.publish("test", "m");
-      for (const auto& r : b.poll("test", "s", "w", 1, Time{})) b.ack(r.receipt, Time{});
+      for (const auto& r : b.poll("test", "s", "w", 1)) b.ack(r.receipt);
     }
     EXPECT_LE(fs::file_size(dir.path() / "store" / "journal"), 4096u + 512u);
   }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -39,7 +40,7 @@ std::vector<std::string> payloads(const std::vector<Received>& got) {
 }
 
 TEST(OrderingKeys, AKeyWithAMessageInFlightHandsOutNothingMoreOfIt) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", ordered());
   b.publish("t", "a1", {}, "a");
@@ -54,7 +55,7 @@ TEST(OrderingKeys, AKeyWithAMessageInFlightHandsOutNothingMoreOfIt) {
 }
 
 TEST(OrderingKeys, AFailedMessageComesBackBeforeTheRestOfItsKey) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   b.subscribe_pull("t", "s", ordered());
   b.publish("t", "a1", {}, "a");
@@ -72,7 +73,7 @@ TEST(OrderingKeys, AFailedMessageComesBackBeforeTheRestOfItsKey) {
 
 // A dead letter is done with: the rest of its key goes on (SPEC R31 says why).
 TEST(OrderingKeys, ADeadLetterReleasesItsKey) {
-  Broker b;
+  Broker b(testing::on_manual_clock());
   b.create_topic("t");
   PullOptions o = ordered();
   o.max_deliveries = 1;
@@ -88,7 +89,7 @@ TEST(OrderingKeys, ADeadLetterReleasesItsKey) {
 TEST(OrderingKeys, OrderedIsAnOptionOfTheSubscriptionAndSurvivesARestart) {
   testing::TempDir dir("broker-ordering");
   {
-    Broker b(testing::durable_in(dir));
+    Broker b(testing::durable_in(dir).with_clock(std::make_shared<ManualClock>()));
     b.create_topic("t");
     b.subscribe_pull("t", "s", ordered());
     PullOptions unordered = ordered();
@@ -102,7 +103,7 @@ TEST(OrderingKeys, OrderedIsAnOptionOfTheSubscriptionAndSurvivesARestart) {
     b.publish("t", "a1", {}, "a");
     b.publish("t", "a2", {}, "a");
   }
-  Broker b(testing::durable_in(dir));
+  Broker b(testing::durable_in(dir).with_clock(std::make_shared<ManualClock>()));
   b.subscribe_pull("t", "s", ordered());  // the same options: returns silently
   EXPECT_EQ(payloads(b.poll("t", "s", "w", 10, Time{})), (std::vector<std::string>{"a1"}));
 }
@@ -127,7 +128,7 @@ TEST(OrderingKeys, ParallelWorkersKeepEachKeysOrder) {
     const std::string me = "w" + std::to_string(w);
     const auto give_up = std::chrono::steady_clock::now() + testing::kHangGuard;
     while (done.load() < kMessages && std::chrono::steady_clock::now() < give_up) {
-      for (const Received& r : b.poll("t", "s", me, 3, Time{})) {
+      for (const Received& r : b.poll("t", "s", me, 3)) {
         {
           std::lock_guard lock(mu);
           if (!in_hand.insert(std::string(r.message->key())).second) overlap = true;
@@ -140,7 +141,7 @@ TEST(OrderingKeys, ParallelWorkersKeepEachKeysOrder) {
           confirmed[std::string(r.message->key())].push_back(
               std::stoi(std::string(r.message->payload())));
         }
-        ASSERT_TRUE(b.ack(r.receipt, Time{}));
+        ASSERT_TRUE(b.ack(r.receipt));
         ++done;
       }
     }

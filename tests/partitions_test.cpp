@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -230,6 +231,57 @@ TEST(Partitions, EachPartitionIsATopicWithItsOwnSubscriptionsAndRetention) {
   EXPECT_EQ(got, (std::vector<std::string>{"t-0@3", "t-0@4"}));
 }
 
+// R29: what a user asks of the whole topic: how many messages it ever took, and a group's
+// counters and lag over every partition (each partition's own answer, added up).
+TEST(Partitions, APartitionedTopicTotalsItsEndStatsAndLag) {
+  auto clock = std::make_shared<ManualClock>(at(Millis{1'000}));
+  Broker b(BrokerOptions::synchronous().with_clock(clock));
+  b.create_topic("orders", partitioned(3));
+  GroupOptions g;
+  g.pull.start = StartPosition::beginning();
+  b.join_group("orders", "billing", "A", g);
+  for (std::uint32_t p = 0; p < 3; ++p) {
+    for (std::uint32_t i = 0; i <= p; ++i) {
+      b.publish_to("orders", p, "m" + std::to_string(p) + std::to_string(i));
+      clock->advance(Millis{100});  // orders-0's message is the oldest
+    }
+  }
+  EXPECT_EQ(b.end_offset("orders"), 6u) << "1 + 2 + 3 messages";
+  const std::vector<Received> got = b.poll_group("orders", "billing", "A", 3);  // one each
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(b.ack(got[0].receipt));  // orders-0's only message: that partition is done
+  SubscriptionStats sum;
+  for (std::uint32_t p = 0; p < 3; ++p) {
+    const SubscriptionStats s = b.stats(partition_name("orders", p), "billing");
+    sum.committed += s.committed;
+    sum.cursor += s.cursor;
+    sum.backlog += s.backlog;
+    sum.in_flight += s.in_flight;
+    sum.delivered += s.delivered;
+    sum.confirmed += s.confirmed;
+  }
+  const SubscriptionStats total = b.stats("orders", "billing");
+  EXPECT_EQ(total, sum);
+  EXPECT_EQ(total.committed, 1u);
+  EXPECT_EQ(total.in_flight, 2u);
+  EXPECT_EQ(total.backlog, 3u);
+  // Lag: 5 not yet confirmed; the oldest is orders-1's first, published at 1,100 ms.
+  EXPECT_EQ(b.lag("orders", "billing"), (Lag{5, clock->now() - at(Millis{1'100})}));
+  // paused only when every partition's subscription is
+  for (std::uint32_t p = 0; p < 3; ++p) b.subscribe_pull(partition_name("orders", p), "audit", {});
+  b.pause("orders-0", "audit");
+  b.pause("orders-2", "audit");
+  EXPECT_FALSE(b.stats("orders", "audit").paused);
+  b.pause("orders-1", "audit");
+  EXPECT_TRUE(b.stats("orders", "audit").paused);
+  // a name some partition lacks is unknown, as on that partition
+  b.subscribe_pull("orders-1", "only-one", {});
+  EXPECT_EQ(testing::code_of([&] { (void)b.stats("orders", "only-one"); }),
+            ErrorCode::kUnknownSubscription);
+  EXPECT_EQ(testing::code_of([&] { (void)b.lag("orders", "only-one"); }),
+            ErrorCode::kUnknownSubscription);
+}
+
 TEST(Partitions, BadInputIsATypedErrorAndChangesNothing) {
   Broker b;
   EXPECT_EQ(testing::code_of([&] { b.create_topic("t", partitioned(0)); }),
@@ -247,8 +299,9 @@ TEST(Partitions, BadInputIsATypedErrorAndChangesNothing) {
             ErrorCode::kPartitionOutOfRange);
   EXPECT_EQ(testing::code_of([&] { b.publish_to("nope", 0, "m"); }), ErrorCode::kUnknownTopic);
   EXPECT_EQ(b.end_offset("u-0") + b.end_offset("u-1") + b.end_offset("t-1"), 0u);
-  // The partitioned topic routes; everything else names a partition.
-  EXPECT_EQ(testing::code_of([&] { (void)b.end_offset("u"); }), ErrorCode::kWrongKind);
+  // The partitioned topic routes and totals; everything else names a partition.
+  EXPECT_EQ(b.end_offset("u"), 0u);
+  EXPECT_EQ(testing::code_of([&] { (void)b.oldest_offset("u"); }), ErrorCode::kWrongKind);
   EXPECT_EQ(testing::code_of([&] { b.subscribe_pull("u", "p", {}); }), ErrorCode::kWrongKind);
   EXPECT_EQ(testing::code_of([&] { (void)b.subscriptions("u"); }), ErrorCode::kWrongKind);
   EXPECT_EQ(testing::code_of([&] { b.delete_topic("u-0"); }), ErrorCode::kWrongKind);

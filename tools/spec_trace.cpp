@@ -29,7 +29,7 @@ constexpr std::string_view kUsage = R"(usage: spec-trace [--diff] [--durable] SC
        spec-trace --help
 
 Runs a script of the operation language (one op per line, `#` comments; see
-model/include/oplang/text.h and examples/*.script) on the reference model and on
+oplang/include/oplang/text.h and examples/*.script) on the reference model and on
 the real broker side by side, and compares what every step returned and which
 handler calls it made.
 

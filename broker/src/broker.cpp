@@ -2,6 +2,7 @@
 #include "broker/broker.h"
 
 #include "broker_impl.h"
+#include "now_check.h"
 
 namespace broker {
 
@@ -87,11 +88,13 @@ void Broker::subscribe_pull(const std::string& topic, const std::string& name,
 std::vector<Received> Broker::poll(const std::string& topic, const std::string& subscription,
                                    const std::string& member, std::size_t max_messages, Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "poll");
   return impl_->poll(topic, subscription, member, max_messages, now);
 }
 std::vector<Received> Broker::poll(const std::string& topic, const std::string& subscription,
                                    const std::string& member, std::size_t max_messages) {
-  return poll(topic, subscription, member, max_messages, impl_->clock().now());
+  impl_->check_storage();
+  return impl_->poll(topic, subscription, member, max_messages, impl_->clock().now());
 }
 std::vector<Received> Broker::poll_wait(const std::string& topic, const std::string& subscription,
                                         const std::string& member, std::size_t max_messages,
@@ -101,38 +104,58 @@ std::vector<Received> Broker::poll_wait(const std::string& topic, const std::str
 }
 AckResult Broker::ack(const Receipt& receipt, Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "ack");
   return impl_->ack(receipt, now);
 }
-AckResult Broker::ack(const Receipt& receipt) { return ack(receipt, impl_->clock().now()); }
+AckResult Broker::ack(const Receipt& receipt) {
+  impl_->check_storage();
+  return impl_->ack(receipt, impl_->clock().now());
+}
 AckResult Broker::nack(const Receipt& receipt, Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "nack");
   return impl_->nack(receipt, now, std::nullopt);
 }
-AckResult Broker::nack(const Receipt& receipt) { return nack(receipt, impl_->clock().now()); }
+AckResult Broker::nack(const Receipt& receipt) {
+  impl_->check_storage();
+  return impl_->nack(receipt, impl_->clock().now(), std::nullopt);
+}
 AckResult Broker::nack(const Receipt& receipt, Time now, Millis delay) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "nack");
   return impl_->nack(receipt, now, delay);
 }
 AckResult Broker::nack(const Receipt& receipt, Millis delay) {
-  return nack(receipt, impl_->clock().now(), delay);
+  impl_->check_storage();
+  return impl_->nack(receipt, impl_->clock().now(), delay);
 }
 AckResult Broker::term(const Receipt& receipt, Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "term");
   return impl_->term(receipt, now);
 }
-AckResult Broker::term(const Receipt& receipt) { return term(receipt, impl_->clock().now()); }
+AckResult Broker::term(const Receipt& receipt) {
+  impl_->check_storage();
+  return impl_->term(receipt, impl_->clock().now());
+}
 AckResult Broker::extend(const Receipt& receipt, Time now, Millis extension) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "extend");
   return impl_->extend(receipt, now, extension);
 }
 AckResult Broker::extend(const Receipt& receipt, Millis extension) {
-  return extend(receipt, impl_->clock().now(), extension);
+  impl_->check_storage();
+  return impl_->extend(receipt, impl_->clock().now(), extension);
 }
 std::vector<Expired> Broker::expire(Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "expire");
   return impl_->expire(now);
 }
-std::vector<Expired> Broker::expire() { return expire(impl_->clock().now()); }
+std::vector<Expired> Broker::expire() {
+  impl_->check_storage();
+  return impl_->expire(impl_->clock().now());
+}
 
 std::size_t Broker::redrive(const std::string& topic, const std::string& name) {
   impl_->check_storage();
@@ -157,10 +180,12 @@ bool Broker::resume(const std::string& topic, const std::string& name) {
 }
 Lag Broker::lag(const std::string& topic, const std::string& name, Time now) const {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "lag");
   return impl_->lag(topic, name, now);
 }
 Lag Broker::lag(const std::string& topic, const std::string& name) const {
-  return lag(topic, name, impl_->clock().now());
+  impl_->check_storage();
+  return impl_->lag(topic, name, impl_->clock().now());
 }
 Offset Broker::offset_for_time(const std::string& topic, Time time) const {
   impl_->check_storage();
@@ -200,11 +225,13 @@ std::vector<Received> Broker::poll_group(const std::string& topic, const std::st
                                          const std::string& member, std::size_t max_messages,
                                          Time now) {
   impl_->check_storage();
+  check_now(impl_->clock(), now, "poll_group");
   return impl_->poll_group(topic, group, member, max_messages, now);
 }
 std::vector<Received> Broker::poll_group(const std::string& topic, const std::string& group,
                                          const std::string& member, std::size_t max_messages) {
-  return poll_group(topic, group, member, max_messages, impl_->clock().now());
+  impl_->check_storage();
+  return impl_->poll_group(topic, group, member, max_messages, impl_->clock().now());
 }
 
 GroupStats Broker::group_stats(const std::string& topic, const std::string& group) const {

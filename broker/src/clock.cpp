@@ -11,4 +11,6 @@ namespace broker {
 // agree with the waits they do.
 Time SteadyClock::now() const { return Time{sync::clock_now()}; }
 
+bool SteadyClock::moved_by_caller() const { return sync::kClockMovedByCaller; }
+
 }  // namespace broker

@@ -1,4 +1,6 @@
 // BrokerImpl: redrive and purge (SPEC R25), pause (R26), lag (R27), seek by time (R28).
+#include <algorithm>
+
 #include "broker_impl.h"
 
 namespace broker {
@@ -87,6 +89,15 @@ bool BrokerImpl::set_paused(const std::string& topic, const std::string& name, b
 }
 
 Lag BrokerImpl::lag(const std::string& topic, const std::string& name, Time now) const {
+  if (const std::shared_ptr<Topic> t = find_any_topic(topic); !t->partitions.empty()) {
+    Lag total;  // R29: the partitions' counts summed, the oldest age of any
+    for (std::uint32_t p = 0; p < t->partitions.size(); ++p) {
+      const Lag l = lag(partition_name(topic, p), name, now);
+      total.messages += l.messages;
+      total.oldest_age = std::max(total.oldest_age, l.oldest_age);
+    }
+    return total;
+  }
   StatePtr s = find_state(topic, name);
   sync::MutexLock lock(s->mu);
   return s->lag(now);

@@ -7,6 +7,29 @@
 namespace broker {
 
 SubscriptionStats BrokerImpl::stats(const std::string& topic, const std::string& name) const {
+  const std::shared_ptr<Topic> t = find_any_topic(topic);
+  if (!t->partitions.empty()) {
+    // R29: the totals over the partitions, each read under its own lock in turn.
+    SubscriptionStats total;
+    total.paused = true;
+    for (std::uint32_t p = 0; p < t->partitions.size(); ++p) {
+      const SubscriptionStats s = stats(partition_name(topic, p), name);
+      total.committed += s.committed;
+      total.cursor += s.cursor;
+      total.backlog += s.backlog;
+      total.in_flight += s.in_flight;
+      total.delivered += s.delivered;
+      total.redelivered += s.redelivered;
+      total.confirmed += s.confirmed;
+      total.dead_lettered += s.dead_lettered;
+      total.skipped += s.skipped;
+      total.filtered += s.filtered;
+      total.redriven += s.redriven;
+      total.purged += s.purged;
+      total.paused = total.paused && s.paused;
+    }
+    return total;
+  }
   StatePtr s = find_state(topic, name);
   sync::MutexLock lock(s->mu);
   return s->stats();

@@ -106,6 +106,15 @@ std::optional<Offset> Model::lowest_waiting(const Topic& t, const Sub& s) {
 
 // R27: lag = backlog + in flight (R13); its age is that of the lowest such message.
 Lag Model::lag(const std::string& topic, const std::string& name, Millis now) {
+  if (const std::uint32_t n = any_topic_or_throw(topic).partitions; n > 1) {  // R29: totals
+    Lag total{0, 0};
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const Lag l = lag(partition_name(topic, p), name, now);
+      total.messages += l.messages;
+      total.oldest_age = std::max(total.oldest_age, l.oldest_age);
+    }
+    return total;
+  }
   Topic& t = topic_or_throw(topic);
   Sub& s = position_or_throw(t, name);
   const Stats st = stats(topic, name);  // catches up first

@@ -7,8 +7,30 @@
 namespace model {
 
 // R13: committed position, cursor, backlog = redelivery + matching messages from the
-// cursor, held, counters. A group's name is accepted (R10).
+// cursor, held, counters. A group's name is accepted (R10). R29: a partitioned topic's are
+// the sums over its partitions, in partition order (the first one without `name` throws).
 Stats Model::stats(const std::string& topic, const std::string& name) {
+  if (const std::uint32_t n = any_topic_or_throw(topic).partitions; n > 1) {
+    Stats total;
+    total.paused = true;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const Stats s = stats(partition_name(topic, p), name);
+      total.committed += s.committed;
+      total.cursor += s.cursor;
+      total.backlog += s.backlog;
+      total.in_flight += s.in_flight;
+      total.delivered += s.delivered;
+      total.redelivered += s.redelivered;
+      total.confirmed += s.confirmed;
+      total.dead_lettered += s.dead_lettered;
+      total.skipped += s.skipped;
+      total.filtered += s.filtered;
+      total.redriven += s.redriven;
+      total.purged += s.purged;
+      total.paused = total.paused && s.paused;
+    }
+    return total;
+  }
   Topic& t = topic_or_throw(topic);
   Sub& s = position_or_throw(t, name);
   catch_up(t, s);

@@ -160,7 +160,15 @@ std::uint32_t Model::partitions(const std::string& topic) const {
   return any_topic_or_throw(topic).partitions;
 }
 
-Offset Model::end_offset(const std::string& topic) const { return topic_or_throw(topic).end; }
+Offset Model::end_offset(const std::string& topic) const {
+  const Topic& named = any_topic_or_throw(topic);
+  if (named.partitions <= 1) return named.end;
+  Offset total = 0;
+  for (std::uint32_t p = 0; p < named.partitions; ++p) {
+    total += topic_or_throw(partition_name(topic, p)).end;
+  }
+  return total;
+}
 
 Offset Model::oldest_offset(const std::string& topic) const {
   return oldest(topic_or_throw(topic));

@@ -1,5 +1,5 @@
 // Any mix of public calls from concurrent callers completes: no deadlock, no livelock, no
-// crash, and nothing thrown but the typed broker::Error (README "Thread safety": one lock
+// crash, and nothing thrown but the typed broker::Error (docs/thread-safety.md: one lock
 // order everywhere, no lock held while a handler runs; SPEC R14: errors are typed). On the
 // fiber back-end every lock is a scheduling point, so a lock-order inversion between two
 // calls shows up as a reported deadlock under some schedule.

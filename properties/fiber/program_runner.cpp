@@ -407,6 +407,8 @@ class FiberClock final : public broker::Clock {
   }
   void advance(broker::Millis d) { inner_.advance(d); }
   [[nodiscard]] broker::Time peek() const { return inner_.now(); }
+  /// As a ManualClock: the program's time, so any `now` goes (R11).
+  [[nodiscard]] bool moved_by_caller() const override { return true; }
 
  private:
   broker::ManualClock inner_;

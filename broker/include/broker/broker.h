@@ -152,9 +152,10 @@ class Broker {
   /// How many partitions the topic has (1 for a topic without partitions and for a
   /// partition). Throws UnknownTopic.
   [[nodiscard]] std::uint32_t partitions(const std::string& topic) const;
-  /// One past the newest offset (the offset the next publish gets). Throws UnknownTopic,
-  /// WrongKind (a partitioned topic: ask a partition; so for every call below that names
-  /// a topic, R29).
+  /// One past the newest offset (the offset the next publish gets); a partitioned topic's
+  /// is the sum of its partitions' (how many messages were ever published to it; R29).
+  /// Throws UnknownTopic. Every call below that names a topic throws WrongKind for a
+  /// partitioned one (ask a partition, R29), except stats and lag, which total it.
   [[nodiscard]] Offset end_offset(const std::string& topic) const;
   /// The oldest offset still kept. Throws UnknownTopic.
   [[nodiscard]] Offset oldest_offset(const std::string& topic) const;
@@ -201,7 +202,9 @@ class Broker {
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages, Time now);
   /// poll at the broker clock's time (one time line: every call below that takes `now` has
-  /// such an overload, so a program need not read the clock to pass it).
+  /// such an overload, so a program need not read the clock to pass it). Each call that
+  /// takes `now` first throws InvalidArgument if it is more than kMaxClockSkew from the
+  /// broker's clock, unless that clock is moved by its caller (a ManualClock; R11).
   std::vector<Received> poll(const std::string& topic, const std::string& subscription,
                              const std::string& member, std::size_t max_messages);
   /// Like poll at the clock's time, but waits up to timeout (real time) for a message; returns
@@ -318,8 +321,9 @@ class Broker {
   bool pause(const std::string& topic, const std::string& name);
   /// Undoes pause; offers go on in R5's order. Returns whether the state changed.
   bool resume(const std::string& topic, const std::string& name);
-  /// Messages not yet confirmed and the age at `now` of the lowest of them (R27).
-  /// Throws UnknownTopic, UnknownSubscription.
+  /// Messages not yet confirmed and the age at `now` of the lowest of them (R27); on a
+  /// partitioned topic, the partitions' counts summed and the oldest age of any (R29).
+  /// Throws UnknownTopic, UnknownSubscription (as stats).
   [[nodiscard]] Lag lag(const std::string& topic, const std::string& name, Time now) const;
   /// lag at the clock's time.
   [[nodiscard]] Lag lag(const std::string& topic, const std::string& name) const;
@@ -337,8 +341,10 @@ class Broker {
   /// saved with; OptionsMismatch names any that differs). Locks each topic's and
   /// subscription's mutex in turn. Throws IoError (a failed store) only.
   [[nodiscard]] std::vector<WaitingSubscription> waiting_for_handler() const;
-  /// Counters of a subscription or group (a group member reports its group). Throws
-  /// UnknownTopic, UnknownSubscription.
+  /// Counters of a subscription or group (a group member reports its group); on a
+  /// partitioned topic, the sums of `name`'s counters over its partitions, each partition
+  /// read under its own lock in turn (paused when every one is; R29). Throws UnknownTopic,
+  /// UnknownSubscription (on a partitioned topic: a partition without `name`).
   [[nodiscard]] SubscriptionStats stats(const std::string& topic, const std::string& name) const;
   /// Dead letters in the order they died. Throws UnknownTopic, UnknownSubscription.
   [[nodiscard]] std::vector<DeadLetter> dead_letters(const std::string& topic,

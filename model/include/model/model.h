@@ -153,6 +153,8 @@ class Model {
                     const Headers& headers = {}, const std::string& key = {});
   /// R29: the partition count (1 for a topic without partitions or a partition).
   [[nodiscard]] std::uint32_t partitions(const std::string& topic) const;
+  /// One past the newest offset; R29: a partitioned topic's is the sum of its partitions'
+  /// (every message ever published to it).
   [[nodiscard]] Offset end_offset(const std::string& topic) const;
   [[nodiscard]] Offset oldest_offset(const std::string& topic) const;
 
@@ -245,7 +247,8 @@ class Model {
   bool pause(const std::string& topic, const std::string& name);
   /// R26: offers go on in R5's order; returns whether this call changed the state.
   bool resume(const std::string& topic, const std::string& name);
-  /// R27: messages not yet confirmed and the age of the lowest of them at `now`.
+  /// R27: messages not yet confirmed and the age of the lowest of them at `now`. R29: on a
+  /// partitioned topic, the sum of the partitions' counts and the oldest age of any.
   Lag lag(const std::string& topic, const std::string& name, Millis now);
   /// R28: the first kept offset published at or after `time` (the end if none).
   /// A time after now() is InvalidArgument.
@@ -254,6 +257,8 @@ class Model {
   Offset seek_to_time(const std::string& topic, const std::string& name, Millis time);
 
   // ---- observation (R13); seek, stats and dead_letters also take a group's name ----
+  /// R13. R29: on a partitioned topic, the totals of `name` on every partition (paused when
+  /// every one is).
   Stats stats(const std::string& topic, const std::string& name);
   std::vector<DeadLetter> dead_letters(const std::string& topic, const std::string& name);
   [[nodiscard]] std::vector<std::string> subscriptions(const std::string& topic) const;

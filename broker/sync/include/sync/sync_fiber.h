@@ -195,6 +195,8 @@ inline std::chrono::milliseconds steady_now() { return fiber_runtime().now(); }
 
 /// The broker's own steady clock (SteadyClock): virtual time, as steady_now.
 inline std::chrono::milliseconds clock_now() { return fiber_runtime().now(); }
+/// Virtual time is the program's: the broker takes any `now` (broker::Clock::moved_by_caller).
+inline constexpr bool kClockMovedByCaller = true;
 
 /// Virtual time in nanoseconds (it does not move while a fiber spins).
 inline std::int64_t spin_clock_ns() {

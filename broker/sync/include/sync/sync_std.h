@@ -144,6 +144,10 @@ inline std::chrono::milliseconds clock_now() {
       std::chrono::nanoseconds{CycleClock::now_ns()});
 }
 
+/// The real clock is nobody's to set: the broker checks a `now` it is given against it
+/// (broker::Clock::moved_by_caller).
+inline constexpr bool kClockMovedByCaller = false;
+
 /// Real monotonic time in nanoseconds, for sizing a consumer's spin to the gaps between
 /// wake-ups (never for the broker's contract).
 inline std::int64_t spin_clock_ns() {
