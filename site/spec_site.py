@@ -86,6 +86,55 @@ def code_block(code, first, anchors=False):
     return f'<pre class="code">{rows}</pre>'
 
 
+def first_sentence(text):
+    """A rule's first sentence as SPEC.md words it, without its bold heading: the summary a
+    rule's page opens with. A sentence ends at a period outside `code` followed by a space and
+    a word that does not start in lower case; not after "e.g" and the like, nor at a range's two
+    dots (`name-0` .. `name-3`)."""
+    body = re.sub(r"^\*\*R\d+ [^*]+?\*\*\s*", "", text.strip())
+    in_code = False
+    for i, c in enumerate(body):
+        if c == "`":
+            in_code = not in_code
+        if c != "." or in_code or (i + 1 < len(body) and not body[i + 1].isspace()):
+            continue
+        if re.search(r"(\b(e\.g|i\.e|etc|vs|cf)|(^|[^.])\.)$", body[:i]):
+            continue  # an abbreviation, or the second dot of "a .. b"
+        following = body[i + 1:].lstrip()[:1]
+        if not following or not following.islower():
+            return " ".join(body[:i + 1].split())
+    return " ".join(body.split())
+
+
+def stepped_trace(ex, element_id):
+    """An example's trace as the playground shows it, each step a span.step[data-step=N] that a
+    click selects (state_view.js); the text is the trace's, byte for byte."""
+    out, current = [], None
+    for line in ex.trace["output"].splitlines(keepends=True):
+        m = re.match(r"\[(\d+)\] ", line)
+        if m or not line.startswith(" "):
+            if current is not None:
+                out.append("</span>")
+            current = m.group(1) if m else None
+            if m:
+                out.append(f'<span class="step" data-step="{current}" tabindex="0" role="button" '
+                           f'title="show the state after step {current}">')
+        out.append(html.escape(line))
+    if current is not None:
+        out.append("</span>")
+    return f'<pre class="trace steps" id="{element_id}">{"".join(out)}</pre>'
+
+
+def drawn_example(ex):
+    """An example's trace with the state after each step drawn beside it (the last step's
+    first; a click on a step draws that one), as the playground draws it."""
+    states = json.dumps(ex.trace["states"], separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="run">{stepped_trace(ex, "example-trace")}'
+            f'<div id="example-state" class="state-panel" aria-live="polite">'
+            f'<noscript><p>The drawing needs JavaScript; the trace is the model\'s.</p></noscript></div></div>'
+            f'<script>window.EXAMPLE_STATES = {states};</script>')
+
+
 def trace_html(ex):
     t = ex.trace
     cls = "trace" if t["status"] == 0 else "error"
@@ -159,7 +208,22 @@ def model_section(site, cell):
 
 
 def rule_page(site, rule, tests, examples, catalog):
-    body = [f'<section class="rule">{markdown(rule.text)}</section>' if rule.text else ""]
+    mine = [e for e in examples if rule.number and rule.number in e.rules]
+    body, scripts = [], ()
+    if rule.text:
+        body.append(f'<p class="summary">{inline(first_sentence(rule.text))}</p>')
+    shown = next((e for e in mine if e.trace.get("status") == 0 and e.trace.get("states")), None)
+    if shown:
+        body.append(f'<h2>An example: {html.escape(shown.name)}</h2>'
+                    f'<p>{site.src(shown.path)} on the model, step by step. The state after the last '
+                    "step is drawn: each log as a row of cells, under it one lane per subscription "
+                    "with its committed position, its cursor, what it holds (holder, deadline) and its "
+                    "dead letters. Click a step to see the state after it "
+                    f'(<a href="playground.html#example={shown.name}">run it in the playground</a>).</p>'
+                    + drawn_example(shown))
+        scripts = ("state_view.js", "rule.js")
+    if rule.text:
+        body.append(f'<h2>The rule</h2><section class="rule">{markdown(rule.text)}</section>')
     body.append("<h2>Where the model states it</h2>" + model_section(site, rule.model_cell))
     body.append("<h2>Tests and properties that check it</h2>" + tests_section(site, rule.tests_cell, tests))
     body.append('<p class="note">Every rule is also checked on random sequences by the broker-versus-model '
@@ -171,7 +235,6 @@ def rule_page(site, rule, tests, examples, catalog):
         body.append("<h2>Planted bugs that break it</h2><ul>" + "".join(
             f'<li><a href="bugs.html#{b["name"]}">{b["name"]}</a>: {html.escape(b["mistake"])}</li>'
             for b in bugs) + "</ul>")
-    mine = [e for e in examples if rule.number and rule.number in e.rules]
     body.append("<h2>Examples</h2>")
     if not mine:
         body.append("<p>No example script names this rule.</p>")
@@ -180,10 +243,128 @@ def rule_page(site, rule, tests, examples, catalog):
                     f'(<a href="playground.html#example={ex.name}">run it</a>)</summary>'
                     f'<pre class="script">{html.escape(ex.text)}</pre>{trace_html(ex)}</details>')
     title = f"R{rule.number} {rule.title}" if rule.number else rule.title
-    site.write(rule.slug + ".html", title, "\n".join(body))
+    site.write(rule.slug + ".html", title, "\n".join(body), scripts=scripts)
 
 
-def index_page(site, rules, others, examples):
+def guide_slug(path):
+    """The site page of a guide: README.md is guide-README.html, docs/x.md guide-x.html."""
+    return "guide-" + os.path.splitext(os.path.basename(path))[0] + ".html"
+
+
+def heading_id(text):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to dashes."""
+    text = re.sub(r"[`*]", "", text).lower()
+    return re.sub(r"[^a-z0-9 _-]", "", text).replace(" ", "-")
+
+
+def guide_code(text):
+    """inline() without links: `code` and **bold**."""
+    out = []
+    for i, part in enumerate(re.split(r"(`[^`]*`)", text)):
+        if i % 2:
+            out.append(f"<code>{html.escape(part[1:-1])}</code>")
+        else:
+            out.append(re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(part, quote=False)))
+    return "".join(out)
+
+
+def guide_inline(site, text, here):
+    """A guide's inline markdown with its links kept: to another guide, that guide's page; to
+    a file of the tree, its source page; to a heading, its anchor; anything else as text."""
+    out = []
+    for j, bit in enumerate(re.split(r"(\[[^\]]+\]\([^)\s]+\))", text)):
+        if j % 2 == 0:
+            out.append(guide_code(bit))
+            continue
+        label, target = re.match(r"\[([^\]]+)\]\(([^)\s]+)\)", bit).groups()
+        path, _, anchor = target.partition("#")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(here), path)) if path else ""
+        if not path:
+            out.append(f'<a href="#{html.escape(anchor)}">{guide_code(label)}</a>')
+        elif resolved == "README.md" or (resolved.startswith("docs/") and resolved.endswith(".md")):
+            href = guide_slug(resolved) + (f"#{anchor}" if anchor else "")
+            out.append(f'<a href="{html.escape(href)}">{guide_code(label)}</a>')
+        elif os.path.isfile(os.path.join(site.root, resolved)) and not resolved.endswith(".png"):
+            site.linked.add(resolved)
+            out.append(f'<a href="{source_page(resolved)}">{guide_code(label)}</a>')
+        else:
+            out.append(guide_code(label))
+    return "".join(out)
+
+
+def guide_markdown(site, text, here):
+    """A guide's markdown: headings, fenced code (blank lines inside too), tables, `- ` lists
+    and paragraphs."""
+    out, para, lines, i = [], [], text.splitlines(), 0
+
+    def flush():
+        if para:
+            out.append(f"<p>{guide_inline(site, ' '.join(para), here)}</p>")
+            para.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            flush()
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            out.append("<pre>" + html.escape("\n".join(lines[i + 1:j])) + "</pre>")
+            i = j + 1
+            continue
+        if m := re.match(r"^(#{1,4}) (.*)", line):
+            flush()
+            level = min(len(m.group(1)) + 1, 4)  # the page's own title is the h1
+            out.append(f'<h{level} id="{heading_id(m.group(2))}">'
+                       f"{guide_inline(site, m.group(2), here)}</h{level}>")
+        elif line.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = S.split_row(lines[i])
+                if not all(re.fullmatch(r":?-+:?", c.strip()) for c in cells):
+                    tag = "th" if not rows else "td"
+                    rows.append("<tr>" + "".join(f"<{tag}>{guide_inline(site, c.strip(), here)}</{tag}>"
+                                                 for c in cells) + "</tr>")
+                i += 1
+            out.append("<table>" + "".join(rows) + "</table>")
+            continue
+        elif re.match(r"^\s*[-*] ", line):
+            flush()
+            items = []
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith("```"):
+                if re.match(r"^\s*[-*] ", lines[i]):
+                    items.append(re.sub(r"^\s*[-*] ", "", lines[i]))
+                else:
+                    items[-1] += " " + lines[i].strip()
+                i += 1
+            out.append("<ul>" + "".join(f"<li>{guide_inline(site, t, here)}</li>" for t in items) + "</ul>")
+            continue
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line.strip())
+        i += 1
+    flush()
+    return "\n".join(out)
+
+
+def guide_pages(site):
+    """README.md and every docs/*.md as pages of the site; returns (page, title) in order."""
+    paths = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(site.root, "docs"))
+                                   if f.endswith(".md"))
+    made = []
+    for path in paths:
+        text = S.read(site.root, path)
+        title = re.match(r"^# (.*)", text).group(1) if text.startswith("# ") else path
+        body = text.split("\n", 1)[1] if text.startswith("# ") else text
+        site.write(guide_slug(path), title, f"<p class=\"from\">{site.src(path, None, path)}</p>"
+                   + guide_markdown(site, body, path))
+        made.append((guide_slug(path), title))
+    return made
+
+
+def index_page(site, rules, others, examples, guides=()):
     rows = "".join(f'<li><a href="{r.slug}.html">R{r.number} {html.escape(r.title)}</a></li>' for r in rules)
     extra = "".join(f'<li><a href="{r.slug}.html">{html.escape(r.title)}</a></li>' for r in others)
     body = (f"<p>The at-least-once contract of the broker, as {site.src('SPEC.md', None, 'SPEC.md')} states it "
@@ -196,6 +377,9 @@ def index_page(site, rules, others, examples):
             'arguments, its text form</li><li><a href="bugs.html">The planted-bug catalog</a>: which rule '
             'each bug breaks, which suite catches it</li><li><a href="examples.html">The example '
             f"scripts</a> ({len(examples)}) with their traces</li></ul>")
+    if guides:
+        items = "".join(f'<li><a href="{page}">{html.escape(title)}</a></li>' for page, title in guides)
+        body += f'<h2>Guides</h2><ul class="guides">{items}</ul>'
     site.write("index.html", "The at-least-once contract", body)
 
 
@@ -282,10 +466,11 @@ threads): it shows what the contract says each step returns, exactly as
 <p><button id="run">Run (Ctrl+Enter)</button> <a id="share" href="#">link to this script</a>
 <span id="status" role="status">loading the model...</span></p>
 <div id="error" hidden></div>
-<pre id="trace" class="trace"></pre>
+<div class="run"><pre id="trace" class="trace steps"></pre>
+<div id="state" class="state-panel" aria-live="polite"></div></div>
 <noscript><p>The playground needs JavaScript; the rule and example pages do not.</p></noscript>"""
     site.write("playground.html", "Playground", body,
-               scripts=("examples.js", "playground-module.js", "playground.js"))
+               scripts=("examples.js", "playground-module.js", "state_view.js", "playground.js"))
 
 
 def main():
@@ -314,12 +499,13 @@ def main():
 
     for rule in rules + others:
         rule_page(site, rule, tests, examples, catalog)
-    index_page(site, rules, others, examples)
+    guides = guide_pages(site)
+    index_page(site, rules, others, examples, guides)
     oplang_page(site, grammar, ops)
     bugs_page(site, catalog, tests, examples, rules)
     example_pages(site, examples)
     playground_page(site, examples)
-    for name in ("style.css", "playground.js"):
+    for name in ("style.css", "playground.js", "state_view.js", "rule.js"):
         shutil.copy(os.path.join(HERE, "static", name), args.out)
     shutil.copy(args.playground, os.path.join(args.out, "playground-module.js"))
     for path in sorted(site.linked):

@@ -1,7 +1,9 @@
 // The playground: runs a script on the reference model compiled to WebAssembly
 // (playground-module.js, built by scripts/spec-site from model/ and oplang/) and shows its trace
-// as `spec-trace --model-only` prints it. The script lives in the address (#s=...), examples are
-// #example=NAME. The page's state (loading, done, error, refused, failed) is on <body data-state>.
+// as `spec-trace --model-only` prints it, each step clickable: a click draws the state after
+// that step (state_view.js, from playground_state()); after a run the last step's is drawn.
+// The script lives in the address (#s=...), examples are #example=NAME. The page's state
+// (loading, done, error, refused, failed) is on <body data-state>.
 "use strict";
 (function () {
   // The WebAssembly entry's limits (site/playground.cpp; read from it once it is loaded), checked
@@ -10,6 +12,7 @@
   let MAX_LINES = 2000;
   const $ = (id) => document.getElementById(id);
   let model = null;
+  let ran = "";  // the script the trace shows, whose states a click draws
 
   function setState(state, message) {
     document.body.dataset.state = state;
@@ -20,6 +23,7 @@
     $("error").hidden = false;
     $("error").textContent = text;
     $("trace").textContent = "";
+    $("state").textContent = "";
   }
 
   function lineCount(text) {
@@ -56,8 +60,10 @@
     }
     const status = model.ccall("playground_status", "number", [], []);
     if (status === 0) {
-      $("trace").textContent = output;
-      return setState("done", "ran " + (output.match(/^\[\d+\]/gm) || []).length + " steps");
+      ran = text;
+      const steps = StateView.fillTrace($("trace"), output);
+      select(steps);
+      return setState("done", `ran ${steps} steps; click a step to see the state after it`);
     }
     if (status === 1) {
       const line = model.ccall("playground_error_line", "number", [], []);
@@ -69,6 +75,19 @@
     showError(output);
     setState("refused", "refused: too large");
   }
+
+  // The state after step n of the script that ran, from the model (null if it cannot say).
+  function stateAfter(n) {
+    try {
+      const json = model.ccall("playground_state", "string", ["string", "number"], [ran, n]);
+      if (model.ccall("playground_status", "number", [], []) !== 0) throw new Error(json);
+      return JSON.parse(json);
+    } catch (e) {
+      $("state").textContent = "the state could not be read: " + (e.message || e);
+      return null;
+    }
+  }
+  const select = StateView.attach($("trace"), $("state"), stateAfter);
 
   // Puts the text cursor where the parse error is.
   function selectAt(text, line, column) {
