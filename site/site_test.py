@@ -700,8 +700,8 @@ def run_checks(args, site, chromium, profile):
 
 
 def check_rule_opening(page, source, spec, example):
-    """A numbered rule's page opens with one sentence of SPEC's own (its first), then the
-    example if any, then the rule's full text."""
+    """A numbered rule's page opens with its one sentence from SPEC's "The rules in one
+    sentence", then the example if any, then the rule's full text."""
     number = re.match(r"rule-R(\d+)\.html$", page)
     if not number:
         return
@@ -712,10 +712,10 @@ def check_rule_opening(page, source, spec, example):
         fail(f"{page}: does not open with a summary, then the example, then the rule's text")
         return
     said = " ".join(html.unescape(re.sub(r"<[^>]+>", "", summary.group(1))).split())
-    rule = re.search(r"^\*\*R" + number.group(1) + r" [^*]+?\*\*(.*?)(?=^\*\*R\d+ |^## |\Z)", spec, re.M | re.S)
-    words = " ".join(re.sub(r"\*\*|`", "", rule.group(1) if rule else "").split())
-    if not said.endswith(".") or not words.startswith(said):
-        fail(f"{page}: the summary {said[:80]!r} is not the rule's first sentence in SPEC.md")
+    row = re.search(r"^\| R" + number.group(1) + r" \| (.*) \|$", spec.split("## The rules in one sentence")[-1], re.M)
+    words = " ".join(re.sub(r"\*\*|`", "", row.group(1) if row else "").split())
+    if not row or said != words or not said.endswith(".") or said.count(". ") > 0:
+        fail(f"{page}: the summary {said[:80]!r} is not the rule's one sentence in SPEC.md")
 
 
 def wasm_states(root, site, texts):

@@ -23,6 +23,7 @@ class Rule:
     text: str = ""  # the rule's markdown in SPEC.md
     model_cell: str = ""  # the table's "model" cell
     tests_cell: str = ""  # the table's "tests" cell
+    summary: str = ""  # its row in SPEC's "The rules in one sentence"
 
 
 @dataclass
@@ -89,6 +90,11 @@ def parse_spec(root):
         else:
             slug = "entry-" + re.sub(r"[^a-z0-9]+", "-", cells[0].lower()).strip("-")
             others.append(Rule(0, slug, cells[0].strip("`"), "", cells[1], cells[2]))
+    for line in spec.split("## The rules in one sentence", 1)[-1].split("\n## ", 1)[0].splitlines():
+        cells = split_row(line)
+        m = re.fullmatch(r"R(\d+)", cells[0]) if len(cells) == 2 else None
+        if m and int(m.group(1)) in rules:
+            rules[int(m.group(1))].summary = cells[1]
     return [rules[n] for n in sorted(rules)], others
 
 

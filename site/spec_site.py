@@ -211,7 +211,7 @@ def rule_page(site, rule, tests, examples, catalog):
     mine = [e for e in examples if rule.number and rule.number in e.rules]
     body, scripts = [], ()
     if rule.text:
-        body.append(f'<p class="summary">{inline(first_sentence(rule.text))}</p>')
+        body.append(f'<p class="summary">{inline(rule.summary or first_sentence(rule.text))}</p>')
     shown = next((e for e in mine if e.trace.get("status") == 0 and e.trace.get("states")), None)
     if shown:
         body.append(f'<h2>An example: {html.escape(shown.name)}</h2>'

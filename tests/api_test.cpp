@@ -245,11 +245,7 @@ TEST(BrokerOptionsRules, NamedConstructorsRejectBadValuesWithInvalidArgument) {
   };
   EXPECT_THROW((void)BrokerOptions::pool(0), InvalidArgument);
   EXPECT_TRUE(invalid([] { (void)BrokerOptions::pool(0); })) << "a pool needs a thread";
-  EXPECT_TRUE(invalid([] { (void)BrokerOptions::lane().with_handler_timeout(Millis{50}); }))
-      << "handler timeout is for a pool only";
-  EXPECT_TRUE(invalid([] { (void)BrokerOptions::synchronous().with_handler_timeout(Millis{50}); }))
-      << "handler timeout is for a pool only";
-  EXPECT_TRUE(invalid([] { (void)BrokerOptions::pool(2).with_handler_timeout(Millis{-1}); }));
+  EXPECT_TRUE(invalid([] { (void)BrokerOptions::pool(2, Millis{-1}); })) << "negative timeout";
   EXPECT_TRUE(invalid([] { (void)BrokerOptions::lane().with_retry_backoff(Millis{-1}); }))
       << "negative backoff";
   EXPECT_TRUE(invalid([] { (void)BrokerOptions::pool(2).with_retry_backoff(Millis{-5}); }))
@@ -267,33 +263,59 @@ TEST(BrokerOptionsRules, NamedConstructorsRejectBadValuesWithInvalidArgument) {
 
 TEST(BrokerOptionsRules, NamedConstructorsKeepWhatTheyWereGiven) {
   auto clock = std::make_shared<ManualClock>();
-  const BrokerOptions o = BrokerOptions::pool(4)
+  const BrokerOptions o = BrokerOptions::pool(4, Millis{50})
                               .with_clock(clock)
-                              .with_handler_timeout(Millis{50})
-                              .with_retry_backoff(Millis{5})
+                              .with_retry_backoff(Millis{6})
                               .with_auto_expire(Millis{7});
-  EXPECT_EQ(o.dispatcher().kind, DispatcherOptions::Kind::kPool);
-  EXPECT_EQ(o.dispatcher().pool_threads, 4u);
-  EXPECT_EQ(o.dispatcher().handler_timeout, Millis{50});
-  EXPECT_EQ(o.dispatcher().retry_backoff, Millis{5});
+  EXPECT_EQ(o.dispatcher(), BrokerOptions::Dispatcher::kPool);
+  EXPECT_EQ(o.pool_threads(), 4u);
+  EXPECT_EQ(o.handler_timeout(), Millis{50});
+  EXPECT_EQ(o.retry_backoff(), Millis{6});
   EXPECT_EQ(o.clock(), clock);
   EXPECT_TRUE(o.auto_expire());
   EXPECT_EQ(o.auto_expire_period(), Millis{7});
 
-  EXPECT_EQ(BrokerOptions::lane().dispatcher().kind, DispatcherOptions::Kind::kLane);
-  EXPECT_EQ(BrokerOptions::synchronous().dispatcher().kind, DispatcherOptions::Kind::kSynchronous);
+  EXPECT_EQ(BrokerOptions::lane().dispatcher(), BrokerOptions::Dispatcher::kLane);
+  EXPECT_EQ(BrokerOptions::synchronous().dispatcher(), BrokerOptions::Dispatcher::kSynchronous);
+  EXPECT_EQ(BrokerOptions::lane().retry_backoff(), Millis{5}) << "the default";
   EXPECT_FALSE(BrokerOptions::synchronous().auto_expire()) << "off unless asked for";
   EXPECT_EQ(BrokerOptions::lane().with_auto_expire().auto_expire_period(), Millis{50});
-  EXPECT_NO_THROW((void)BrokerOptions::pool(1).with_handler_timeout(Millis{0})) << "0 = none";
+  EXPECT_NO_THROW((void)BrokerOptions::pool(1, Millis{0})) << "0 = none";
+  EXPECT_EQ(BrokerOptions::pool(1).handler_timeout(), Millis{0}) << "none unless given";
   EXPECT_NO_THROW((void)BrokerOptions::lane().with_retry_backoff(Millis{0}));
 
   const BrokerOptions base = BrokerOptions::pool(2);
-  (void)base.with_handler_timeout(Millis{99});
-  EXPECT_EQ(base.dispatcher().handler_timeout, Millis{0}) << "with_* returns a refined copy";
+  (void)base.with_retry_backoff(Millis{99});
+  EXPECT_EQ(base.retry_backoff(), Millis{5}) << "with_* returns a refined copy";
+}
+
+// A handler timeout is the pool's own argument: nothing can give one to a lane or to the
+// synchronous dispatcher, which cannot abandon a running handler (issue 58: refused at
+// compile time, not with an exception at run time).
+template <class Options>
+concept TakesATimeoutAfterTheFact = requires(Options o) {
+  o.with_handler_timeout(Millis{1});
+};
+template <class Options>
+concept ALaneTakesATimeout = requires {
+  Options::lane(Millis{500});
+};
+template <class Options>
+concept APoolTakesATimeout = requires {
+  Options::pool(std::size_t{2}, Millis{500});
+};
+static_assert(!TakesATimeoutAfterTheFact<BrokerOptions>);
+static_assert(!ALaneTakesATimeout<BrokerOptions>);
+static_assert(APoolTakesATimeout<BrokerOptions>);
+
+TEST(BrokerOptionsRules, OnlyAPoolTakesAHandlerTimeoutAndItIsItsOwnArgument) {
+  EXPECT_EQ(BrokerOptions::pool(3, Millis{250}).handler_timeout(), Millis{250});
+  EXPECT_EQ(BrokerOptions::lane().handler_timeout(), Millis{0});
+  EXPECT_EQ(BrokerOptions::synchronous().handler_timeout(), Millis{0});
 }
 
 TEST(BrokerOptionsRules, ABrokerBuiltFromPoolOptionsIsThreaded) {
-  Broker b{BrokerOptions::pool(4).with_handler_timeout(Millis{5000}).with_retry_backoff(Millis{1})};
+  Broker b{BrokerOptions::pool(4, Millis{5000}).with_retry_backoff(Millis{1})};
   b.create_topic("orders");
   EXPECT_THROW(b.drain(), NotSynchronous);
   std::atomic<int> calls{0};

@@ -224,9 +224,8 @@ inline BrokerOptions LaneBroker() {
 }
 
 inline BrokerOptions PoolBroker(std::size_t threads = 2, Millis handler_timeout = Millis{0}) {
-  return BrokerOptions::pool(threads)
+  return BrokerOptions::pool(threads, handler_timeout)
       .with_clock(std::make_shared<ManualClock>())
-      .with_handler_timeout(handler_timeout)
       .with_retry_backoff(Millis{1});
 }
 

@@ -13,10 +13,12 @@ void require(bool ok, const char* what) {
 
 }  // namespace
 
-BrokerOptions BrokerOptions::pool(std::size_t threads) {
+BrokerOptions BrokerOptions::pool(std::size_t threads, Millis handler_timeout) {
   require(threads > 0, "a pool needs at least one thread");
-  BrokerOptions o(DispatcherOptions::Kind::kPool);
-  o.dispatcher_.pool_threads = threads;
+  require(handler_timeout.count() >= 0, "handler_timeout must be >= 0");
+  BrokerOptions o(Dispatcher::kPool);
+  o.pool_threads_ = threads;
+  o.handler_timeout_ = handler_timeout;
   return o;
 }
 
@@ -27,21 +29,12 @@ BrokerOptions BrokerOptions::with_clock(std::shared_ptr<Clock> clock) const {
   return o;
 }
 
-BrokerOptions BrokerOptions::with_handler_timeout(Millis timeout) const {
-  require(dispatcher_.kind == DispatcherOptions::Kind::kPool,
-          "handler_timeout needs the pool dispatcher");
-  require(timeout.count() >= 0, "handler_timeout must be >= 0");
-  BrokerOptions o = *this;
-  o.dispatcher_.handler_timeout = timeout;
-  return o;
-}
-
 BrokerOptions BrokerOptions::with_retry_backoff(Millis backoff) const {
-  require(dispatcher_.kind != DispatcherOptions::Kind::kSynchronous,
+  require(dispatcher_ != Dispatcher::kSynchronous,
           "retry_backoff needs a threaded dispatcher (lane or pool)");
   require(backoff.count() >= 0, "retry_backoff must be >= 0");
   BrokerOptions o = *this;
-  o.dispatcher_.retry_backoff = backoff;
+  o.retry_backoff_ = backoff;
   return o;
 }
 

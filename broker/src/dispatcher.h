@@ -31,6 +31,14 @@ class Dispatcher {
   virtual void stop() = 0;
 };
 
+/// A threaded dispatcher's timing knobs, from BrokerOptions (SPEC R15).
+struct DispatcherOptions {
+  std::size_t pool_threads = 2;  // pool only
+  Millis handler_timeout{0};     // pool only; 0 = no timeout. Real (steady) time.
+  Millis retry_backoff{5};       // a failure is re-offered at once; a second failure in a row
+                                 // waits this long first (real time)
+};
+
 /// Delivers nothing by itself: Broker::drain runs offers on the caller's thread.
 std::unique_ptr<Dispatcher> make_synchronous_dispatcher();
 /// One thread per push subscription. on_progress runs after every offer (no lock held).

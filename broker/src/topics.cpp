@@ -7,14 +7,16 @@
 namespace broker {
 namespace {
 
-std::unique_ptr<Dispatcher> make_dispatcher(const DispatcherOptions& o,
+std::unique_ptr<Dispatcher> make_dispatcher(const BrokerOptions& options,
                                             std::function<void()> on_progress) {
-  switch (o.kind) {
-    case DispatcherOptions::Kind::kLane:
+  const DispatcherOptions o{options.pool_threads(), options.handler_timeout(),
+                            options.retry_backoff()};
+  switch (options.dispatcher()) {
+    case BrokerOptions::Dispatcher::kLane:
       return make_lane_dispatcher(o, std::move(on_progress));
-    case DispatcherOptions::Kind::kPool:
+    case BrokerOptions::Dispatcher::kPool:
       return make_pool_dispatcher(o, std::move(on_progress));
-    case DispatcherOptions::Kind::kSynchronous:
+    case BrokerOptions::Dispatcher::kSynchronous:
       break;
   }
   return make_synchronous_dispatcher();
@@ -24,8 +26,7 @@ std::unique_ptr<Dispatcher> make_dispatcher(const DispatcherOptions& o,
 
 BrokerImpl::BrokerImpl(BrokerOptions options)
     : clock_(options.clock() ? options.clock() : std::make_shared<SteadyClock>()),
-      dispatcher_(
-          make_dispatcher(options.dispatcher(), [progress = progress_] { progress->notify(); })) {
+      dispatcher_(make_dispatcher(options, [progress = progress_] { progress->notify(); })) {
   if (options.storage()) {
     storage::Store::Opened opened;
     store_ = storage::Store::open(*options.storage(), opened);

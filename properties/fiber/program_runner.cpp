@@ -441,8 +441,7 @@ broker::BrokerOptions dispatcher_of(const oplang::BrokerSpec& spec) {
     case Dispatcher::kLane:
       return broker::BrokerOptions::lane().with_retry_backoff(broker::Millis{spec.backoff});
     case Dispatcher::kPool:
-      return broker::BrokerOptions::pool(spec.threads)
-          .with_handler_timeout(broker::Millis{spec.timeout})
+      return broker::BrokerOptions::pool(spec.threads, broker::Millis{spec.timeout})
           .with_retry_backoff(broker::Millis{spec.backoff});
   }
   return broker::BrokerOptions::synchronous();
