@@ -24,13 +24,14 @@ inline void every_operation(Swarm swarm = Swarm::kHalf) {
 
 /// Consumer groups (R30, R32): members joining and leaving partitioned topics under every
 /// assignor, polling their partitions, answering with current and stale generations, while
-/// messages are published, expire and are sought back; stats of partitions and groups.
+/// messages are published, expire and are sought back; stats of partitions and groups, and
+/// the partitioned topic's totals (end offset, a group's stats and lag, R29).
 inline void consumer_groups(Swarm swarm = Swarm::kHalf) {
   check_broker_matches_model<CreateTopic, CreateTopic, Publish, Publish, Publish, PublishTo,
                              JoinGroup, JoinGroup, JoinGroup, LeaveGroup, PollGroup, PollGroup,
                              PollGroup, PollGroup, Ack, Ack, Ack, Nack, Term, Extend, Expire,
                              Advance, Seek, SubscribePull, Subscribe, Unsubscribe, GetMembership,
-                             GetGroupStats, GetStats>(swarm);
+                             GetGroupStats, GetStats, GetLag, EndOffset>(swarm);
 }
 
 /// Push consumer groups (R32): members with scripted handlers joining and leaving

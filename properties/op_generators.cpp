@@ -185,6 +185,13 @@ std::string gen_pull_name(const Hints& h, const std::string& topic) {
 }
 
 std::string gen_position_name(const Hints& h, const std::string& topic) {
+  // R29: a partitioned topic answers stats and lag for a name every partition has, a
+  // consumer group's: a third of the time, a group of the topic if it has one.
+  std::vector<std::string> consumer;
+  for (const model::Model::GroupView& g : h.model().consumer_groups()) {
+    if (g.topic == topic) consumer.push_back(g.name);
+  }
+  if (!consumer.empty() && one_in(3)) return pick(consumer);
   if (!one_in(4)) return gen_sub_name(h, topic);
   const std::vector<std::string> groups = h.model().group_names(topic);
   if (groups.empty() || one_in(4)) return pick(kGroups);
