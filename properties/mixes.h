@@ -31,7 +31,7 @@ inline void consumer_groups(Swarm swarm = Swarm::kHalf) {
                              JoinGroup, JoinGroup, JoinGroup, LeaveGroup, PollGroup, PollGroup,
                              PollGroup, PollGroup, Ack, Ack, Ack, Nack, Term, Extend, Expire,
                              Advance, Seek, SubscribePull, Subscribe, Unsubscribe, GetMembership,
-                             GetGroupStats, GetStats, GetLag, EndOffset>(swarm);
+                             GetGroupStats, GetStats, GetLag, GetLag, Advance, EndOffset>(swarm);
 }
 
 /// Push consumer groups (R32): members with scripted handlers joining and leaving
