@@ -236,6 +236,7 @@ TEST(GeneratorCoverage, TheDurableMixesReachDiskFaults) {
       {"damage at rest was CorruptLog, then repaired", 2},
       // issue 58: waiting_for_handler lists what a restart left without a handler (R20)
       {"waiting for a handler", 3},
+      {"resumed by resubscribe", 1},
   };
   expect_reached(c, wanted);
 }

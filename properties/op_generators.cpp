@@ -140,7 +140,7 @@ void Hints::observe(const oplang::Op& op) {
     ++payloads;
     if (!p->key.empty()) last_key = p->key;
   }
-  if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
+  if (const auto* s = std::get_if<oplang::Subscribe>(&op); s && !s->saved) {
     subscribes[s->topic + "/" + s->name] = *s;
     if (!s->group.empty()) subscribes[s->topic + "/" + s->group] = *s;
   }
@@ -337,7 +337,8 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
   oplang::Subscribe op;
   op.topic = gen_topic(h);
   // Half the time after a restart: resume a push subscription or rejoin a group with the
-  // options it was saved with (R20), and a new handler script.
+  // options it was saved with (R20), and a new handler script: repeating them, or half of
+  // those times by resubscribe, which takes them from the broker.
   const std::vector<std::string> dormant = h.model().dormant_names(op.topic);
   if (!dormant.empty() && one_in(2)) {
     auto it = h.subscribes.find(op.topic + "/" + pick(dormant));
@@ -345,8 +346,24 @@ oplang::Op gen_op<oplang::Subscribe>(const Hints& h) {
       op = it->second;
       if (!op.group.empty()) op.name = pick(kSubs);
       op.script = gen_script(h);
+      if (one_in(2)) {  // only the names, the script and idempotent count
+        op.filter = {};
+        op.max_deliveries = 5;
+        op.start = {};
+        op.backoff = {};
+        op.durable_attempts = false;
+        op.saved = true;
+      }
       return op;
     }
+  }
+  // Now and then a resubscribe of any name, waiting or not (UnknownSubscription, R20).
+  if (one_in(16)) {
+    op.name = pick(kSubs);
+    if (one_in(2)) op.group = pick(kGroups);
+    op.script = gen_script(h);
+    op.saved = true;
+    return op;
   }
   op.name = pick(kSubs);
   op.filter = gen_filter();

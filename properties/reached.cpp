@@ -287,6 +287,10 @@ void Reached::observe(const oplang::Op& op, const oplang::Outcome& outcome) {
     const auto* names = std::get_if<oplang::NamesResult>(&outcome.value);
     if (names != nullptr && !names->names.empty()) states.insert("waiting for a handler");
   }
+  // R20: resubscribe resumed one with the options the broker saved.
+  if (const auto* o = std::get_if<oplang::Subscribe>(&op); o != nullptr && o->saved) {
+    if (!outcome.error) states.insert("resumed by resubscribe");
+  }
   // R11: each reason an answer can be refused for.
   if (const auto* a = std::get_if<model::AckResult>(&outcome.value); a != nullptr && !*a) {
     states.insert(std::string("answer ") + model::to_string(a->outcome));

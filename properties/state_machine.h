@@ -85,6 +85,7 @@ struct OpCommand : rc::state::Command<Hints, Pair> {
     // One op kind, two forms each.
     if (kind == "create_topic_if_absent") kind = "create_topic";
     if (kind == "waiting_for_handler") kind = "topics";
+    if (kind == "resubscribe") kind = "subscribe";
     ++Coverage::get().steps_by_kind[kind];
     ++Coverage::get().steps;
     if (const auto* p = std::get_if<oplang::Publish>(&op); p != nullptr && !p->key.empty()) {

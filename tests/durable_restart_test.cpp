@@ -209,6 +209,54 @@ TEST(Seed003FileBroker, ARestartListsThePushSubscriptionsWaitingForAHandler) {
   EXPECT_EQ(b.stats("orders", "billing").confirmed, 1u);
 }
 
+// R20: resubscribe resumes what the list names with the options the broker saved, so the
+// program that restarts need not repeat them; anything that does not wait is refused.
+TEST(Seed003FileBroker, ResubscribeResumesWithTheSavedOptions) {
+  TempDir dir;
+  int rejected = 0;
+  const auto reject = [&](const Delivery&) { return ++rejected, false; };
+  PushOptions picky;
+  picky.header_filter = {{"type", "paid"}};
+  picky.max_deliveries = 1;
+  picky.start = StartPosition::beginning();
+  PushOptions in_group;
+  in_group.group = "billing";
+  {
+    Broker b(durable(dir));
+    b.create_topic("orders");
+    b.publish("orders", "before", {{"type", "paid"}});
+    b.subscribe(
+        "orders", "ship", [](const Delivery&) { return true; }, picky);
+    b.subscribe(
+        "orders", "w1", [](const Delivery&) { return true; }, in_group);
+    b.drain();
+  }
+  Broker b(durable(dir));
+  b.publish("orders", "free", {{"type", "free"}});
+  b.publish("orders", "paid", {{"type", "paid"}});
+  const std::vector<WaitingSubscription> waiting = b.waiting_for_handler();
+  ASSERT_EQ(waiting, (std::vector<WaitingSubscription>{{"orders", "billing", true},
+                                                       {"orders", "ship", false}}));
+  EXPECT_THROW(b.resubscribe(waiting[1], reject, "w9"), InvalidArgument) << "not a group";
+  EXPECT_THROW(b.resubscribe(waiting[0], reject), InvalidArgument) << "a group needs a member";
+  EXPECT_THROW(b.resubscribe({"nope", "ship", false}, reject), UnknownTopic);
+  EXPECT_THROW(b.resubscribe({"orders", "pack", false}, reject), UnknownSubscription);
+  EXPECT_THROW(b.resubscribe({"orders", "ship", true}, reject, "w9"), UnknownSubscription)
+      << "ship is no push group";
+  b.resubscribe(waiting[1], reject);
+  b.resubscribe(
+      waiting[0], [](const Delivery&) { return true; }, "w2");
+  EXPECT_TRUE(b.waiting_for_handler().empty());
+  EXPECT_THROW(b.resubscribe(waiting[1], reject), UnknownSubscription) << "it has a handler";
+  EXPECT_THROW(b.resubscribe(waiting[0], reject, "w2"), DuplicateSubscription);
+  b.drain();
+  EXPECT_EQ(rejected, 1) << "the saved filter: only 'paid' is offered";
+  const SubscriptionStats ship = b.stats("orders", "ship");
+  EXPECT_EQ(ship.filtered, 1u);
+  EXPECT_EQ(ship.dead_lettered, 1u) << "the saved max_deliveries: one offer, not five";
+  EXPECT_EQ(b.stats("orders", "billing").confirmed, 2u) << "the group resumed where it stood";
+}
+
 TEST(Seed000SurviveRestart, PositionsAttemptsAndDeadLettersComeBack) {
   TempDir dir;
   {

@@ -59,6 +59,11 @@ void Broker::subscribe(const std::string& topic, const std::string& name, Handle
   impl_->check_storage();
   impl_->subscribe(topic, name, std::move(handler), std::move(options));
 }
+void Broker::resubscribe(const WaitingSubscription& waiting, Handler handler,
+                         const std::string& member) {
+  impl_->check_storage();
+  impl_->resubscribe(waiting, std::move(handler), member);
+}
 bool Broker::unsubscribe(const std::string& topic, const std::string& name) {
   impl_->check_storage();
   return impl_->unsubscribe(topic, name);

@@ -69,8 +69,10 @@ class BrokerImpl {
   Offset oldest_offset(const std::string& topic) const;
 
   // push.cpp
+  /// saved: options are replaced, under the topic's lock, by those saved for the name (R20).
   void subscribe(const std::string& topic, const std::string& name, Handler handler,
-                 PushOptions options);
+                 PushOptions options, bool saved = false);
+  void resubscribe(const WaitingSubscription& waiting, Handler handler, const std::string& member);
   bool unsubscribe(const std::string& topic, const std::string& name);
   void seek(const std::string& topic, const std::string& name, Offset offset);
   std::size_t drain();

@@ -7,8 +7,53 @@
 
 namespace broker {
 
+namespace {
+
+// R20: the options saved for the push subscription `name` waiting for a handler, or for
+// the push group options.group, into options. Throws UnknownSubscription.
+void take_saved_options(Topic& t, const std::string& name, PushOptions& options) REQUIRES(t.mu) {
+  StatePtr s;
+  if (options.group.empty()) {
+    if (auto it = t.by_name.find(name); it != t.by_name.end()) s = it->second;
+  } else if (auto it = t.groups.find(options.group); it != t.groups.end()) {
+    s = it->second;
+  }
+  if (s) {
+    sync::MutexLock lock(s->mu);
+    const SubscriptionConfig& c = s->config();
+    const bool waits = options.group.empty() ? !c.group && s->members.empty() && !s->owner
+                                             : c.group;  // a push group, waiting or not
+    if (c.kind == Kind::kPush && waits) {
+      options.header_filter = c.header_filter;
+      options.max_deliveries = c.max_deliveries;
+      options.start = c.start;
+      options.backoff = c.backoff;
+      options.durable_attempts = c.durable_attempts;
+      return;
+    }
+  }
+  throw UnknownSubscription(options.group.empty()
+                                ? "no push subscription '" + name + "' on '" + t.name +
+                                      "' waits for a handler"
+                                : "no push group '" + options.group + "' on '" + t.name + "'");
+}
+
+}  // namespace
+
+void BrokerImpl::resubscribe(const WaitingSubscription& waiting, Handler handler,
+                             const std::string& member) {
+  if (waiting.group == member.empty()) {
+    throw InvalidArgument(waiting.group ? "a push group resumes with a member's name"
+                                        : "a push subscription resumes without a member's name");
+  }
+  PushOptions options;
+  if (waiting.group) options.group = waiting.name;
+  subscribe(waiting.topic, waiting.group ? member : waiting.name, std::move(handler),
+            std::move(options), true);
+}
+
 void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Handler handler,
-                           PushOptions options) {
+                           PushOptions options, bool saved) {
   validate(name, handler, options);
   std::shared_ptr<Topic> t = find_topic(topic);
   Member member{name, std::make_shared<const Handler>(std::move(handler))};
@@ -18,6 +63,7 @@ void BrokerImpl::subscribe(const std::string& topic, const std::string& name, Ha
   {
     sync::MutexLock lock(t->mu);
     if (t->is_deleted()) throw UnknownTopic("no topic '" + topic + "'");
+    if (saved) take_saved_options(*t, name, options);
     if (auto it = t->by_name.find(name); it != t->by_name.end()) {
       const StatePtr& old = it->second;
       sync::MutexLock state_lock(old->mu);

@@ -259,6 +259,12 @@ struct BrokerRunner::Apply {
         return confirmed;
       };
     }
+    if (o.saved) {  // R20: the listing's names; the broker takes the saved options
+      const bool group = !o.group.empty();
+      b.resubscribe({o.topic, group ? o.group : o.name, group}, std::move(scripted),
+                    group ? o.name : "");
+      return oplang::Done{};
+    }
     b.subscribe(o.topic, o.name, std::move(scripted), options);
     return oplang::Done{};
   }

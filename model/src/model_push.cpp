@@ -41,6 +41,25 @@ void Model::subscribe(const std::string& topic, const std::string& name,
   t.members[name] = Member{id, options.script, 0, options.idempotent, {}};
 }
 
+// R20: the options come from the state that waits (or the push group), not the caller.
+void Model::resubscribe(const std::string& topic, const std::string& name, PushOptions options) {
+  if (name.empty()) throw Error(ErrorCode::kInvalidArgument);
+  Topic& t = topic_or_throw(topic);
+  const Sub* saved = nullptr;
+  if (options.group.empty()) {
+    if (auto d = t.dormant.find(name); d != t.dormant.end()) saved = &t.subs.at(d->second);
+  } else if (auto g = t.groups.find(options.group); g != t.groups.end()) {
+    saved = &t.subs.at(g->second);
+  }
+  if (saved == nullptr) throw Error(ErrorCode::kUnknownSubscription);
+  options.header_filter = saved->filter;
+  options.max_deliveries = saved->max_deliveries;
+  options.start = saved->start;
+  options.backoff = saved->backoff;
+  options.durable_attempts = saved->durable_attempts;
+  subscribe(topic, name, options);
+}
+
 // R4: a new push state called name at the end of t's order, its cursor where options
 // start (already validated); the caller gives it its names.
 std::uint64_t Model::new_push_state(Topic& t, const std::string& name, const PushOptions& options) {

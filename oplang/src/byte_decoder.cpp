@@ -70,6 +70,8 @@ constexpr std::uint8_t kMembership = 241;            // topic, group, member (R3
 constexpr std::uint8_t kWithGeneration = 243;        // 0 ack, 1 nack, 2 term, 3 extend, 4 delayed
                                                      // nack; a generation 0..255; then its fields
 constexpr std::uint8_t kViaPublisher = 249;          // 234's fields, through a Publisher (R2)
+constexpr std::uint8_t kResubscribe = 250;           // topic, sub, group, a script (5 verdicts),
+                                                     // idempotent 0/1 (R20)
 // (220, 228, 229, 242 and 244-248 are no escapes: committed inputs read them as kind bytes.)
 
 /// Reads one-byte choices from the end of the input, FuzzedDataProvider's way.
@@ -210,6 +212,16 @@ oplang::Op read_op(Reader& r) {
       Publish op{r.from(kTopics), "m" + std::to_string(r.byte()), {}, {}};
       op.headers = r.from(kHeaders);
       op.key = r.from(kKeys);
+      return op;
+    }
+    case kResubscribe: {
+      Subscribe op;
+      op.saved = true;
+      op.topic = r.from(kTopics);
+      op.name = r.from(kSubs);
+      op.group = r.from(kGroups);
+      op.script = read_script(r, 5);
+      op.idempotent = r.pick(2) == 1;
       return op;
     }
     case kViaPublisher: {
@@ -516,6 +528,13 @@ struct OpWriter {
     }
   }
   void operator()(const oplang::Subscribe& op) {
+    if (op.saved) {
+      w.byte(kResubscribe), w.name(op.topic, kTopics), w.name(op.name, kSubs),
+          w.name(op.group, kGroups);
+      write_script(op.script);
+      w.byte(op.idempotent ? 1 : 0);
+      return;
+    }
     const bool terminates = std::any_of(op.script.begin(), op.script.end(), [](const auto& step) {
       return step.verdict == model::Verdict::kTerminate;
     });

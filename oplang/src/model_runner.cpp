@@ -38,6 +38,10 @@ struct Apply {
   }
   Value operator()(const Partitions& o) const { return PartitionsResult{m.partitions(o.topic)}; }
   Value operator()(const Subscribe& o) const {
+    if (o.saved) {
+      m.resubscribe(o.topic, o.name, {{}, 5, {}, o.group, o.script, o.idempotent, {}, false});
+      return Done{};
+    }
     m.subscribe(o.topic, o.name,
                 {o.filter, o.max_deliveries, o.start, o.group, o.script, o.idempotent, o.backoff,
                  o.durable_attempts});

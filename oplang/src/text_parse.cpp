@@ -481,6 +481,31 @@ class LineParser {
     }
     return o;
   }
+  // R20: resubscribe TOPIC NAME [group=G] [idempotent] [script=...]: the saved options.
+  Op resubscribe() {
+    Subscribe o;
+    o.saved = true;
+    o.topic = value("a topic");
+    o.name = value("a subscription name");
+    const char* expected = "group=, idempotent or script=";
+    while (true) {
+      if (!o.idempotent && peek().kind == Token::Kind::kWord && peek().text == "idempotent") {
+        next();
+        o.idempotent = true;
+        continue;
+      }
+      const std::optional<std::string> key = option_key(expected);
+      if (!key) break;
+      if (*key == "group") {
+        o.group = value("a group name");
+      } else if (*key == "script") {
+        o.script = script();
+      } else {
+        fail(expected);
+      }
+    }
+    return o;
+  }
   // `[MS,MS,...]` after backoff= (R24): at least one wait; no list is written as no option.
   std::vector<Millis> backoff() {
     std::vector<Millis> out;
@@ -738,6 +763,7 @@ class LineParser {
       return o;
     }
     if (name == "subscribe") return subscribe();
+    if (name == "resubscribe") return resubscribe();
     if (name == "subscribe_pull") return subscribe_pull();
     if (name == "unsubscribe") {
       return Unsubscribe{value("a topic"), value("a subscription name")};
@@ -815,6 +841,7 @@ class LineParser {
     throw ParseError(
         line_, verb.column,
         "an operation: create_topic, create_topic_if_absent, delete_topic, publish, subscribe, "
+        "resubscribe, "
         "subscribe_pull, unsubscribe, seek, drain, poll, poll_wait, ack, nack, "
         "term, extend, expire, advance, stats, dead_letters, yield, subscriptions, topics, "
         "waiting_for_handler, "

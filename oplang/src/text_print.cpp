@@ -146,6 +146,12 @@ struct Printer {
     return out;
   }
   std::string operator()(const Subscribe& o) const {
+    if (o.saved) {
+      std::string out = "resubscribe " + format_value(o.topic) + " " + format_value(o.name);
+      if (!o.group.empty()) out += " group=" + format_value(o.group);
+      if (o.idempotent) out += " idempotent";
+      return out + print_script(o.script);
+    }
     std::string out = "subscribe " + format_value(o.topic) + " " + format_value(o.name);
     if (!o.filter.empty()) out += " filter=[" + print_headers(o.filter, ",") + "]";
     if (o.max_deliveries != 5) out += " max=" + std::to_string(o.max_deliveries);

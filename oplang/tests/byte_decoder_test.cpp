@@ -20,7 +20,7 @@ namespace {
 
 bool escaped(const oplang::Op& op) {
   if (const auto* s = std::get_if<oplang::Subscribe>(&op)) {
-    return s->idempotent || !s->backoff.empty() ||
+    return s->saved || s->idempotent || !s->backoff.empty() ||
            std::any_of(s->script.begin(), s->script.end(), [](const auto& step) {
              return step.verdict == oplang::Verdict::kTerminate;
            });
@@ -115,7 +115,10 @@ TEST(ByteDecoderTest, EncodesAndDecodesTheConsumerFeatures) {
       "nack t0 s0 1 w0 delay=10\n"
       "subscribe t0 s1 script=[reject,term,publish(t0,m0)+term]\n"
       "subscribe t0 s2 idempotent script=[term]\n"
-      "term t0 s0 3 w0\n");
+      "term t0 s0 3 w0\n"
+      "restart\n"
+      "resubscribe t0 s1 script=[reject,term]\n"
+      "resubscribe t0 s3 group=g0 idempotent\n");
   const std::vector<std::uint8_t> bytes = encode_ops(script);
   EXPECT_EQ(oplang::print(decode_ops(bytes.data(), bytes.size())), oplang::print(script));
 }
@@ -165,7 +168,7 @@ TEST(ByteDecoderTest, EveryKindByteDecodes) {
     // 243 alone reads an ack with generation 0: a plain ack.
     const bool escape = (kind >= 200 && kind <= 213 && kind != 208) ||
                         (kind >= 216 && kind <= 230 && kind != 220 && kind != 228 && kind != 229) ||
-                        (kind >= 237 && kind <= 241) || kind == 249;
+                        (kind >= 237 && kind <= 241) || kind == 249 || kind == 250;
     EXPECT_EQ(escaped(script[0]), escape) << kind;
     if (kind == 214) {
       EXPECT_TRUE(std::holds_alternative<oplang::SubscribePull>(script[0]));

@@ -273,6 +273,30 @@ TEST(TextTest, CrashesWithDamageRoundTripAndRefuseOtherWords) {
             "seed=, truncate, corrupt or end of line");
 }
 
+// R20: resubscribe takes the saved options, so its line names none of them.
+TEST(TextTest, ResubscribeRoundTripsAndTakesNoOptions) {
+  const Script s =
+      parse("resubscribe orders ship script=[reject]\nresubscribe orders w1 idempotent group=g\n");
+  ASSERT_EQ(s.size(), 2u);
+  Subscribe ship;
+  ship.topic = "orders";
+  ship.name = "ship";
+  ship.saved = true;
+  ship.script = {model::Step{.verdict = model::Verdict::kReject}};
+  EXPECT_EQ(s[0], Op(ship));
+  Subscribe member;
+  member.topic = "orders";
+  member.name = "w1";
+  member.saved = true;
+  member.group = "g";
+  member.idempotent = true;
+  EXPECT_EQ(s[1], Op(member));
+  EXPECT_EQ(print(s),
+            "resubscribe orders ship script=[reject]\nresubscribe orders w1 group=g idempotent\n");
+  EXPECT_EQ(error_of("resubscribe orders ship max=3\n").expected(),
+            "group=, idempotent or script=");
+}
+
 TEST(TextTest, ProgramErrorsCarryLineColumnAndExpectation) {
   ParseError e = program_error_of("create_topic t\n");
   EXPECT_EQ(e.line(), 1u);

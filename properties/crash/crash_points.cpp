@@ -82,6 +82,7 @@ std::vector<ProbeStep> probe(const Names& n) {
     oplang::Subscribe resume = sub;
     resume.script = {};  // confirm everything
     resume.idempotent = false;
+    resume.saved = true;  // R20: with the options the broker saved
     out.push_back({key + ":resume", resume});
   }
   out.push_back({"drain", oplang::Drain{}});  // its calls are judged per member below

@@ -117,7 +117,7 @@ Plan make_plan(const oplang::Program& p) {
       const Key key{o->topic, o->name};
       scan_script(o->script, key);
       // idempotent(): the wrapper answers repeats itself, so handler calls are not offers.
-      if (!o->filter.empty() || !o->group.empty() || o->idempotent ||
+      if (o->saved || !o->filter.empty() || !o->group.empty() || o->idempotent ||
           !start_ok(key, o->start, in_setup))
         disqualified.insert(key);
       created[key] += 1;
@@ -691,7 +691,13 @@ class Exec {
     const Called r = call([&] {
       broker::Handler handler = make_handler(&c_, index, o.script);
       if (o.idempotent) handler = broker::idempotent(std::move(handler));
-      c_.b->subscribe(o.topic, o.name, std::move(handler), options);
+      if (o.saved) {  // R20: the listing's names; the broker takes the saved options
+        const bool group = !o.group.empty();
+        c_.b->resubscribe({o.topic, group ? o.group : o.name, group}, std::move(handler),
+                          group ? o.name : "");
+      } else {
+        c_.b->subscribe(o.topic, o.name, std::move(handler), options);
+      }
       return std::string("ok");
     });
     h.subscribe_calls[key].push_back(r.ret);

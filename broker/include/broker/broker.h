@@ -165,6 +165,15 @@ class Broker {
   /// OffsetOutOfRange, OptionsMismatch (joining a group with other options).
   void subscribe(const std::string& topic, const std::string& name, Handler handler,
                  PushOptions options = {});
+  /// R20: resumes what waiting_for_handler() listed with the options it was saved with, as
+  /// subscribe(w.topic, w.name, handler, saved) would (a push group: member joins it, as
+  /// subscribe(w.topic, member, handler, saved with group = w.name) would); no filter
+  /// predicate (subscribe with one instead). Throws InvalidArgument (no handler; a member for
+  /// a push subscription, or none for a group), UnknownTopic, UnknownSubscription (no push
+  /// subscription of that name waits for a handler, or no push group of that name), then
+  /// what that subscribe throws.
+  void resubscribe(const WaitingSubscription& waiting, Handler handler,
+                   const std::string& member = {});
   /// Removes a push subscription, a group member or a pull subscription; returns whether it
   /// existed. After it returns no offer starts for it; an offer running on another thread
   /// has finished, unless waiting for it could deadlock (then that offer's handler is
@@ -337,8 +346,8 @@ class Broker {
 
   // ---- observation ----
   /// The push subscriptions and push groups waiting for a handler (R20), ordered by topic
-  /// name, then name: after a restart, what to subscribe again (with the options it was
-  /// saved with; OptionsMismatch names any that differs). Locks each topic's and
+  /// name, then name: after a restart, what to resubscribe (or subscribe again with the
+  /// options it was saved with; OptionsMismatch names any that differs). Locks each topic's and
   /// subscription's mutex in turn. Throws IoError (a failed store) only.
   [[nodiscard]] std::vector<WaitingSubscription> waiting_for_handler() const;
   /// Counters of a subscription or group (a group member reports its group); on a

@@ -160,6 +160,12 @@ class Model {
 
   // ---- push (R4-R10, R12) ----
   void subscribe(const std::string& topic, const std::string& name, const PushOptions& options);
+  /// R20: subscribe with the options saved for the push subscription `name` a restart left
+  /// waiting for a handler, or (options.group set) for that push group, which `name` joins;
+  /// only the script and idempotent of `options` count. Throws InvalidArgument (empty name),
+  /// UnknownTopic, UnknownSubscription (nothing of that name waits, no such push group),
+  /// then what subscribe throws.
+  void resubscribe(const std::string& topic, const std::string& name, PushOptions options);
   bool unsubscribe(const std::string& topic, const std::string& name);
   void seek(const std::string& topic, const std::string& name, Offset offset);
   /// R8. An idempotent member's offer of an offset its handler already confirmed (returned

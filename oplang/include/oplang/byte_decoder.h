@@ -29,7 +29,8 @@
 //   poll_group (topic, group, member, max 0..3), 240 group_stats (topic, group), 243 an
 //   answer with a group generation (0 ack, 1 nack, 2 term, 3 extend, 4 delayed nack; the
 //   generation 0..255; then its fields) (R32), 249 a publish through a broker::Publisher
-//   (234's fields; R2)
+//   (234's fields; R2), 250 resubscribe (topic, sub, group, a script whose verdicts are
+//   0..4, idempotent 0/1; R20)
 //   (208, 220, 228, 229, 242 and 244-248 are not escapes: a
 //   committed input reads it as a kind byte). A script with restart, crash or
 //   fault runs on a durable broker (harness::runner_for). The fields:

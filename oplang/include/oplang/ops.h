@@ -71,6 +71,9 @@ struct Partitions {
 };
 /// subscribe(topic, name, handler running `script`, {header_filter, max_deliveries, start, group});
 /// with `idempotent` the handler is wrapped in broker::idempotent() (broker/idempotent.h).
+/// With `saved`, resubscribe (R20): the options are those saved for the push subscription
+/// `name` that waits for a handler, or for the push group `group`, which `name` joins (its
+/// filter, max_deliveries, start, backoff and durable_attempts here are ignored).
 struct Subscribe {
   std::string topic;
   std::string name;
@@ -82,6 +85,7 @@ struct Subscribe {
   bool idempotent = false;
   std::vector<Millis> backoff{};  // R24 (empty: no wait)
   bool durable_attempts = false;  // R34
+  bool saved = false;             // R20: resubscribe
   bool operator==(const Subscribe&) const = default;
 };
 /// subscribe_pull(topic, name, {header_filter, ack_timeout, max_deliveries, start,
