@@ -1,6 +1,6 @@
-// The messages a push lane's run took from the cursor, held without a map node each (issue
-// 19): a lane that confirms what it takes at once paid a map insert, a map erase and two
-// reference-count atomics per message for entries nobody looked up.
+// The messages a push lane's run took from the cursor, held without a map node each: a
+// lane that confirms what it takes at once pays no map insert, map erase or reference-count
+// atomics per message for entries nobody looks up.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// A run of consecutive messages stored together (issue 19): one allocation and one reference
+// A run of consecutive messages stored together: one allocation and one reference
 // count for up to kMaxBytes of records instead of one each, freed whole once retention
 // dropped all of them and no holder keeps one.
 #pragma once
@@ -83,8 +83,7 @@ class MessageSegment {
   /// consumer reading close behind the writer (and its core's prefetcher, which reads
   /// ahead of it) holds the lines around the write position, so the writer asks for the
   /// lines of the records after this one while it writes this one, and the transfers
-  /// overlap instead of stalling one store each (issue 19: 1.3x-1.6x the publish rate with
-  /// a lane on another CPU, BENCHMARKS.md).
+  /// overlap instead of stalling one store each (BENCHMARKS.md, a lane on another CPU).
   [[nodiscard]] unsigned char* reserve() {
     unsigned char* at = bytes_.get() + used_;
     if (used_ + kClaimAhead + 2 * 64 <= capacity_) {

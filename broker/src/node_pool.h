@@ -1,4 +1,4 @@
-// A memory resource for the nodes of a subscription's maps (issue 19): a free list per
+// A memory resource for the nodes of a subscription's maps: a free list per
 // block size, so a node made and dropped per message costs two pointer moves.
 #pragma once
 

@@ -292,9 +292,8 @@ void restart_at_failed(SubscriptionState& s, const Member& member, std::size_t o
   run.ticket = s.offers.begin(member.name);
   run.handler = member.handler;
   // The run now starts at the failed message; what it offered before stays behind `first`
-  // rather than being erased: erasing moved every Held of the rest down (a 64-message run
-  // failing halfway moved 32), about a third of what a failure cost a busy lane (issue 19:
-  // 1% failing went from 0.937x to 0.958x the rate without failures). marks[i] still
+  // rather than being erased: erasing would move every Held of the rest down (a 64-message
+  // run failing halfway would move 32; BENCHMARKS.md, "1% failing"). marks[i] still
   // stands before taken[i + 1].
   run.first = offered - 1;
 }
@@ -400,8 +399,8 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       // its publishers. Its next take waits a moment first (no lock held), so it finds a run
       // of messages where it would find one, and pulls the lines the publisher writes at
       // every append (the log's end, the record being written) to its core once per run
-      // instead of once per message (issue 19: 1.2x-1.5x the publish rate with a lane on
-      // another CPU). A message published meanwhile waits at most this long; a lane that
+      // instead of once per message (BENCHMARKS.md, a lane on another CPU). A message
+      // published meanwhile waits at most this long; a lane that
       // finds nothing at all does not wait here, nor one whose runs are short for another
       // reason (a returned message to offer first, a pause). The rest of a run a first
       // failure retook (below) keeps its at_end.
@@ -456,8 +455,7 @@ OfferRun offer_batch(const std::shared_ptr<SubscriptionState>& sp, int max,
       if (goes_on) {
         // run.at_end stays: the rest ends where the take found the end of what was
         // published, so a lane that caught up waits after it as after any run that did (a
-        // failure that cleared it measured 0.93x-0.94x the rate without failures against
-        // 0.97x with it kept, bench_acks' acks_paired, alternating builds).
+        // failure does not make the lane spin on a log it already read to the end).
         took = true;
       } else if (more && (!failed || first_failure) && saved == 0) {
         // The next run is taken in the same critical section, as offer_run's next message.

@@ -63,8 +63,8 @@ OfferRun offer_run(const std::shared_ptr<SubscriptionState>& s, OfferWatch* watc
 /// The most messages a lane's run takes (R15).
 inline constexpr std::size_t kMaxRun = 64;
 /// How many sync::spin_pause()s a lane waits after a run that found the end of what was
-/// published (offer_batch): about 0.7 us on the machine BENCHMARKS.md was measured on
-/// (18 ns per CPU pause); nothing on the fiber back-end.
+/// published (offer_batch): under a microsecond of CPU pauses; nothing on the fiber
+/// back-end.
 inline constexpr int kCaughtUpPauses = 4;
 
 /// Offers up to max messages of a push subscription as a lane does (R15's runs): takes a

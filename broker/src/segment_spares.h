@@ -1,4 +1,5 @@
-// Buffers of freed full-size log segments kept for the log's next segments (issue 19).
+// Buffers of freed full-size log segments kept for the log's next segments, so a
+// log that rolls reuses memory instead of allocating a segment each time.
 #pragma once
 
 #include <cstddef>

@@ -299,7 +299,7 @@ std::optional<Held> SubscriptionState::take_again(const MessagePtr& message,
   // As take_next: retention may have taken it. This look at the log's oldest is the take's
   // moment (a drop after it is as if it came a moment later); the message itself is the one
   // the run holds, not read again: a read looks at the log's bounds once more, a cache line
-  // publishers write at every append (issue 19: a failure's cost on a busy lane).
+  // publishers write at every append.
   catch_up();
   if (redelivery_.size() != 1) return std::nullopt;
   const auto [waiting, not_before] = *redelivery_.begin();

@@ -178,7 +178,7 @@ class SubscriptionState {
   /// R15 runs: fails the front of the run it holds (`offset`) and takes it again at once,
   /// leaving what fail(offset, failure) followed by take_again at now leaves, but with the
   /// message held where it was: no map node made and erased for its entry, its attempts and
-  /// its wait (issue 19: what a failure costs a busy lane). False, with nothing changed but
+  /// its wait. False, with nothing changed but
   /// a catch-up, where that pair would not retake it: not the run's front, dead-lettered
   /// (R23), a wait before its next offer (R24), paused, ordered by key, durable, another
   /// returned message, or dropped by retention.

@@ -1,5 +1,5 @@
 // The broker's topics by name, read on every publish, poll and ack: sharded, so readers of
-// different topics share no lock (issue 19: no broker-wide lock on the hot path).
+// different topics share no lock (no broker-wide lock on the hot path).
 #pragma once
 
 #include <algorithm>

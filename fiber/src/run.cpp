@@ -73,8 +73,6 @@ void sleep_for(std::chrono::milliseconds d) {
   rt.park(&kSleepToken, "sleep", rt.now() + d);
 }
 
-int current_fiber() { return broker::sync::fiber_runtime().current(); }
-
 void yield(const char* label) { broker::sync::fiber_runtime().point(label); }
 
 }  // namespace fiber

@@ -50,15 +50,6 @@ class Decoder {
     pos_ += n;
     return s;
   }
-  /// Steps over a str() without copying it.
-  void skip_str() {
-    const std::uint32_t n = u32();
-    if (failed_ || n > in_.size() - pos_) {
-      failed_ = true;
-      return;
-    }
-    pos_ += n;
-  }
   [[nodiscard]] bool failed() const { return failed_; }
   /// Bytes not read yet.
   [[nodiscard]] std::size_t remaining() const { return in_.size() - pos_; }

@@ -53,11 +53,6 @@ class Syncer {
     while (leading_) done_.wait(mu_);
     if (durable_ < written_) lead();
   }
-  /// How many syncs ran (benchmarks show group commit with it).
-  std::uint64_t syncs() EXCLUDES(mu_) {
-    sync::MutexLock lock(mu_);
-    return syncs_;
-  }
 
  private:
   void lead() REQUIRES(mu_) {
@@ -89,7 +84,6 @@ class Syncer {
     done_.notify_all();
     if (failed) std::rethrow_exception(failed);
     if (target > durable_) durable_ = target;
-    ++syncs_;
   }
 
   static constexpr std::chrono::milliseconds kGather{1};  // the longest gather
@@ -100,7 +94,6 @@ class Syncer {
   sync::CondVar gathered_;  // the leader's gather: notified by the write that completes it
   std::uint64_t written_ GUARDED_BY(mu_) = 0;
   std::uint64_t durable_ GUARDED_BY(mu_) = 0;
-  std::uint64_t syncs_ GUARDED_BY(mu_) = 0;
   bool leading_ GUARDED_BY(mu_) = false;
   std::uint64_t waiting_ GUARDED_BY(mu_) = 0;  // callers inside wait()
   std::uint64_t cohort_ GUARDED_BY(mu_) = 0;   // waiting_ when the last sync ended

@@ -71,8 +71,6 @@ RunResult run_fibers(std::vector<std::function<void()>> bodies, const Schedule& 
 
 /// Parks the running fiber for d of virtual time (see sync_fiber.h). Inside a run only.
 void sleep_for(std::chrono::milliseconds d);
-/// Id of the running fiber (0, 1, ... in start order). Inside a run only.
-int current_fiber();
 /// A scheduling point with a caller-chosen label (a string literal). Inside a run only.
 void yield(const char* label);
 
