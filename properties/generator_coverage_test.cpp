@@ -161,8 +161,10 @@ TEST(GeneratorCoverage, TheStatesThatMatterAreReached) {
       // partition: a group's)
       {"totals of a partitioned topic", 0.5},
       // issue 15: R31
-      // rare (0.1-0.2% measured, less as mixes join the count): OrderingKeys.* pin it
-      {"key held back, then handed out", 0.05},
+      // rare: about 0.1% (some 22 of the 22,500 sequences) since more mixes joined the
+      // count, and a fresh-clone CI once saw 10, under a floor of 0.05%. A floor of 5
+      // sequences still proves the mixes reach it; OrderingKeys.* pin the state itself.
+      {"key held back, then handed out", 0.02},
       // issue 15: R32
       {"group rebalanced", 1},
       {"group delivery", 1},
