@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace conformance {
 
@@ -39,7 +40,9 @@ void add(std::map<std::string, std::vector<std::string>>& out, std::set<std::str
 }  // namespace
 
 std::map<std::string, std::vector<std::string>> check_fault_history(
-    const std::vector<FaultEvent>& history) {
+    const std::vector<FaultEvent>& history, AttemptsKept attempts,
+    std::size_t* judged_across_restarts) {
+  std::size_t across = 0;
   std::map<std::string, std::vector<std::string>> out;
   for (const std::string& name : anomaly_names()) out[name];
   std::set<std::string> seen;  // name + value pairs already counted
@@ -85,8 +88,10 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
   std::set<std::string> acked;                       // values with an accepted ack
   std::set<std::string> handed;                      // values delivered so far
   std::map<std::string, std::size_t> last_first;     // consumer -> last first delivery
-  std::set<std::size_t> ok_not_handed;               // published ok, not yet delivered
-  std::set<std::size_t> at_poll_start;               // ok_not_handed as the current poll began
+  // (value, engine id) -> the count and epoch of its last hand-out that said a count.
+  std::map<std::pair<std::string, std::string>, std::pair<int, std::size_t>> last_attempt;
+  std::set<std::size_t> ok_not_handed;  // published ok, not yet delivered
+  std::set<std::size_t> at_poll_start;  // ok_not_handed as the current poll began
   std::size_t current_poll = 0;
   bool in_poll = false;
   std::size_t epoch = 0;
@@ -99,8 +104,11 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
     const std::optional<std::size_t> index = index_of(e.value);
     switch (e.kind) {
       case FaultEvent::Kind::kPollFailed:
+        in_poll = false;
+        break;
       case FaultEvent::Kind::kAckFailed:
         in_poll = false;
+        last_attempt.erase({e.value, e.id});  // it may have been settled: its count with it
         break;
       case FaultEvent::Kind::kPublish:
         in_poll = false;
@@ -110,7 +118,10 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
         break;
       case FaultEvent::Kind::kAck:
         in_poll = false;
-        if (e.accepted) acked.insert(e.value);
+        if (e.accepted) {
+          acked.insert(e.value);
+          last_attempt.erase({e.value, e.id});  // settled: a restart may undo it, count and all
+        }
         if (const std::optional<std::uint64_t> n = number_of(e.id);
             e.accepted && judge_floor && n) {
           if (*n >= floor) acked_above_floor.insert(*n);
@@ -133,6 +144,16 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
         }
         ids[e.value].insert(e.id);
         if (ids[e.value].size() > 1) add(out, seen, "duplicated", e.value);
+        if (e.attempt > 0) {
+          const auto [last, inserted] =
+              last_attempt.try_emplace({e.value, e.id}, e.attempt, e.epoch);
+          const bool judged = attempts == AttemptsKept::kDurable || last->second.second == e.epoch;
+          if (!inserted && judged && last->second.second < e.epoch) ++across;
+          if (!inserted && judged && e.attempt <= last->second.first) {
+            add(out, seen, "attempts-went-back", e.value);
+          }
+          last->second = {e.attempt, e.epoch};
+        }
         // Handed out again above the floor (allowed): its earlier ack no longer holds it.
         if (const std::optional<std::uint64_t> n = number_of(e.id); judge_floor && n) {
           acked_above_floor.erase(*n);
@@ -179,6 +200,7 @@ std::map<std::string, std::vector<std::string>> check_fault_history(
   for (const std::string& value : delivered) {
     if (!ack_tried.contains(value)) add(out, seen, "lost-unacked", value);
   }
+  if (judged_across_restarts != nullptr) *judged_across_restarts = across;
   return out;
 }
 

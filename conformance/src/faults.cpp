@@ -229,6 +229,7 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   sp.ack_timeout = options.ack_timeout_ms;
   sp.max_deliveries = 0;  // no dead letters: every value stays deliverable until acked
   sp.start = model::Start{model::Start::Kind::kBeginning, 0};
+  sp.durable_attempts = options.durable_attempts;
   must(sp, "subscribe_pull");
   if (control.after_setup) control.after_setup();
 
@@ -489,7 +490,9 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
     ++report.drain_rounds;
   }
   report.drain_quiet = empty_rounds >= options.drain_quiet_rounds;
-  report.anomalies = check_fault_history(report.history);
+  report.anomalies = check_fault_history(
+      report.history, options.durable_attempts ? AttemptsKept::kDurable : AttemptsKept::kWhileUp,
+      &report.counted_after_restart);
   return report;
 }
 

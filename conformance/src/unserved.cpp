@@ -80,11 +80,10 @@ const Row kRows[] = {
      "not yet: --faults kills the server, it fails no write",
      "not yet: --faults kills the server, it fails no write"},
     {{"R34", "durable attempts"},
-     "--faults (the durable broker)",
-     "not yet: the delivery count survives a restart in file storage; --faults does not judge "
-     "attempts",
-     "not yet: the pending list's delivery count survives with appendonly; --faults does not "
-     "judge attempts"},
+     "--faults: attempts-went-back (the run's subscription asks for durable attempts)",
+     "--faults: attempts-went-back (the delivery counts of the consumer's state, written at "
+     "most every 100 ms: a kill -9 may undo the latest)",
+     "--faults: attempts-went-back (the pending list's delivery counts, appendonly)"},
 };
 
 }  // namespace

@@ -39,6 +39,15 @@ FaultEvent ack(const std::string& v, const std::string& consumer, bool accepted 
   return e;
 }
 
+// A hand-out of v to c1 in `poll` at delivery count `attempt`, while the server had been
+// down `epoch` times.
+FaultEvent got_at(const std::string& v, std::size_t poll, int attempt, std::size_t epoch = 0) {
+  FaultEvent e = got(v, "c1", poll);
+  e.attempt = attempt;
+  e.epoch = epoch;
+  return e;
+}
+
 // h ended as a run ends: the drain acks, accepted, every value it was ever handed.
 std::vector<FaultEvent> drained(std::vector<FaultEvent> h) {
   std::vector<std::string> handed;
@@ -195,6 +204,43 @@ TEST(FaultHistory, APublishAfterThePollBeganIsNoSkip) {
                            pub("v2"), got("v2", "c1", 2), got("v1", "c2", 3)});
   EXPECT_TRUE(found.at("poll-skip").empty());
   EXPECT_TRUE(found.at("lost").empty());
+}
+
+// Each hand-out of a value counts above its last (R6); a count may jump (a failed poll may
+// have handed it out unseen), never stay or go back.
+TEST(FaultHistory, AttemptsWentBackIsAHandOutCountedAtOrBelowAnEarlierOne) {
+  expect_only({pub("v0"), pub("v1"), got_at("v0", 1, 1), got_at("v1", 1, 1), got_at("v0", 2, 2),
+               got_at("v1", 2, 1), got_at("v0", 3, 4)},
+              "attempts-went-back", {"v1"});
+  // Two stored copies count apart: that is duplicated, not a count gone back.
+  FaultEvent copy = got_at("v0", 2, 1);
+  copy.id = "5";
+  expect_only({pub("v0"), got_at("v0", 1, 1), copy}, "duplicated", {"v0"});
+}
+
+// Across a restart (a higher epoch) counts are judged only where the engine keeps attempts
+// (R34); without that a restart may lose what no commit saved (R19). A settled message's
+// count is not judged, nor a count the engine does not say (0).
+TEST(FaultHistory, AttemptsAreJudgedAcrossARestartOnlyWhereTheyAreKept) {
+  const std::vector<FaultEvent> h =
+      drained({pub("v0"), got_at("v0", 1, 1), got_at("v0", 2, 2), got_at("v0", 3, 2, 1)});
+  EXPECT_TRUE(check_fault_history(h).at("attempts-went-back").empty());
+  std::size_t across = 0;
+  EXPECT_EQ(check_fault_history(h, AttemptsKept::kDurable, &across).at("attempts-went-back"),
+            std::vector<std::string>{"v0"});
+  EXPECT_EQ(across, 1u);
+  // A settled message takes its count with it: brought back by a restart (acked-came-back,
+  // here also after an ack the fault left unanswered), it counts anew.
+  FaultEvent unanswered = ack("v1", "c1");
+  unanswered.kind = Kind::kAckFailed;
+  const std::vector<FaultEvent> settled =
+      drained({pub("v0"), pub("v1"), got_at("v0", 1, 2), got_at("v1", 1, 2), ack("v0", "c1"),
+               unanswered, got_at("v0", 2, 1, 1), got_at("v1", 2, 1, 1)});
+  EXPECT_TRUE(
+      check_fault_history(settled, AttemptsKept::kDurable).at("attempts-went-back").empty());
+  const std::vector<FaultEvent> unsaid =
+      drained({pub("v0"), got_at("v0", 1, 0), got_at("v0", 2, 0)});
+  EXPECT_TRUE(check_fault_history(unsaid, AttemptsKept::kDurable).at("attempts-went-back").empty());
 }
 
 TEST(FaultHistory, EveryNameIsReportedEvenWhenNothingIsSeen) {

@@ -185,7 +185,8 @@ TEST(InProcFaults, APauseLastsItsWholeSpan) {
 
 // The fault workload on the durable broker: SIGKILL, clean restarts and pauses of a real
 // process, fsync always. Acks above the first unacked message may come back (SPEC R20);
-// nothing else (a message left to time out comes back: the server expires deadlines).
+// nothing else (a message left to time out comes back: the server expires deadlines), and
+// no unsettled message comes back at a delivery count it had before (R34, durable attempts).
 TEST(InProcFaults, AKilledBrokerLosesNothingAndNeverBringsBackItsAckFloor) {
   BrokerServer server;
   ServedTarget target(server.port());
@@ -203,6 +204,7 @@ TEST(InProcFaults, AKilledBrokerLosesNothingAndNeverBringsBackItsAckFloor) {
   EXPECT_GT(r.ok, 100u);
   EXPECT_GT(r.delivered, 100u);
   EXPECT_GT(r.call_errors, 0u) << "no call met a fault";
+  EXPECT_GT(r.counted_after_restart, 0u) << "no delivery count was judged across a restart";
   for (const auto& [name, values] : r.anomalies) {
     if (name == "acked-came-back") continue;
     EXPECT_TRUE(values.empty()) << name << ": " << values.front() << " (seed 7)";

@@ -671,6 +671,8 @@ int run_fault_mode(const FaultArgs& args, const volatile std::sig_atomic_t& inte
               << r.indeterminate << " indeterminate); deliveries " << r.delivered
               << ", acks accepted " << r.acks_accepted << ", calls the engine failed "
               << r.call_errors << "\n"
+              << "delivery counts judged across a restart (R34, attempts-went-back): "
+              << r.counted_after_restart << " hand-outs\n"
               << "history: " << history << "\n"
               << "drain: " << r.drain_rounds << " rounds, "
               << (r.drain_quiet ? "ended quiet"

@@ -33,7 +33,7 @@ struct FaultEvent {
   bool accepted = false;                      // kAck
   std::size_t poll = 0;                       // kDeliver
   std::int64_t at_ms = 0;  // since the run began (for reading a history, not judged)
-  int attempt = 0;         // kDeliver: the engine's delivery count (for reading, not judged)
+  int attempt = 0;         // kDeliver: the engine's delivery count (0: the engine did not say)
   // How many times the server had been down (killed, or stopped for a restart) when the
   // call began: a call with a higher epoch than another's began after a server that might
   // have served the other was gone.
@@ -59,7 +59,17 @@ struct FaultEvent {
 ///   nonmonotonic    a consumer's first deliveries going backwards in publish order;
 ///   poll-skip       a poll handing out a value first while an earlier value, published ok
 ///                   before the poll began, had never been delivered (and was later: one
-///                   never delivered is lost, not skipped).
+///                   never delivered is lost, not skipped);
+///   attempts-went-back  a value handed out again under the same engine id, with no ack of
+///                   it accepted (or left unanswered) since, at a delivery count at or below
+///                   the one it was last handed out with: a hand-out not counted (R6), or one
+///                   a restart undid although the engine keeps attempts (SPEC R34,
+///                   AttemptsKept::kDurable), which lets a message that kills its consumer
+///                   come back forever. A settled message takes its count with it: when a
+///                   restart brings it back (acked-came-back) its count starts anew. Judged
+///                   only for counts the engine says (above 0); with AttemptsKept::kWhileUp
+///                   only between hand-outs with no server down between them (R19: a
+///                   restart may lose what no commit saved).
 /// Redelivery after a nack, a missed deadline or a refused ack is at-least-once and no
 /// anomaly. A value published before a failed poll may have been handed to that poll
 /// unseen: its first visible delivery is then no first delivery, and neither
@@ -68,14 +78,22 @@ inline const std::vector<std::string>& anomaly_names() {
   static const std::vector<std::string> names = {
       "lost",         "lost-unacked",    "unexpected",
       "duplicated",   "acked-came-back", "floor-came-back",
-      "nonmonotonic", "poll-skip"};
+      "nonmonotonic", "poll-skip",       "attempts-went-back"};
   return names;
 }
 
+/// What a run may expect of the engine's delivery counts across a restart: kWhileUp, they
+/// only grow while the server stays up (R19: a restart may lose counts no commit saved);
+/// kDurable, they never go back (R34: each hand-out's attempt is saved before it is made).
+enum class AttemptsKept { kWhileUp, kDurable };
+
 /// Each anomaly name (all of anomaly_names(), empty when not seen) -> the values showing it
 /// (a value at most once per name). Values are "v<i>"; a value of another form delivered
-/// counts as unexpected. Throws nothing but std::bad_alloc.
+/// counts as unexpected. If `judged_across_restarts` is given, it is set to how many hand-outs
+/// attempts-went-back judged against one made before the server was last down. Throws
+/// nothing but std::bad_alloc.
 std::map<std::string, std::vector<std::string>> check_fault_history(
-    const std::vector<FaultEvent>& history);
+    const std::vector<FaultEvent>& history, AttemptsKept attempts = AttemptsKept::kWhileUp,
+    std::size_t* judged_across_restarts = nullptr);
 
 }  // namespace conformance

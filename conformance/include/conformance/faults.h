@@ -96,6 +96,10 @@ struct FaultOptions {
   // The drain ends after this many rounds in a row, an ack timeout apart, found nothing (a
   // cluster electing leaders needs more than a single server).
   int drain_quiet_rounds = 2;
+  // The subscription asks that each hand-out's attempt be saved before it is made (R34), and
+  // the checker then judges delivery counts across restarts too (attempts-went-back).
+  // JetStream and Redis take no such option: their consumer state always holds the counts.
+  bool durable_attempts = true;
   // Where progress lines go (one every ~5 s); none if empty.
   std::function<void(const std::string&)> progress;
 };
@@ -123,6 +127,9 @@ struct FaultReport {
   // The final drain: its rounds, and whether it ended quiet (false: cut off at its bound,
   // the engine still failing polls or still handing out; `lost` may then be values it
   // never served again).
+  // Hand-outs whose count attempts-went-back judged against one made before the server was
+  // last down (check_fault_history's judged_across_restarts).
+  std::size_t counted_after_restart = 0;
   std::size_t drain_rounds = 0;
   bool drain_quiet = false;
   int consumers = 0;
