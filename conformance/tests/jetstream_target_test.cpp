@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -581,6 +582,26 @@ TEST(JetStreamFaults, APollWaitsForTheServerToEndItsPullRequest) {
   const auto* got = std::get_if<std::vector<Received>>(&out.value);
   ASSERT_NE(got, nullptr) << oplang::print(out);
   EXPECT_TRUE(got->empty());
+  EXPECT_TRUE(server.alive()) << server.log_tail(20);
+}
+
+// A run is void by the engine's lag as well as the client's (Target::lag): a server that
+// answers late, as one starved of CPU does (its ack-wait timers then fire late by as much), is
+// measured by a round trip. Here the client is on the model's clock (an advance waited for
+// it) and the server is stopped for a second: the lag is the server's second.
+TEST(JetStreamFaults, LagCountsTheServersRoundTripNotOnlyTheClientsClock) {
+  NatsServer server;
+  JetStreamTarget target(server.url(), "lagrtt", kUnitMs);
+  ASSERT_FALSE(target.step(oplang::CreateTopic{"t"}).error);
+  ASSERT_FALSE(target.step(oplang::Advance{10}).error);  // the client's clock caught up
+  server.pause();
+  auto resume = std::async(std::launch::async, [&server] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    server.resume();
+  });
+  const model::Millis lag = target.lag();
+  resume.get();
+  EXPECT_GE(lag, 800 / kUnitMs) << "the server was stopped for 1000 ms";
   EXPECT_TRUE(server.alive()) << server.log_tail(20);
 }
 

@@ -13,17 +13,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -175,6 +178,23 @@ TEST_F(RedisTargetTest, AGroupTheEngineLostIsRefusedAsUnknownAndNeverMadeAgain) 
 }
 
 // R2, R11: offsets from 0 in publish order, first attempt, deadline = now + ack_timeout.
+// A run is void by the engine's lag as well as the client's (Target::lag): a server that
+// answers late, as one starved of CPU does, is measured by a PING's round trip. Here the
+// client is on the model's clock (an advance waited for it) and the server is stopped for a
+// second: the lag is the server's second.
+TEST_F(RedisTargetTest, LagCountsTheServersRoundTripNotOnlyTheClientsClock) {
+  ASSERT_FALSE(Step(oplang::CreateTopic{"t"}).error);
+  ASSERT_FALSE(Step(oplang::Advance{10}).error);  // the client's clock caught up
+  server_->pause();
+  auto resume = std::async(std::launch::async, [this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    server_->resume();
+  });
+  const model::Millis lag = target_->lag();
+  resume.get();
+  EXPECT_GE(lag, 800 / kUnitMs) << "the server was stopped for 1000 ms";
+}
+
 TEST_F(RedisTargetTest, R11PollReturnsPublishedMessagesWithOffsetsAttemptAndDeadline) {
   Create("t");
   Subscribe("t", "s");
