@@ -12,7 +12,7 @@
 
 #include "model/errors.h"
 #include "model/types.h"
-#include "oplang/script.h"
+#include "model/handler_script.h"
 
 namespace model {
 

@@ -1,9 +1,9 @@
-// Texts of scripted side-effect results.
-#include "oplang/script.h"
+// Texts of scripted side-effect results, and how a scripted handler ends.
+#include "model/handler_script.h"
 
 #include <stdexcept>
 
-namespace oplang {
+namespace model {
 
 std::string effect_result(EffectKind kind, const std::string& result) {
   const char* name = "";
@@ -46,4 +46,4 @@ bool end_with(Verdict verdict) {
   return true;
 }
 
-}  // namespace oplang
+}  // namespace model
