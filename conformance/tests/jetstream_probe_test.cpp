@@ -28,6 +28,36 @@ constexpr std::int64_t kNs = 1000000;
 
 void sleep_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+void Check(natsStatus s, const char* what) {
+  if (s != NATS_OK) throw std::runtime_error(std::string(what) + ": " + natsStatus_GetText(s));
+}
+
+// Stream `name` on subject name.s (file storage; MaxMsgs with DiscardOld) and its durable
+// pull consumer "d" (explicit acks, AckWait kAckWaitMs). Throws std::runtime_error.
+void AddStreamAndConsumer(jsCtx* js, const std::string& name, std::int64_t max_msgs = -1,
+                          std::int64_t max_deliver = -1, std::int64_t max_ack_pending = -1) {
+  const std::string subject = name + ".s";
+  const char* subjects[] = {subject.c_str()};
+  jsStreamConfig sc;
+  jsStreamConfig_Init(&sc);
+  sc.Name = name.c_str();
+  sc.Subjects = subjects;
+  sc.SubjectsLen = 1;
+  sc.Storage = js_FileStorage;
+  sc.MaxMsgs = max_msgs;
+  sc.Discard = js_DiscardOld;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  Check(js_AddStream(nullptr, js, &sc, nullptr, &jerr), "add stream");
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = "d";
+  cc.AckPolicy = js_AckExplicit;
+  cc.AckWait = kAckWaitMs * kNs;
+  cc.MaxDeliver = max_deliver;
+  cc.MaxAckPending = max_ack_pending;
+  Check(js_AddConsumer(nullptr, js, name.c_str(), &cc, nullptr, &jerr), "add consumer");
+}
+
 // One message as the client got it: the stream sequence, its delivery count, and the handle
 // its acks go through.
 struct Got {
@@ -46,24 +76,7 @@ class Raw {
     Check(natsConnection_ConnectTo(&nc_, url.c_str()), "connect");
     Check(natsConnection_JetStream(&js_, nc_, nullptr), "jetstream");
     subject_ = name + ".s";
-    const char* subjects[] = {subject_.c_str()};
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = name_.c_str();
-    sc.Subjects = subjects;
-    sc.SubjectsLen = 1;
-    sc.MaxMsgs = max_msgs;
-    sc.Discard = js_DiscardOld;
-    jsErrCode jerr = static_cast<jsErrCode>(0);
-    Check(js_AddStream(nullptr, js_, &sc, nullptr, &jerr), "add stream");
-    jsConsumerConfig cc;
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = "d";
-    cc.AckPolicy = js_AckExplicit;
-    cc.AckWait = kAckWaitMs * kNs;
-    cc.MaxDeliver = max_deliver;
-    cc.MaxAckPending = max_ack_pending;
-    Check(js_AddConsumer(nullptr, js_, name_.c_str(), &cc, nullptr, &jerr), "add consumer");
+    AddStreamAndConsumer(js_, name_, max_msgs, max_deliver, max_ack_pending);
     const std::string advisories = "$JS.EVENT.ADVISORY.CONSUMER.*." + name_ + ".d";
     Check(natsConnection_SubscribeSync(&advisories_, nc_, advisories.c_str()), "advisories");
   }
@@ -237,9 +250,6 @@ class Raw {
   }
 
  private:
-  static void Check(natsStatus s, const char* what) {
-    if (s != NATS_OK) throw std::runtime_error(std::string(what) + ": " + natsStatus_GetText(s));
-  }
   std::string name_;
   std::string subject_;
   natsConnection* nc_ = nullptr;
@@ -639,20 +649,7 @@ class Unreconnecting {
     if (js_PullSubscribe(&pull_, js_, subject_.c_str(), "d", nullptr, &so, &jerr) == NATS_OK) {
       return;  // the stream and consumer are there (a restart)
     }
-    const char* subjects[] = {subject_.c_str()};
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = name.c_str();
-    sc.Subjects = subjects;
-    sc.SubjectsLen = 1;
-    sc.Storage = js_FileStorage;
-    Check(js_AddStream(nullptr, js_, &sc, nullptr, &jerr), "add stream");
-    jsConsumerConfig cc;
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = "d";
-    cc.AckPolicy = js_AckExplicit;
-    cc.AckWait = kAckWaitMs * kNs;
-    Check(js_AddConsumer(nullptr, js_, name.c_str(), &cc, nullptr, &jerr), "add consumer");
+    AddStreamAndConsumer(js_, name);
     Check(js_PullSubscribe(&pull_, js_, subject_.c_str(), "d", nullptr, &so, &jerr), "pull");
   }
   ~Unreconnecting() {
@@ -686,9 +683,6 @@ class Unreconnecting {
   }
 
  private:
-  static void Check(natsStatus s, const char* what) {
-    if (s != NATS_OK) throw std::runtime_error(std::string(what) + ": " + natsStatus_GetText(s));
-  }
   std::string subject_;
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
