@@ -124,12 +124,12 @@ struct FaultReport {
   std::size_t delivered = 0, acks_accepted = 0, call_errors = 0;
   // What the engine said when it last failed a call or refused a poll.
   std::string last_call_error;
-  // The final drain: its rounds, and whether it ended quiet (false: cut off at its bound,
-  // the engine still failing polls or still handing out; `lost` may then be values it
-  // never served again).
   // Hand-outs whose count attempts-went-back judged against one made before the server was
   // last down (check_fault_history's judged_across_restarts).
   std::size_t counted_after_restart = 0;
+  // The final drain: its rounds, and whether it ended quiet (false: cut off at its bound,
+  // the engine still failing polls or still handing out; `lost` may then be values it
+  // never served again).
   std::size_t drain_rounds = 0;
   bool drain_quiet = false;
   int consumers = 0;
