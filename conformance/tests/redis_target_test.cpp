@@ -177,7 +177,6 @@ TEST_F(RedisTargetTest, AGroupTheEngineLostIsRefusedAsUnknownAndNeverMadeAgain) 
   EXPECT_EQ(raw.Integer({"EXISTS", "test:t"}), 0) << "the adapter made the stream again";
 }
 
-// R2, R11: offsets from 0 in publish order, first attempt, deadline = now + ack_timeout.
 // A run is void by the engine's lag as well as the client's (Target::lag): a server that
 // answers late, as one starved of CPU does, is measured by a PING's round trip. Here the
 // client is on the model's clock (an advance waited for it) and the server is stopped for a
@@ -195,6 +194,7 @@ TEST_F(RedisTargetTest, LagCountsTheServersRoundTripNotOnlyTheClientsClock) {
   EXPECT_GE(lag, 800 / kUnitMs) << "the server was stopped for 1000 ms";
 }
 
+// R2, R11: offsets from 0 in publish order, first attempt, deadline = now + ack_timeout.
 TEST_F(RedisTargetTest, R11PollReturnsPublishedMessagesWithOffsetsAttemptAndDeadline) {
   Create("t");
   Subscribe("t", "s");
