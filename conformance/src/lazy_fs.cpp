@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <system_error>
 #include <thread>
 
@@ -120,6 +123,21 @@ void LazyFs::write_back() {
   if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused the write-back");
 }
 
+void LazyFs::fail(int error) {
+  if (error != EIO && error != ENOSPC) {
+    throw std::invalid_argument("lazy_fs fails with EIO or ENOSPC, not " + std::to_string(error));
+  }
+  std::ofstream control(mount_ + "/.lazyfs");
+  control << (error == EIO ? "fail EIO" : "fail ENOSPC") << std::flush;
+  if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused to fail");
+}
+
+void LazyFs::heal() {
+  std::ofstream control(mount_ + "/.lazyfs");
+  control << "heal" << std::flush;
+  if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused to heal");
+}
+
 LazyFsCounters LazyFs::counters() const {
   std::ifstream control(mount_ + "/.lazyfs");
   if (!control) throw TargetFailure("lazy_fs at " + mount_ + " does not answer");
@@ -139,6 +157,8 @@ LazyFsCounters LazyFs::counters() const {
       c.drops = value;
     else if (name == "dropped_bytes")
       c.dropped_bytes = value;
+    else if (name == "failed")
+      c.failed = value;
   }
   return c;
 }

@@ -77,8 +77,10 @@ const Row kRows[] = {
      "no counterpart: Redis consumer groups are R11's pull subscriptions"},
     {{"R33", "a failed write or sync"},
      "the crash-point and disk-fault suites (simfs)",
-     "not yet: --faults kills the server, it fails no write",
-     "not yet: --faults kills the server, it fails no write"},
+     "raw probes only (JetStreamDiskError.*: a publish whose write fails is refused); --faults "
+     "fails no write yet",
+     "raw probes only (RedisDiskError.*: always exits, everysec refuses with MISCONF); --faults "
+     "fails no write yet"},
     {{"R34", "durable attempts"},
      "--faults: attempts-went-back (the run's subscription asks for durable attempts)",
      "--faults: attempts-went-back (the delivery counts of the consumer's state, written at "

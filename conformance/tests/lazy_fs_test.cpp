@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <ostream>
@@ -125,15 +126,22 @@ TEST(UnsyncedWrites, AReaderSeesEveryWriteAndAPowerCutKeepsWhatWasSynced) {
 
 // One step on a real mount: file `file` of three.
 struct MountOp {
-  enum class Kind { kWrite, kAppend, kSync, kTruncate, kReopen, kWriteBack } kind;
+  // kFail: the disk starts failing every write and fsync (EIO for an odd offset, else
+  // ENOSPC), or heals if it was failing.
+  enum class Kind { kWrite, kAppend, kSync, kTruncate, kReopen, kWriteBack, kFail } kind;
   int file;
   std::uint64_t offset;
   std::string bytes;
 };
 
 void showValue(const MountOp& op, std::ostream& os) {
-  static const char* const kNames[] = {"pwrite",    "append", "fsync",
-                                       "ftruncate", "reopen", "write back (every file)"};
+  static const char* const kNames[] = {"pwrite",
+                                       "append",
+                                       "fsync",
+                                       "ftruncate",
+                                       "reopen",
+                                       "write back (every file)",
+                                       "fail or heal (every file)"};
   os << kNames[static_cast<int>(op.kind)] << " f" << op.file;
   if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kTruncate)
     os << " " << op.offset;
@@ -150,7 +158,8 @@ rc::Gen<MountOp> gen_mount_op() {
                                                             {2, MountOp::Kind::kSync},
                                                             {1, MountOp::Kind::kTruncate},
                                                             {1, MountOp::Kind::kReopen},
-                                                            {1, MountOp::Kind::kWriteBack}})),
+                                                            {1, MountOp::Kind::kWriteBack},
+                                                            {1, MountOp::Kind::kFail}})),
       rc::gen::set(&MountOp::file, rc::gen::inRange(0, 3)),
       rc::gen::set(&MountOp::offset, rc::gen::inRange<std::uint64_t>(0, 5000)),
       rc::gen::set(&MountOp::bytes, gen_bytes()));
@@ -167,6 +176,9 @@ std::string read_whole(const std::string& path) {
   return out;
 }
 
+// Generated steps on three files of a real mount against a model of each file: every read
+// sees every write, a failing disk refuses every write and fsync and changes nothing, and a
+// power cut keeps what was synced.
 TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
   if (const std::string why = lazy_fs_unavailable(); !why.empty()) GTEST_SKIP() << why;
   LazyFs fs;
@@ -184,24 +196,45 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
       appenders.push_back(::open(paths.back().c_str(), O_WRONLY | O_APPEND));
       RC_ASSERT(fds.back() >= 0 && appenders.back() >= 0);
     }
+    int failing = 0;  // the errno every write and fsync fails with now, 0 when well
+    // A call the failing disk refused: -1 with its errno, and the file as it was.
+    auto refused = [&](ssize_t rc) { return rc == -1 && errno == failing; };
     for (const MountOp& op : ops) {
       const auto i = static_cast<std::size_t>(op.file);
       FileModel& m = models[i];
       switch (op.kind) {
-        case MountOp::Kind::kWrite:
-          RC_ASSERT(
-              ::pwrite(fds[i], op.bytes.data(), op.bytes.size(), static_cast<off_t>(op.offset)) ==
-              static_cast<ssize_t>(op.bytes.size()));
+        case MountOp::Kind::kWrite: {
+          const ssize_t rc =
+              ::pwrite(fds[i], op.bytes.data(), op.bytes.size(), static_cast<off_t>(op.offset));
+          if (failing != 0 && !op.bytes.empty()) {
+            RC_ASSERT(refused(rc));
+            break;
+          }
+          RC_ASSERT(rc == static_cast<ssize_t>(op.bytes.size()));
           m.write(op.offset, op.bytes);
           break;
-        case MountOp::Kind::kAppend:
-          RC_ASSERT(::write(appenders[i], op.bytes.data(), op.bytes.size()) ==
-                    static_cast<ssize_t>(op.bytes.size()));
+        }
+        case MountOp::Kind::kAppend: {
+          const ssize_t rc = ::write(appenders[i], op.bytes.data(), op.bytes.size());
+          if (failing != 0 && !op.bytes.empty()) {
+            RC_ASSERT(refused(rc));
+            break;
+          }
+          RC_ASSERT(rc == static_cast<ssize_t>(op.bytes.size()));
           m.write(m.seen.size(), op.bytes);
           break;
+        }
         case MountOp::Kind::kSync:
+          if (failing != 0) {
+            RC_ASSERT(refused(::fsync(fds[i])));
+            break;
+          }
           RC_ASSERT(::fsync(fds[i]) == 0);
           m.sync();
+          break;
+        case MountOp::Kind::kFail:
+          failing = failing != 0 ? 0 : op.offset % 2 == 1 ? EIO : ENOSPC;
+          failing != 0 ? fs.fail(failing) : fs.heal();
           break;
         case MountOp::Kind::kTruncate:
           RC_ASSERT(::ftruncate(fds[i], static_cast<off_t>(op.offset)) == 0);
@@ -223,6 +256,7 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
       ::close(fds[i]);
       ::close(appenders[i]);
     }
+    fs.heal();
     fs.drop_unsynced();
     for (std::size_t i = 0; i < 3; ++i) {
       models[i].power_cut();
@@ -233,6 +267,7 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
   const LazyFsCounters c = fs.counters();
   EXPECT_GT(c.drops, 0U);
   EXPECT_GT(c.dropped_bytes, 0U) << "no run lost a byte: the power cut was never tried";
+  EXPECT_GT(c.failed, 0U) << "no run failed a call: the failing disk was never tried";
   EXPECT_EQ(c.pending_bytes, 0U);
 }
 

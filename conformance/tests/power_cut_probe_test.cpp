@@ -8,10 +8,13 @@
 #include <hiredis/hiredis.h>
 #include <nats/nats.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "conformance/lazy_fs.h"
 #include "conformance/nats_server.h"
@@ -139,6 +142,34 @@ TEST(JetStreamPowerCut, AcknowledgedPublishesAreLostWhenUnsyncedWritesAre) {
   EXPECT_EQ(before.fsyncs, 0U) << "the server synced: the finding may be gone";
 }
 
+// A failing disk (every write and fsync EIO, or ENOSPC), no restart: nats-server 2.9.10
+// writes a message as it stores it, and a write that fails fails the publish ("JetStream
+// failed to store a msg"): nothing is acknowledged while the disk fails, nothing
+// acknowledged before is lost, and once the disk heals publishes are taken again.
+TEST(JetStreamDiskError, APublishWhoseWriteFailsIsRefusedAndNothingAcknowledgedIsLost) {
+  SKIP_WITHOUT_FUSE();
+  for (const int error : {EIO, ENOSPC}) {
+    NatsOnLazyFs nats;
+    LazyFs& disk = nats.disk;
+    NatsServer& server = nats.server;
+    NatsClient c(server.url());
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.add_stream("ill"));
+    ASSERT_EQ(c.publish("ill", 20), 20);
+    disk.fail(error);
+    EXPECT_EQ(c.publish("ill", 20), 0) << "acknowledged while every write failed, errno " << error;
+    EXPECT_GT(disk.counters().failed, 0U);
+    EXPECT_EQ(c.messages("ill"), 20);
+    disk.heal();
+    EXPECT_EQ(c.publish("ill", 5), 5);
+    EXPECT_EQ(c.messages("ill"), 25);
+    server.stop();
+    server.restart();
+    NatsClient again(server.url());
+    EXPECT_EQ(again.messages("ill"), 25) << "errno " << error;
+  }
+}
+
 // The stream's meta file, written without a sync, is lost in a power cut before the 60 s
 // timer: the server skips the stream ("checksums do not match") and everything in it.
 TEST(JetStreamPowerCut, AStreamMadeSinceTheLastSyncIsGoneWithItsMessages) {
@@ -260,6 +291,91 @@ TEST(RedisPowerCut, AlwaysKeepsEveryAcknowledgedXadd) {
   ASSERT_TRUE(c != nullptr && c->err == 0);
   EXPECT_EQ(redis_int(c, "XLEN %s", "k"), acked);
   redisFree(c);
+}
+
+// XADDs on c until one is refused or the connection ends (at most n); returns how many were
+// acknowledged, and the first refusal's text (or "no reply") in `refusal`.
+int xadds(redisContext* c, int n, std::string& refusal) {
+  int acked = 0;
+  for (int i = 0; i < n && c->err == 0; ++i) {
+    auto* r = static_cast<redisReply*>(redisCommand(c, "XADD k * f v%d", i));
+    if (r == nullptr) {
+      refusal = "no reply";
+      break;
+    }
+    const bool ok = r->type == REDIS_REPLY_STRING;
+    if (!ok) refusal = r->type == REDIS_REPLY_ERROR ? r->str : "an answer of another type";
+    freeReplyObject(r);
+    if (!ok) break;
+    ++acked;
+  }
+  return acked;
+}
+
+// appendfsync always: Redis exits at its first failed AOF write ("Can't recover from AOF
+// write error when the AOF fsync policy is 'always'"), before it answers the write that
+// failed; restarted on a healed disk it has everything it acknowledged, and not that write.
+TEST(RedisDiskError, AlwaysExitsAtAFailedAofWriteAndKeepsWhatItAcknowledged) {
+  SKIP_WITHOUT_FUSE();
+  LazyFs disk;
+  RedisServerOptions o;
+  o.appendonly = RedisServerOptions::Fsync::kAlways;
+  o.data_dir = disk.path();
+  RedisServer server(o);
+  redisContext* c = redisConnect("127.0.0.1", server.port());
+  ASSERT_TRUE(c != nullptr && c->err == 0);
+  std::string refusal;
+  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
+  disk.fail(EIO);
+  EXPECT_EQ(xadds(c, 20, refusal), 0);
+  EXPECT_EQ(refusal, "no reply");
+  redisFree(c);
+  for (int i = 0; i < 250 && server.alive(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(server.alive()) << "Redis served on after a failed AOF write under always";
+  disk.heal();
+  server.restart();
+  c = redisConnect("127.0.0.1", server.port());
+  ASSERT_TRUE(c != nullptr && c->err == 0);
+  EXPECT_EQ(redis_int(c, "XLEN %s", "k"), 20);
+  redisFree(c);
+}
+
+// appendfsync everysec: the write whose AOF write fails is still acknowledged (the AOF is
+// written after the command ran, its reply already queued; more than one if the write was
+// postponed behind a background fsync), and every later write is
+// refused with MISCONF until a retry of the AOF write succeeds on the healed disk; the
+// acknowledged write was kept in the AOF buffer (it is there when Redis serves again).
+TEST(RedisDiskError, EverysecAcknowledgesTheFailedWriteThenRefusesWithMisconfUntilHealed) {
+  SKIP_WITHOUT_FUSE();
+  LazyFs disk;
+  RedisServerOptions o;
+  o.appendonly = RedisServerOptions::Fsync::kEverySec;
+  o.data_dir = disk.path();
+  RedisServer server(o);
+  redisContext* c = redisConnect("127.0.0.1", server.port());
+  ASSERT_TRUE(c != nullptr && c->err == 0);
+  std::string refusal;
+  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
+  disk.fail(EIO);
+  const int during = xadds(c, 20, refusal);
+  EXPECT_GE(during, 1) << "the write whose AOF write failed was refused";
+  EXPECT_LT(during, 20) << "nothing refused while every write failed";
+  EXPECT_EQ(refusal.rfind("MISCONF", 0), 0U) << refusal;
+  disk.heal();
+  int taken = 0;  // Redis retries the AOF write once a second (serverCron)
+  for (int i = 0; i < 100 && taken == 0; ++i) {
+    taken = xadds(c, 5, refusal);
+    if (taken == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(taken, 5) << refusal;
+  EXPECT_EQ(redis_int(c, "XLEN %s", "k"), 20 + during + taken);
+  redisFree(c);
+  // Not claimed yet: a kill -9 right here kept 22 of the 26 in 1 run of 8 (every other run
+  // all 26), with no unsynced byte on the disk, so the missing ones were never written. The
+  // likely cause is everysec postponing its write behind a background fsync (up to 2 s),
+  // which a kill -9 loses; to be pinned down before it is a finding.
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 //
 // The control file MOUNTPOINT/.lazyfs (not listed, not in BACKING): writing "drop" forgets
 // every unsynced byte of every file; "writeback" writes them all to BACKING, as a kernel's
-// flusher does in time; reading it gives the counters, a "name value" line each: fsyncs,
-// writes, pending_bytes, pending_files, drops, dropped_bytes.
+// flusher does in time; "fail EIO" (or "fail ENOSPC") makes every later write and fsync of
+// a file fail with that error, changing nothing, as a failing disk does, until "heal";
+// reading it gives the counters, a "name value" line each: fsyncs, writes, pending_bytes,
+// pending_files, drops, dropped_bytes, failed (the calls failed on command).
 //
 // What is lost and what is not: only file data written since the file's last sync. Names
 // (create, rename, unlink, mkdir) and sizes set by truncate reach BACKING at once, and
@@ -48,13 +50,14 @@ struct Handle {
 };
 
 struct Counters {
-  unsigned long long fsyncs = 0, writes = 0, drops = 0, dropped_bytes = 0;
+  unsigned long long fsyncs = 0, writes = 0, drops = 0, dropped_bytes = 0, failed = 0;
 };
 
 int g_root = -1;          // BACKING, opened as a directory
 std::string g_root_path;  // BACKING's path
 std::map<ino_t, conformance::UnsyncedWrites> g_files;
 Counters g_counters;
+int g_failing = 0;  // the errno every write and fsync fails with, 0 when the disk is well
 
 const char* rel(const char* path) { return path[1] == '\0' ? "." : path + 1; }
 
@@ -120,9 +123,9 @@ std::string counters_text() {
   char out[512];
   std::snprintf(out, sizeof out,
                 "fsyncs %llu\nwrites %llu\npending_bytes %llu\npending_files %llu\ndrops "
-                "%llu\ndropped_bytes %llu\n",
+                "%llu\ndropped_bytes %llu\nfailed %llu\n",
                 g_counters.fsyncs, g_counters.writes, pending, files, g_counters.drops,
-                g_counters.dropped_bytes);
+                g_counters.dropped_bytes, g_counters.failed);
   return out;
 }
 
@@ -235,11 +238,23 @@ int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_i
       const int err = write_back();
       return err != 0 ? err : static_cast<int>(size);
     }
+    if (command == "fail EIO" || command == "fail ENOSPC") {
+      g_failing = command == "fail EIO" ? EIO : ENOSPC;
+      return static_cast<int>(size);
+    }
+    if (command == "heal") {
+      g_failing = 0;
+      return static_cast<int>(size);
+    }
     if (command != "drop") return -EINVAL;
     for (auto& [ino, writes] : g_files) g_counters.dropped_bytes += writes.drop();
     g_files.clear();
     ++g_counters.drops;
     return static_cast<int>(size);
+  }
+  if (g_failing != 0) {
+    ++g_counters.failed;
+    return -g_failing;
   }
   ++g_counters.writes;
   conformance::UnsyncedWrites& writes = g_files[h.ino];
@@ -256,6 +271,10 @@ int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_i
 int lazy_fsync(const char*, int datasync, fuse_file_info* fi) {
   Handle& h = *handle_of(fi);
   if (h.control) return 0;
+  if (g_failing != 0) {
+    ++g_counters.failed;
+    return -g_failing;
+  }
   ++g_counters.fsyncs;
   if (const int err = flush_file(h); err != 0) return err;
   return (datasync != 0 ? ::fdatasync(h.fd) : ::fsync(h.fd)) == 0 ? 0 : -errno;
@@ -369,10 +388,12 @@ constexpr const char* kHelp =
     "Mounts a FUSE file system at MOUNTPOINT over the directory BACKING that keeps each\n"
     "file's writes in memory until the file is synced, and runs in the foreground until\n"
     "SIGTERM (which unmounts). Its control file MOUNTPOINT/.lazyfs takes \"drop\" (a power\n"
-    "cut: every unsynced byte is forgotten) and \"writeback\" (every unsynced byte written\n"
-    "to BACKING); reading it gives the counters, a \"name value\" line each: fsyncs,\n"
-    "writes, pending_bytes, pending_files, drops, dropped_bytes. Needs /dev/fuse (and root\n"
-    "or fusermount3). No options, no defaults.\n"
+    "cut: every unsynced byte is forgotten), \"writeback\" (every unsynced byte written\n"
+    "to BACKING), \"fail EIO\" or \"fail ENOSPC\" (every later write and fsync fails with\n"
+    "that error and changes nothing) and \"heal\"; reading it gives the counters, a\n"
+    "\"name value\" line each: fsyncs, writes, pending_bytes, pending_files, drops,\n"
+    "dropped_bytes, failed. Needs /dev/fuse (and root or fusermount3). No options, no\n"
+    "defaults.\n"
     "\n"
     "Exit status:\n"
     "  0      unmounted cleanly (or --help)\n"

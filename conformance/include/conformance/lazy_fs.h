@@ -19,6 +19,7 @@ std::string lazy_fs_unavailable();
 struct LazyFsCounters {
   std::uint64_t fsyncs = 0, writes = 0, pending_bytes = 0, pending_files = 0;
   std::uint64_t drops = 0, dropped_bytes = 0;
+  std::uint64_t failed = 0;  // writes and fsyncs failed by fail()
 };
 
 /// One lazy file system: `lazy_fs DIR/backing DIR/mnt` in a fresh temporary directory, in
@@ -44,6 +45,12 @@ class LazyFs {
   /// server created long ago is on the disk, synced or not). Throws TargetFailure if it
   /// does not answer.
   void write_back();
+  /// From now on every write and fsync of a file fails with `error` (EIO or ENOSPC) and
+  /// changes nothing, as a failing or full disk does, until heal(). Throws
+  /// std::invalid_argument for another error, TargetFailure if it does not answer.
+  void fail(int error);
+  /// Writes and fsyncs succeed again. Throws TargetFailure if it does not answer.
+  void heal();
   /// The counters now. Throws TargetFailure if it does not answer.
   [[nodiscard]] LazyFsCounters counters() const;
 
