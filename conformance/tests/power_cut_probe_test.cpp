@@ -241,56 +241,74 @@ int xadd_until_unsynced(redisContext* c, LazyFs& disk, int at_least) {
   return acked;
 }
 
+// A redis-server with an AOF under the given fsync policy, its data directory a lazy file
+// system, and a client of it once connect() answered.
+struct RedisOnLazyFs {
+  static RedisServerOptions store_on(const LazyFs& disk, RedisServerOptions::Fsync policy) {
+    RedisServerOptions o;
+    o.appendonly = policy;
+    o.data_dir = disk.path();
+    return o;
+  }
+  explicit RedisOnLazyFs(RedisServerOptions::Fsync policy) : server(store_on(disk, policy)) {}
+  ~RedisOnLazyFs() { disconnect(); }
+  RedisOnLazyFs(const RedisOnLazyFs&) = delete;
+  RedisOnLazyFs& operator=(const RedisOnLazyFs&) = delete;
+  // Connects a new client (the old one freed); whether the server answered.
+  [[nodiscard]] bool connect() {
+    disconnect();
+    c = redisConnect("127.0.0.1", server.port());
+    return c != nullptr && c->err == 0;
+  }
+  void disconnect() {
+    if (c != nullptr) redisFree(c);
+    c = nullptr;
+  }
+  LazyFs disk;
+  RedisServer server;
+  redisContext* c = nullptr;
+};
+
 // appendfsync everysec answers an XADD before its AOF write is synced: a power cut within
 // the second loses acknowledged entries.
 TEST(RedisPowerCut, EverysecLosesAcknowledgedXaddsWhenUnsyncedWritesAre) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  RedisServerOptions o;
-  o.appendonly = RedisServerOptions::Fsync::kEverySec;
-  o.data_dir = disk.path();
-  RedisServer server(o);
-  redisContext* c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  RedisOnLazyFs redis(RedisServerOptions::Fsync::kEverySec);
+  auto& [disk, server, c] = redis;
+  ASSERT_TRUE(redis.connect());
   const int acked = xadd_until_unsynced(c, disk, 50);
-  redisFree(c);
+  redis.disconnect();
   ASSERT_GT(disk.counters().pending_bytes, 0U) << "every write was synced at once";
   server.kill9();
   disk.drop_unsynced();
   server.restart();
-  c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  ASSERT_TRUE(redis.connect());
   EXPECT_LT(redis_int(c, "XLEN %s", "k"), acked);
-  redisFree(c);
+  redis.disconnect();
 }
 
 // The control: appendfsync always syncs before it answers, so a power cut loses nothing it
 // acknowledged (its every write was synced: no byte left to drop).
 TEST(RedisPowerCut, AlwaysKeepsEveryAcknowledgedXadd) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  RedisServerOptions o;
-  o.appendonly = RedisServerOptions::Fsync::kAlways;
-  o.data_dir = disk.path();
-  RedisServer server(o);
-  redisContext* c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  RedisOnLazyFs redis(RedisServerOptions::Fsync::kAlways);
+  auto& [disk, server, c] = redis;
+  ASSERT_TRUE(redis.connect());
   int acked = 0;
   for (int i = 0; i < 200; ++i) {
     auto* r = static_cast<redisReply*>(redisCommand(c, "XADD k * f v%d", i));
     if (r != nullptr && r->type == REDIS_REPLY_STRING) ++acked;
     if (r != nullptr) freeReplyObject(r);
   }
-  redisFree(c);
+  redis.disconnect();
   ASSERT_EQ(acked, 200);
   EXPECT_GT(disk.counters().fsyncs, 0U);
   server.kill9();
   EXPECT_EQ(disk.drop_unsynced(), 0U);
   server.restart();
-  c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  ASSERT_TRUE(redis.connect());
   EXPECT_EQ(redis_int(c, "XLEN %s", "k"), acked);
-  redisFree(c);
+  redis.disconnect();
 }
 
 // XADDs on c until one is refused or the connection ends (at most n); returns how many were
@@ -317,29 +335,24 @@ int xadds(redisContext* c, int n, std::string& refusal) {
 // failed; restarted on a healed disk it has everything it acknowledged, and not that write.
 TEST(RedisDiskError, AlwaysExitsAtAFailedAofWriteAndKeepsWhatItAcknowledged) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  RedisServerOptions o;
-  o.appendonly = RedisServerOptions::Fsync::kAlways;
-  o.data_dir = disk.path();
-  RedisServer server(o);
-  redisContext* c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  RedisOnLazyFs redis(RedisServerOptions::Fsync::kAlways);
+  auto& [disk, server, c] = redis;
+  ASSERT_TRUE(redis.connect());
   std::string refusal;
   ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
   disk.fail(EIO);
   EXPECT_EQ(xadds(c, 20, refusal), 0);
   EXPECT_EQ(refusal, "no reply");
-  redisFree(c);
+  redis.disconnect();
   for (int i = 0; i < 250 && server.alive(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_FALSE(server.alive()) << "Redis served on after a failed AOF write under always";
   disk.heal();
   server.restart();
-  c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  ASSERT_TRUE(redis.connect());
   EXPECT_EQ(redis_int(c, "XLEN %s", "k"), 20);
-  redisFree(c);
+  redis.disconnect();
 }
 
 // appendfsync everysec: the write whose AOF write fails is still acknowledged (the AOF is
@@ -349,13 +362,9 @@ TEST(RedisDiskError, AlwaysExitsAtAFailedAofWriteAndKeepsWhatItAcknowledged) {
 // acknowledged write was kept in the AOF buffer (it is there when Redis serves again).
 TEST(RedisDiskError, EverysecAcknowledgesTheFailedWriteThenRefusesWithMisconfUntilHealed) {
   SKIP_WITHOUT_FUSE();
-  LazyFs disk;
-  RedisServerOptions o;
-  o.appendonly = RedisServerOptions::Fsync::kEverySec;
-  o.data_dir = disk.path();
-  RedisServer server(o);
-  redisContext* c = redisConnect("127.0.0.1", server.port());
-  ASSERT_TRUE(c != nullptr && c->err == 0);
+  RedisOnLazyFs redis(RedisServerOptions::Fsync::kEverySec);
+  auto& [disk, server, c] = redis;
+  ASSERT_TRUE(redis.connect());
   std::string refusal;
   ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
   disk.fail(EIO);
@@ -371,7 +380,7 @@ TEST(RedisDiskError, EverysecAcknowledgesTheFailedWriteThenRefusesWithMisconfUnt
   }
   EXPECT_EQ(taken, 5) << refusal;
   EXPECT_EQ(redis_int(c, "XLEN %s", "k"), 20 + during + taken);
-  redisFree(c);
+  redis.disconnect();
   // Not claimed yet: a kill -9 right here kept 22 of the 26 in 1 run of 8 (every other run
   // all 26), with no unsynced byte on the disk, so the missing ones were never written. The
   // likely cause is everysec postponing its write behind a background fsync (up to 2 s),
