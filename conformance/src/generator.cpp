@@ -137,8 +137,11 @@ class Maker {
       if (c->retention_messages > 0) bounds_[c->name] = c->retention_messages;
     } else if (const auto* s = std::get_if<oplang::SubscribePull>(&op)) {
       subs_.try_emplace({s->topic, s->name}, *s);
+    } else if (const auto* sp = std::get_if<oplang::Subscribe>(&op)) {
+      if (!sp->filter.empty()) push_filtered_.insert({sp->topic, sp->name});
     } else if (const auto* u = std::get_if<oplang::Unsubscribe>(&op)) {
       subs_.erase({u->topic, u->name});
+      push_filtered_.erase({u->topic, u->name});
     } else if (const auto* d = std::get_if<oplang::DeleteTopic>(&op)) {
       std::erase_if(subs_, [&](const auto& e) { return e.first.first == d->name; });
       bounds_.erase(d->name);
@@ -153,7 +156,10 @@ class Maker {
   }
 
   std::string topic() { return chance(92) ? "t" : (chance(50) ? "u" : "nope"); }
-  std::string sub() { return chance(88) ? "p" : (chance(70) ? "q" : "nope"); }
+  std::string sub() {
+    if (options_.push && chance(20)) return "h";  // drawn only where served, as below
+    return chance(88) ? "p" : (chance(70) ? "q" : "nope");
+  }
   std::string member() { return chance(70) ? "w1" : "w2"; }
 
   /// Half the time bounded, when options allow: a bound a few publishes reach, so held,
@@ -180,6 +186,31 @@ class Maker {
     return s;
   }
 
+  /// A push subscription (R8) whose handler answers its first few offers by script (then
+  /// confirms); now and then under a pull subscription's name (refused). None on a bounded
+  /// topic: retention would drop what an engine already pushed to its client.
+  void subscribe_push(const std::string& t) {
+    if (bounds_.contains(t)) return;
+    oplang::Subscribe s;
+    s.topic = t;
+    s.name = chance(85) ? "h" : "p";
+    const int max[] = {0, 1, 2, 3};
+    s.max_deliveries = max[pick(4)];
+    if (chance(25)) s.filter = {{"color", "red"}};
+    s.start.kind = chance(50) ? model::Start::Kind::kBeginning : model::Start::Kind::kEnd;
+    for (std::size_t i = pick(6); i > 0; --i) {
+      const std::size_t v = pick(100);
+      model::Step step;
+      step.verdict = v < 40   ? model::Verdict::kConfirm
+                     : v < 65 ? model::Verdict::kReject
+                     : v < 75 ? model::Verdict::kThrowStd
+                     : v < 80 ? model::Verdict::kThrowOther
+                              : model::Verdict::kTerminate;
+      s.script.push_back(step);
+    }
+    add(s);
+  }
+
   void one() {
     const std::size_t roll = pick(100);
     if (roll < 30) {
@@ -195,6 +226,10 @@ class Maker {
         add(p);
       }
     } else if (roll < 50) {
+      if (options_.push && chance(30)) {
+        add(oplang::Drain{});
+        return;
+      }
       // A deadline a margin away from every retry wait still to end (an extend of a waiting
       // message may have put one near now + the ack timeout).
       const oplang::Poll p{topic(), sub(), member(), 1 + pick(4)};
@@ -209,7 +244,11 @@ class Maker {
     } else if (roll < 78) {
       advance();
     } else if (roll < 83) {
-      add(subscribe(chance(85) ? "t" : "u"));
+      if (options_.push && chance(40)) {
+        subscribe_push(chance(85) ? "t" : "u");
+      } else {
+        add(subscribe(chance(85) ? "t" : "u"));
+      }
     } else if (roll < 88) {
       if (options_.lag && chance(60)) {
         lag();
@@ -261,7 +300,12 @@ class Maker {
   void lag() {
     const oplang::GetLag op{topic(), sub()};
     const auto made = subs_.find({op.topic, op.name});
-    if (options_.lag_filtered || made == subs_.end() || made->second.filter.empty()) add(op);
+    if (options_.lag_filtered) {
+      add(op);
+    } else if ((made == subs_.end() || made->second.filter.empty()) &&
+               !push_filtered_.contains({op.topic, op.name})) {
+      add(op);
+    }
   }
 
   /// A nack, half the time with a delay where options allow (GenOptions::nack_delays).
@@ -451,6 +495,9 @@ class Maker {
   oplang::Script script_;
   std::size_t published_ = 0;
   std::map<std::pair<std::string, std::string>, oplang::SubscribePull> subs_;
+  // Push subscriptions with a header filter (a lag of one is asked only where the engine
+  // filters, GenOptions::lag_filtered).
+  std::set<std::pair<std::string, std::string>> push_filtered_;
   // Every (topic, subscription, offset, member) a poll handed out.
   std::set<std::tuple<std::string, std::string, model::Offset, std::string>> given_;
   std::map<std::string, std::size_t> bounds_;  // bounded topics that exist: their bound

@@ -39,7 +39,7 @@ bool InProcTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
          std::holds_alternative<oplang::Seek>(op) ||
          std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op) ||
-         std::holds_alternative<oplang::GetLag>(op);
+         std::holds_alternative<oplang::GetLag>(op) || push_without_effects(op);
 }
 
 oplang::Outcome InProcTarget::step(const oplang::Op& op) {

@@ -34,6 +34,9 @@ constexpr std::int64_t kFetchWaitMs = 15;
 constexpr int kMaxBatch = 256;
 // JetStream API calls (stream and consumer admin, publish acks, AckSync).
 constexpr std::int64_t kApiWaitMs = 5000;
+// A push consumer's AckWait: a push offer has no deadline (the handler answers it within the
+// drain), so long enough that no delivery waiting for the next drain is redelivered.
+constexpr std::int64_t kPushAckWaitNs = 24LL * 3600 * 1000000000;
 
 // Bounds on loops that would only run away if the server misbehaved.
 constexpr int kMaxFetchRounds = 100000;
@@ -205,7 +208,8 @@ JetStreamTarget::JetStreamTarget(WorkerOf of)
         auto sub = std::make_unique<Sub>();
         sub->consumer = parent_sub->consumer;
         sub->options = parent_sub->options;
-        bind_pull(topic, *sub);
+        sub->push = parent_sub->push;  // a worker polls: a push one answers WrongKind
+        if (!sub->push) bind_pull(topic, *sub);
         topic.subs.emplace(sub_name, std::move(sub));
       }
     }
@@ -280,7 +284,7 @@ bool JetStreamTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || pull_with_max_in_flight(op) ||
          std::holds_alternative<oplang::Seek>(op) ||
          std::holds_alternative<oplang::SeekToTime>(op) || nack_with_delay(op) ||
-         std::holds_alternative<oplang::GetLag>(op);
+         std::holds_alternative<oplang::GetLag>(op) || push_without_effects(op);
 }
 
 oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
@@ -292,7 +296,7 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
   oplang::Outcome outcome;
   try {
     outcome.value = std::visit(
-        [this](const auto& o) -> oplang::Value {
+        [this, &outcome](const auto& o) -> oplang::Value {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
             return create_topic(o);
@@ -302,6 +306,10 @@ oplang::Outcome JetStreamTarget::step(const oplang::Op& op) {
             return publish(o);
           } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
             return subscribe_pull(o);
+          } else if constexpr (std::is_same_v<T, oplang::Subscribe>) {
+            return subscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Drain>) {
+            return drain(outcome.calls);
           } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
             return unsubscribe(o);
           } else if constexpr (std::is_same_v<T, oplang::Seek>) {
@@ -355,6 +363,7 @@ oplang::Value JetStreamTarget::create_topic(const oplang::CreateTopic& op) {
   if (op.name.empty()) throw Error(ErrorCode::kInvalidArgument);
   if (topics_.contains(op.name)) throw Error(ErrorCode::kDuplicateTopic);
   Topic topic;
+  topic.order = next_order_++;
   topic.stream = prefix_ + "_" + encode(op.name);
   topic.subject = prefix_ + "." + encode(op.name);
   const char* subjects[] = {topic.subject.c_str()};
@@ -440,6 +449,13 @@ void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
   // R22: at most max_in_flight unacknowledged (0: any number).
   cc.MaxAckPending =
       sub.options.max_in_flight > 0 ? static_cast<int64_t>(sub.options.max_in_flight) : -1;
+  // R8: a push consumer offers one message at a time, with no deadline of its own.
+  const std::string deliver = sub.push ? deliver_subject(sub) : std::string();
+  if (sub.push) {
+    cc.DeliverSubject = deliver.c_str();
+    cc.MaxAckPending = 1;
+    cc.AckWait = kPushAckWaitNs;
+  }
   if (from_time) {
     // libnats 3.4.1 writes a start time's fraction without its leading zeros (".05 s" as
     // ".5"), so this request is the adapter's own: the same configuration, on the wire.
@@ -448,7 +464,8 @@ void JetStreamTarget::add_consumer(const Topic& topic, const Sub& sub,
         "\",\"deliver_policy\":\"by_start_time\",\"opt_start_time\":\"" + rfc3339_utc(*from_time) +
         "\",\"ack_policy\":\"explicit\",\"ack_wait\":" + std::to_string(cc.AckWait) +
         ",\"max_deliver\":" + std::to_string(cc.MaxDeliver) + ",\"filter_subject\":\"" +
-        topic.subject + "\",\"max_ack_pending\":" + std::to_string(cc.MaxAckPending) + "}}";
+        topic.subject + "\",\"max_ack_pending\":" + std::to_string(cc.MaxAckPending) +
+        (sub.push ? ",\"deliver_subject\":\"" + deliver + "\"" : std::string()) + "}}";
     const std::string subject =
         "$JS.API.CONSUMER.DURABLE.CREATE." + topic.stream + "." + sub.consumer;
     natsMsg* reply = nullptr;
@@ -527,6 +544,11 @@ void JetStreamTarget::make_again(const std::string& topic_name, const std::strin
         "js_DeleteConsumer", jerr);
   drain_advisories(topic_name, name, sub, 0);
   sub.pull.reset();
+  if (sub.deliveries != nullptr) {  // what the old consumer pushed goes with it
+    natsSubscription_Unsubscribe(sub.deliveries);
+    natsSubscription_Destroy(sub.deliveries);
+    sub.deliveries = nullptr;
+  }
   natsSubscription_Unsubscribe(sub.advisories);
   natsSubscription_Destroy(sub.advisories);
   sub.advisories = nullptr;
@@ -543,13 +565,29 @@ void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub, std::optional<
   const std::string advisory = "$JS.EVENT.ADVISORY.CONSUMER.*." + topic.stream + "." + sub.consumer;
   check(natsConnection_SubscribeSync(&sub.advisories, nc_, advisory.c_str()),
         ("subscribe " + advisory).c_str());
+  // A push consumer's deliveries: subscribed before the consumer exists, so none is missed.
+  auto drop_deliveries = [&sub] {
+    natsSubscription_Destroy(sub.deliveries);
+    sub.deliveries = nullptr;
+  };
+  if (sub.push) {
+    const std::string deliver = deliver_subject(sub);
+    const natsStatus s = natsConnection_SubscribeSync(&sub.deliveries, nc_, deliver.c_str());
+    if (s != NATS_OK) {
+      natsSubscription_Destroy(sub.advisories);
+      sub.advisories = nullptr;
+      check(s, ("subscribe " + deliver).c_str());
+    }
+  }
   try {
     add_consumer(topic, sub, from, from_time);
   } catch (const TargetFailure&) {
+    drop_deliveries();
     natsSubscription_Destroy(sub.advisories);
     sub.advisories = nullptr;
     throw;
   }
+  if (sub.push) return;
   try {
     bind_pull(topic, sub);
   } catch (const TargetFailure&) {
@@ -569,18 +607,130 @@ oplang::Value JetStreamTarget::subscribe_pull(const oplang::SubscribePull& op) {
   Topic& topic = topic_or_throw(op.topic);
   const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start, op.max_in_flight};
   if (auto it = topic.subs.find(op.name); it != topic.subs.end()) {
+    pull_only(*it->second);
     if (it->second->options == options) return oplang::Done{};
     throw Error(ErrorCode::kOptionsMismatch);
   }
   check_headers(op.filter);
 
   auto sub = std::make_unique<Sub>();
+  sub->order = next_order_++;
   sub->consumer = encode(op.name);
   sub->options = options;
 
   open_consumer(topic, *sub, std::nullopt);
   topic.subs.emplace(op.name, std::move(sub));
   return oplang::Done{};
+}
+
+oplang::Value JetStreamTarget::subscribe(const oplang::Subscribe& op) {
+  if (op.name.empty() || op.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  if (topic.subs.contains(op.name)) throw Error(ErrorCode::kDuplicateSubscription);
+  // Retention would discard what a push consumer already delivered and the client keeps for
+  // the next drain: not served (the generator keeps push to unbounded topics).
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_GetStreamInfo(&si, js_, topic.stream.c_str(), nullptr, &jerr), "js_GetStreamInfo", jerr);
+  const bool bounded = si->Config != nullptr && si->Config->MaxMsgs > 0;
+  jsStreamInfo_Destroy(si);
+  if (bounded) throw std::invalid_argument("jetstream: a push subscription on a bounded topic");
+  check_headers(op.filter);
+  auto sub = std::make_unique<Sub>();
+  sub->order = next_order_++;
+  sub->push = true;
+  sub->script = op.script;
+  sub->consumer = encode(op.name);
+  sub->options = Options{op.filter, 0, op.max_deliveries, op.start, 0};
+  open_consumer(topic, *sub, std::nullopt);
+  topic.subs.emplace(op.name, std::move(sub));
+  return oplang::Done{};
+}
+
+std::string JetStreamTarget::deliver_subject(const Sub& sub) const {
+  // No stream's subject starts with "_PUSH." (those are `<prefix>.<name>`).
+  return "_PUSH." + prefix_ + "." + sub.consumer;
+}
+
+void JetStreamTarget::pull_only(const Sub& sub) {
+  if (sub.push) throw Error(ErrorCode::kWrongKind);
+}
+
+oplang::Value JetStreamTarget::drain(std::vector<model::HandlerCall>& calls) {
+  std::vector<std::pair<std::uint64_t, std::string>> topics;
+  for (const auto& [name, topic] : topics_) topics.emplace_back(topic.order, name);
+  std::sort(topics.begin(), topics.end());
+  std::size_t confirmations = 0;
+  for (const auto& [order, topic_name] : topics) {
+    Topic& topic = topics_.at(topic_name);
+    std::vector<std::pair<std::uint64_t, std::string>> subs;
+    for (const auto& [name, sub] : topic.subs) {
+      if (sub->push) subs.emplace_back(sub->order, name);
+    }
+    std::sort(subs.begin(), subs.end());
+    for (const auto& [sub_order, name] : subs) {
+      confirmations += serve(topic_name, topic, name, *topic.subs.at(name), calls);
+    }
+  }
+  return oplang::CountResult{confirmations};
+}
+
+std::size_t JetStreamTarget::serve(const std::string& topic_name, Topic& topic,
+                                   const std::string& name, Sub& sub,
+                                   std::vector<model::HandlerCall>& calls) {
+  std::size_t confirmations = 0;
+  for (int round = 0; round < kMaxFetchRounds; ++round) {
+    natsMsg* raw = nullptr;
+    // A sync subscription's NextMsg with timeout 0 only looks at what has arrived; with
+    // nothing there, the server says whether more is on its way.
+    natsStatus s = natsSubscription_NextMsg(&raw, sub.deliveries, 0);
+    if (s == NATS_TIMEOUT) {
+      if (nothing_pending(topic, sub)) return confirmations;
+      s = natsSubscription_NextMsg(&raw, sub.deliveries, kApiWaitMs);
+    }
+    check(s, "push delivery NextMsg");
+    const NatsMsgPtr msg(raw);
+    jsMsgMetaData* meta = nullptr;
+    check(natsMsg_GetMetaData(&meta, msg.get()), "natsMsg_GetMetaData");
+    const model::Offset offset = meta->Sequence.Stream - 1;
+    const int attempt = static_cast<int>(meta->NumDelivered);
+    jsMsgMetaData_Destroy(meta);
+    if (!matches(msg.get(), sub.options.filter)) {  // R5: filtered out, confirmed at once
+      check(answer_through(nc_, msg.get(), "+ACK"), "+ACK request (filtered)");
+      continue;
+    }
+    std::string payload = payload_of(msg.get());
+    sub.payloads[offset] = payload;
+    sub.headers[offset] = headers_of(msg.get());
+    const model::Step step =
+        sub.next_step < sub.script.size() ? sub.script[sub.next_step] : model::Step{};
+    sub.next_step += 1;
+    calls.push_back(model::HandlerCall{topic_name, name, offset, std::move(payload), attempt, ""});
+    const char* word = step.verdict == model::Verdict::kConfirm     ? "+ACK"
+                       : step.verdict == model::Verdict::kTerminate ? "+TERM"
+                                                                    : "-NAK";
+    const std::size_t dead_before = sub.dead.size();
+    check(answer_through(nc_, msg.get(), word), (std::string(word) + " request (push)").c_str());
+    if (step.verdict == model::Verdict::kConfirm) {
+      confirmations += 1;
+      continue;
+    }
+    if (step.verdict == model::Verdict::kTerminate) {
+      await_dead_letter(topic_name, name, sub, dead_before, offset);
+    }
+    return confirmations;  // R8: a failure ends this subscription's turn
+  }
+  throw TargetFailure("drain: the push consumer never ran dry");
+}
+
+bool JetStreamTarget::nothing_pending(const Topic& topic, const Sub& sub) {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  check(js_GetConsumerInfo(&ci, js_, topic.stream.c_str(), sub.consumer.c_str(), nullptr, &jerr),
+        "js_GetConsumerInfo", jerr);
+  const bool none = ci->NumPending == 0 && ci->NumAckPending <= 0;
+  jsConsumerInfo_Destroy(ci);
+  return none;
 }
 
 void JetStreamTarget::bind_pull(const Topic& topic, Sub& sub) {
@@ -593,6 +743,11 @@ void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) 
   }
   sub.given.clear();
   sub.pull.reset();
+  if (sub.deliveries != nullptr) {
+    natsSubscription_Unsubscribe(sub.deliveries);
+    natsSubscription_Destroy(sub.deliveries);
+    sub.deliveries = nullptr;
+  }
   if (sub.advisories != nullptr) {
     natsSubscription_Unsubscribe(sub.advisories);
     natsSubscription_Destroy(sub.advisories);
@@ -666,6 +821,7 @@ oplang::Value JetStreamTarget::poll(const oplang::Poll& op) {
   if (op.max == 0 || op.member.empty()) throw Error(ErrorCode::kInvalidArgument);
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.sub);
+  pull_only(sub);
   drain_advisories(op.topic, op.sub, sub, 0);
   std::vector<model::Received> out;
   for (int round = 0; out.size() < op.max; ++round) {
@@ -729,6 +885,7 @@ bool JetStreamTarget::answer(const std::string& topic_name, const std::string& s
                              model::Offset offset, const std::string& member, const char* word) {
   Topic& topic = topic_or_throw(topic_name);
   Sub& sub = sub_or_throw(topic, sub_name);
+  pull_only(sub);
   drain_advisories(topic_name, sub_name, sub, 0);
   auto it = sub.given.find(offset);
   if (it == sub.given.end() || !it->second.contains(member)) return false;
@@ -744,21 +901,25 @@ oplang::Value JetStreamTarget::term(const oplang::Term& op) {
   Sub& sub = sub_or_throw(topic_or_throw(op.topic), op.sub);
   const std::size_t dead_before = sub.dead.size();
   if (!answer(op.topic, op.sub, op.offset, op.member, "+TERM")) return oplang::BoolResult{false};
+  await_dead_letter(op.topic, op.sub, sub, dead_before, op.offset);
+  return oplang::BoolResult{true};
+}
+
+void JetStreamTarget::await_dead_letter(const std::string& topic_name, const std::string& name,
+                                        Sub& sub, std::size_t dead_before, model::Offset offset) {
   // The server announces the dead message on its own schedule (on loopback within about
   // 1 ms): wait for that advisory, so a dead_letters right after the term sees it as the
   // model's does, but one model ms at most (a fifth of the margin, so the run is not made
   // void): one that does not come is the engine's answer, judged by the steps after it.
-  if (sub.advisories != nullptr) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(unit_ms_);
-    auto announced = [&] {
-      return std::any_of(sub.dead.begin() + static_cast<long>(dead_before), sub.dead.end(),
-                         [&](const model::DeadLetter& d) { return d.offset == op.offset; });
-    };
-    while (!announced() && std::chrono::steady_clock::now() < until) {
-      drain_advisories(op.topic, op.sub, sub, 10);
-    }
+  if (sub.advisories == nullptr) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(unit_ms_);
+  auto announced = [&] {
+    return std::any_of(sub.dead.begin() + static_cast<long>(dead_before), sub.dead.end(),
+                       [&](const model::DeadLetter& d) { return d.offset == offset; });
+  };
+  while (!announced() && std::chrono::steady_clock::now() < until) {
+    drain_advisories(topic_name, name, sub, 10);
   }
-  return oplang::BoolResult{true};
 }
 
 oplang::Value JetStreamTarget::extend(const oplang::Extend& op) {
@@ -767,6 +928,7 @@ oplang::Value JetStreamTarget::extend(const oplang::Extend& op) {
   }
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.sub);
+  pull_only(sub);
   // +WPI restarts AckWait and knows no other extension: the adapter's refusal, not the
   // engine's.
   if (op.extension != sub.options.ack_timeout) {

@@ -50,6 +50,9 @@ std::string home_rule(const oplang::Op& op) {
           return "R28";
         } else if constexpr (std::is_same_v<T, oplang::GetLag>) {
           return "R27";
+        } else if constexpr (std::is_same_v<T, oplang::Subscribe> ||
+                             std::is_same_v<T, oplang::Drain>) {
+          return "R8";
         } else if constexpr (std::is_same_v<T, oplang::Nack>) {
           return o.delay ? "R24" : "R11";
         } else {

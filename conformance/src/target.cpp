@@ -1,6 +1,7 @@
 // The common subset every conformance target serves (conformance/target.h).
 #include "conformance/target.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <variant>
 
@@ -47,6 +48,22 @@ bool pull_with_max_in_flight(const oplang::Op& op) {
 bool nack_with_delay(const oplang::Op& op) {
   const auto* n = std::get_if<oplang::Nack>(&op);
   return n != nullptr && n->which == oplang::Which::kOffset && n->delay.has_value();
+}
+
+bool push_without_effects(const oplang::Op& op) {
+  if (std::holds_alternative<oplang::Drain>(op)) return true;
+  const auto* s = std::get_if<oplang::Subscribe>(&op);
+  if (s == nullptr || !s->group.empty() || s->idempotent || !s->backoff.empty() ||
+      s->durable_attempts || s->saved) {
+    return false;
+  }
+  if (s->start.kind != model::Start::Kind::kBeginning &&
+      s->start.kind != model::Start::Kind::kEnd) {
+    return false;
+  }
+  return std::all_of(s->script.begin(), s->script.end(), [](const model::Step& step) {
+    return step.effect == model::EffectKind::kNone;
+  });
 }
 
 bool retention_by_messages(const oplang::Op& op) {

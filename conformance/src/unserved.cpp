@@ -15,12 +15,15 @@ struct Row {
 
 const Row kRows[] = {
     {{"R8", "synchronous drain (push)"},
-     "push is outside the kit's subset; the property suites check it (BrokerMatchesModel.*)",
-     "not yet: JetStream push consumers deliver on the server's schedule, no adapter yet",
+     "served (handlers that only answer, no group: push_without_effects), but no script of this "
+     "run drained; effects and groups: the property suites (BrokerMatchesModel.*)",
+     "served (a push consumer per subscription: push_without_effects), but no script of this "
+     "run drained",
      "not yet: blocking reads (XREADGROUP BLOCK) would stand for push, no adapter yet"},
     {{"R10", "push groups: round robin"},
      "push is outside the kit's subset; the property suites check it (Groups.*)",
-     "not yet: a push consumer with a deliver group, no adapter yet",
+     "not yet: a deliver group (a queue subscription on the deliver subject) gives each "
+     "delivery to a member the server picks, where R10 takes turns; no switch for it yet",
      "no counterpart: a group's consumers read what they ask for, no round robin"},
     {{"R13", "stats: committed, counters"},
      "row H adds up the counters of every parallel history",

@@ -478,6 +478,82 @@ TEST_F(JetStreamRawProbe, DeadLetterWhenOfferedAgainWithNoReason) {
   EXPECT_EQ(dead.find("reason"), std::string::npos) << dead;
 }
 
+// The scope of dead_letter_when_offered_again: a push consumer (R8: MaxAckPending 1, as the
+// adapter makes it) pushes the next offer at once, so a nack of the last allowed delivery is
+// announced as MAX_DELIVERIES right away, no poll asked, and the next message follows: on push
+// the message dies at its failure, as the model has it without the switch.
+TEST_F(JetStreamRawProbe, APushConsumerAnnouncesMaxDeliveriesAtTheLastFailure) {
+  ASSERT_TRUE(jetstream_profile().has(Switch::kDeadLetterWhenOfferedAgain));
+  const std::string name = Name();
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  Check(natsConnection_ConnectTo(&nc, server_->url().c_str()), "connect");
+  Check(natsConnection_JetStream(&js, nc, nullptr), "jetstream");
+  const std::string subject = name + ".s";
+  const std::string deliver = "probe.push." + name;
+  const char* subjects[] = {subject.c_str()};
+  jsStreamConfig sc;
+  jsStreamConfig_Init(&sc);
+  sc.Name = name.c_str();
+  sc.Subjects = subjects;
+  sc.SubjectsLen = 1;
+  sc.Storage = js_FileStorage;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  Check(js_AddStream(nullptr, js, &sc, nullptr, &jerr), "add stream");
+  natsSubscription* pushed = nullptr;
+  natsSubscription* advisories = nullptr;
+  Check(natsConnection_SubscribeSync(&pushed, nc, deliver.c_str()), "subscribe deliver subject");
+  const std::string advisory = "$JS.EVENT.ADVISORY.CONSUMER.*." + name + ".d";
+  Check(natsConnection_SubscribeSync(&advisories, nc, advisory.c_str()), "advisories");
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = "d";
+  cc.DeliverSubject = deliver.c_str();
+  cc.AckPolicy = js_AckExplicit;
+  cc.AckWait = 3600LL * 1000 * kNs;
+  cc.MaxDeliver = 2;
+  cc.MaxAckPending = 1;
+  Check(js_AddConsumer(nullptr, js, name.c_str(), &cc, nullptr, &jerr), "add consumer");
+  for (const char* payload : {"a", "b"}) {
+    Check(js_Publish(nullptr, js, subject.c_str(), payload, 1, nullptr, &jerr), "publish");
+  }
+  // Each delivery as (stream sequence, delivery count), then a nack through it.
+  auto next = [&](const char* word) {
+    natsMsg* m = nullptr;
+    if (natsSubscription_NextMsg(&m, pushed, 5000) != NATS_OK) return std::string("none");
+    jsMsgMetaData* meta = nullptr;
+    Check(natsMsg_GetMetaData(&meta, m), "metadata");
+    const std::string got =
+        std::to_string(meta->Sequence.Stream) + "/" + std::to_string(meta->NumDelivered);
+    jsMsgMetaData_Destroy(meta);
+    natsMsg* reply = nullptr;
+    EXPECT_EQ(natsConnection_RequestString(&reply, nc, natsMsg_GetReply(m), word, 2000), NATS_OK);
+    natsMsg_Destroy(reply);
+    natsMsg_Destroy(m);
+    return got;
+  };
+  EXPECT_EQ(next("-NAK"), "1/1");
+  EXPECT_EQ(next("-NAK"), "1/2");  // offered again at once, before b
+  std::string dead;
+  for (int i = 0; i < 100 && dead.empty(); ++i) {
+    natsMsg* m = nullptr;
+    if (natsSubscription_NextMsg(&m, advisories, 5000) != NATS_OK) break;
+    const std::string text = natsMsg_GetSubject(m);
+    if (text.find("MAX_DELIVERIES") != std::string::npos) {
+      dead = std::string(natsMsg_GetData(m), natsMsg_GetDataLength(m));
+    }
+    natsMsg_Destroy(m);
+  }
+  EXPECT_NE(dead.find("\"stream_seq\":1"), std::string::npos) << "no MAX_DELIVERIES: " << dead;
+  EXPECT_NE(dead.find("\"deliveries\":2"), std::string::npos) << dead;
+  EXPECT_EQ(next("+ACK"), "2/1");  // b follows; a is never pushed again
+  natsSubscription_Destroy(advisories);
+  natsSubscription_Destroy(pushed);
+  js_DeleteStream(js, name.c_str(), nullptr, nullptr);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+}
+
 // A "-NAK" with a delay, as a probe sends it (the delay in ns, JSON).
 std::string nak_with_delay(std::int64_t ms) {
   return "-NAK {\"delay\": " + std::to_string(ms * kNs) + "}";

@@ -34,6 +34,7 @@
 #include "model/errors.h"
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
+#include "oplang/text.h"
 
 namespace conformance {
 namespace {
@@ -537,9 +538,118 @@ TEST_F(JetStreamTargetTest, SubscriptionErrors) {
   EXPECT_TRUE(Value<std::vector<model::Expired>>(oplang::Expire{}).empty());
 }
 
+// A push subscription whose handler answers by script (R8).
+oplang::Subscribe push(const std::string& topic, const std::string& name,
+                       std::vector<model::Verdict> verdicts, int max_deliveries = 0) {
+  oplang::Subscribe op;
+  op.topic = topic;
+  op.name = name;
+  op.max_deliveries = max_deliveries;
+  op.start.kind = model::Start::Kind::kBeginning;
+  for (const model::Verdict v : verdicts) op.script.push_back(model::Step{.verdict = v});
+  return op;
+}
+
+// R8 on a push consumer: a drain serves topics, then their push subscriptions, in creation
+// order, each until nothing is pending or its handler fails; the failed message comes back
+// at the next drain, attempt 2. Every step is also judged against the model.
+TEST_F(JetStreamTargetTest, DrainServesEachPushSubscriptionInCreationOrderUntilAFailure) {
+  using model::Verdict;
+  const oplang::Script script = {
+      oplang::CreateTopic{"t"},
+      oplang::CreateTopic{"u"},
+      push("u", "x", {}),
+      push("t", "y", {Verdict::kConfirm, Verdict::kReject}),
+      push("t", "a", {}),
+      oplang::Publish{"t", "m0", {}, ""},
+      oplang::Publish{"t", "m1", {}, ""},
+      oplang::Publish{"u", "n0", {}, ""},
+      oplang::Drain{},
+      oplang::Drain{},
+      oplang::Drain{},
+  };
+  std::vector<oplang::Outcome> drains;
+  for (const oplang::Op& op : script) {
+    const oplang::Outcome out = Step(op);
+    ASSERT_FALSE(out.error) << oplang::print(op) << " -> " << oplang::print(out);
+    if (std::holds_alternative<oplang::Drain>(op)) drains.push_back(out);
+  }
+  auto offers = [](const oplang::Outcome& o) {
+    std::vector<std::string> out;
+    for (const model::HandlerCall& c : o.calls) {
+      out.push_back(c.topic + "/" + c.subscription + " " + c.payload + "#" +
+                    std::to_string(c.attempt));
+    }
+    return out;
+  };
+  EXPECT_EQ(offers(drains[0]),
+            (std::vector<std::string>{"t/y m0#1", "t/y m1#1", "t/a m0#1", "t/a m1#1", "u/x n0#1"}));
+  EXPECT_EQ(std::get<oplang::CountResult>(drains[0].value).count, 4u);
+  EXPECT_EQ(offers(drains[1]), (std::vector<std::string>{"t/y m1#2"}));
+  EXPECT_TRUE(drains[2].calls.empty());
+  target_.reset();
+  target_ = std::make_unique<JetStreamTarget>(server_->url(), "again", kUnitMs);
+  const conformance::Verdict judged = check(*target_, script, jetstream_profile());
+  EXPECT_FALSE(judged.violation) << judged.violation->rule;
+}
+
+// R7, R23 on push: the last allowed failure and a terminate dead-letter the message at once
+// (the server pushes the next offer: dead_letter_when_offered_again is the pull's), and the
+// next drain goes on with the next message.
+TEST_F(JetStreamTargetTest, PushDeadLettersAtTheLastFailureAndAtATerminate) {
+  using model::Verdict;
+  Create("t");
+  Value<oplang::Done>(
+      push("t", "h", {Verdict::kReject, Verdict::kThrowStd, Verdict::kTerminate}, 2));
+  Publish("t", "a");
+  Publish("t", "b");
+  Publish("t", "c");
+  EXPECT_EQ(Value<oplang::CountResult>(oplang::Drain{}).count, 0u);  // a#1 rejected
+  EXPECT_TRUE(DeadLetters("t", "h").empty());
+  EXPECT_EQ(Value<oplang::CountResult>(oplang::Drain{}).count, 0u);  // a#2 threw: dead
+  std::vector<model::DeadLetter> dead = DeadLetters("t", "h");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 0u);
+  EXPECT_EQ(dead[0].attempts, 2);
+  EXPECT_EQ(Value<oplang::CountResult>(oplang::Drain{}).count, 0u);  // b#1 terminated
+  dead = DeadLetters("t", "h");
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[1].offset, 1u);
+  EXPECT_EQ(dead[1].reason, "terminated");
+  const oplang::Outcome last = Step(oplang::Drain{});
+  ASSERT_EQ(last.calls.size(), 1u);  // c, confirmed once the script is used up
+  EXPECT_EQ(last.calls[0].payload, "c");
+  EXPECT_EQ(std::get<oplang::CountResult>(last.value).count, 1u);
+}
+
+// R11, R14 between the kinds: a push name is the wrong kind for poll, ack and
+// subscribe_pull; a pull name is taken for a push subscribe; a bounded topic takes no push.
+TEST_F(JetStreamTargetTest, PushAndPullNamesAreKeptApart) {
+  Create("t");
+  Value<oplang::Done>(push("t", "h", {}));
+  Subscribe("t", "p");
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "h", "m", 1}), ErrorCode::kWrongKind);
+  EXPECT_EQ(ErrorOf(oplang::Ack{"t", "h", 0, "m"}), ErrorCode::kWrongKind);
+  oplang::SubscribePull pull;
+  pull.topic = "t";
+  pull.name = "h";
+  pull.ack_timeout = kAckTimeout;
+  EXPECT_EQ(ErrorOf(pull), ErrorCode::kWrongKind);
+  EXPECT_EQ(ErrorOf(push("t", "p", {})), ErrorCode::kDuplicateSubscription);
+  EXPECT_EQ(ErrorOf(push("t", "", {})), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorOf(push("nope", "h", {})), ErrorCode::kUnknownTopic);
+  Value<oplang::Done>(oplang::CreateTopic{"bounded", 3, 0});
+  EXPECT_THROW(Step(push("bounded", "h", {})), std::invalid_argument);
+  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Unsubscribe{"t", "h"}).value);
+}
+
 TEST_F(JetStreamTargetTest, OpsOutsideTheSubsetAreRefused) {
   EXPECT_THROW(Step(oplang::CreateTopic{"t", 0, 100}), std::invalid_argument);  // bytes
-  EXPECT_THROW(Step(oplang::Drain{}), std::invalid_argument);
+  oplang::Subscribe grouped;
+  grouped.topic = "t";
+  grouped.name = "h";
+  grouped.group = "g";  // R10: deliver groups are not served yet
+  EXPECT_THROW(Step(grouped), std::invalid_argument);
   EXPECT_EQ(target_->name(), "jetstream");
 }
 

@@ -114,12 +114,14 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
   options.nack_delays = true;              // and nacks with a delay (R24)
   options.seek_to_time = true;             // and seeks by time (R28)
   options.lag = true;                      // and lag (R27)
+  options.push = true;                     // and push subscriptions with drains (R8)
   std::size_t trimmed = 0;
   std::size_t capped = 0;
   std::size_t sought = 0;
   std::size_t delayed = 0;
   std::size_t by_time = 0;
   std::size_t lagged = 0;
+  std::size_t drained = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     InProcTarget target;
     const oplang::Script script = generate(seed, options, strict_profile());
@@ -133,8 +135,10 @@ TEST(ConformanceKit, ThisBrokerHoldsEveryRuleStrictly) {
       delayed += rule == "R24" ? n : 0;
       by_time += rule == "R28" ? n : 0;
       lagged += rule == "R27" ? n : 0;
+      drained += rule == "R8" ? n : 0;
     }
   }
+  EXPECT_GT(drained, 100u);  // push subscribes and drains (R8)
   EXPECT_GT(lagged, 100u);   // lags (R27)
   EXPECT_GT(trimmed, 100u);  // publishes that trimmed a bounded topic (R3)
   EXPECT_GT(capped, 100u);   // polls of a subscription with a max_in_flight (R22)

@@ -394,6 +394,7 @@ const std::map<std::string, std::string, ByNumber> kRuleNames = {
     {"R5", "next message: order, header filter"},
     {"R6", "offers: attempt counts"},
     {"R7", "failure: max deliveries, dead letters"},
+    {"R8", "synchronous drain (push)"},
     {"R9", "unsubscribe"},
     {"R11", "pull: poll, ack, nack, extend, deadlines, expiry"},
     {"R12", "seek"},
@@ -689,6 +690,7 @@ int main(int argc, char** argv) {
     gen.nack_delays =
         asked->serves(oplang::Nack{"t", "p", 0, "w1", oplang::Which::kOffset, model::Millis{8}});
     gen.lag = asked->serves(oplang::GetLag{"t", "p"});
+    gen.push = asked->serves(oplang::Drain{});
     gen.lag_filtered = !asked->filter_is_the_adapters();
     for (std::uint64_t seed = args.seed; elapsed() < args.seconds && !g_interrupted; ++seed) {
       if (args.parallel > 0 && (seed - args.seed) % static_cast<std::uint64_t>(args.parallel) ==

@@ -95,7 +95,7 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
     if (!ready) break;
     const Offset o = *ready;
     s.redelivery.erase(o);
-    if (profile_.dead_letter_when_offered_again && s.max_deliveries > 0 &&
+    if (profile_.dead_letter_when_offered_again && s.pull && s.max_deliveries > 0 &&
         s.attempts[o] >= s.max_deliveries) {
       const Message& m = t.log.at(o);
       s.dead.push_back(DeadLetter{t.name, s.name, o, m.payload, s.attempts[o], "max deliveries",
@@ -208,7 +208,7 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
   s.in_flight.erase(offset);
   const int attempts = s.attempts[offset];
   if (terminal || (s.max_deliveries > 0 && attempts >= s.max_deliveries &&
-                   !profile_.dead_letter_when_offered_again)) {
+                   !(profile_.dead_letter_when_offered_again && s.pull))) {
     // Under the profile a dropped message's body went with the log; only its offset is left.
     const bool body_gone = profile_.trimmed_held_keeps_only_its_offset && offset < oldest(t);
     const Message m = body_gone ? Message{} : held.message;

@@ -126,6 +126,24 @@ TEST(ModelProfile, DeadLetterWhenOfferedAgainWaitsForThePoll) {
   EXPECT_EQ(m.dead_letters("t", "p")[0].attempts, 1);
 }
 
+// A push engine offers the next message at once, so "offered again" is at the failure: the
+// switch leaves a push subscription's dead letter where the contract puts it.
+TEST(ModelProfile, DeadLetterWhenOfferedAgainLeavesPushAtTheFailure) {
+  Model m(Profile{.dead_letter_when_offered_again = true});
+  m.create_topic("t");
+  m.subscribe("t", "h",
+              {.max_deliveries = 1,
+               .start = {Start::Kind::kBeginning, 0},
+               .script = {Step{.verdict = Verdict::kReject}}});
+  m.publish("t", "a");
+  m.publish("t", "b");
+  EXPECT_EQ(m.drain(), 0u);
+  ASSERT_EQ(m.dead_letters("t", "h").size(), 1u);
+  EXPECT_EQ(m.dead_letters("t", "h")[0].offset, 0u);
+  EXPECT_EQ(m.dead_letters("t", "h")[0].attempts, 1);
+  EXPECT_EQ(m.drain(), 1u);  // b, never a again
+}
+
 // Without the switch a held message keeps its body though retention dropped it (R3); with
 // it, only its offset, until the next poll forgets it: its dead letter has no payload,
 // headers or key, an extend or a poll forgets it (counted in skipped), and an ack before

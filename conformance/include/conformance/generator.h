@@ -43,6 +43,10 @@ struct GenOptions {
   /// Whether scripts ask for lag (R27) now and then. Only for a target that serves it
   /// (Target::serves of a GetLag).
   bool lag = false;
+  /// Whether scripts make push subscriptions (R8) on unbounded topics, their handlers
+  /// answering by script (confirm, reject, throw, terminate; no side effects), and drain
+  /// them now and then. Only for a target that serves it (push_without_effects).
+  bool push = false;
   /// Whether lag is asked of subscriptions with a header filter too; false for a target whose
   /// filter is the adapter's (Target::filter_is_the_adapters).
   bool lag_filtered = true;

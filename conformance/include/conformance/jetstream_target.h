@@ -9,7 +9,12 @@
 // dead letters. A topic made with retention_messages = N is a stream with MaxMsgs = N,
 // DiscardOld; a max_in_flight is the consumer's MaxAckPending; a seek deletes the consumer
 // and makes it again under a new name, delivering from the offset; a nack's delay is
-// `-NAK {"delay": ns}`.
+// `-NAK {"delay": ns}`. A push subscription (R8) is a durable push consumer (MaxAckPending 1,
+// so one offer at a time; an AckWait of a day, since a push offer has no deadline) whose
+// deliver subject the client subscribes to; drain runs the subscription's handler script
+// on each delivery in the model's order (topics, then subscriptions, in creation order) and
+// sends its answer (+ACK, -NAK, +TERM) as a request; a subscription is done when nothing
+// has arrived and the server reports nothing pending or unacknowledged for its consumer.
 // The engine answers: ack, nack, term and extend go to the server through the reply subject
 // of the last delivery of that message to that member (the handle its client holds), as a
 // request the server answers, and whatever the server did is what the steps after show;
@@ -63,7 +68,8 @@ class JetStreamTarget : public Target {
   /// The common subset, topics that keep their newest N messages (MaxMsgs), pull
   /// subscriptions with a max_in_flight (MaxAckPending), seek (R12: the consumer made
   /// again at the offset), seek by time (R28: DeliverByStartTime) and nacks with a delay
-  /// (R24: `-NAK {"delay": ns}`), and lag (R27: consumer info's counts).
+  /// (R24: `-NAK {"delay": ns}`), lag (R27: consumer info's counts), and push subscriptions
+  /// with the drain that serves them (R8: push_without_effects).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   /// True: JetStream filters subjects, not headers; the adapter acks what the filter skips.
   [[nodiscard]] bool filter_is_the_adapters() const override { return true; }
@@ -98,7 +104,12 @@ class JetStreamTarget : public Target {
     bool operator==(const Options&) const = default;
   };
   struct Sub {
-    std::string consumer;  // the durable's name now (a seek makes a new one)
+    std::uint64_t order = 0;  // when it was made among its topic's (R8's drain order)
+    bool push = false;        // a push subscription (R8): served by drain, not polled
+    model::Script script;     // push: the handler's answers, one per offer, then confirm
+    std::size_t next_step = 0;
+    __natsSubscription* deliveries = nullptr;  // push: its consumer's deliver subject
+    std::string consumer;                      // the durable's name now (a seek makes a new one)
     std::uint64_t seeks = 0;
     Options options;
     std::unique_ptr<JetStreamPull> pull;  // this connection's pull requests
@@ -110,6 +121,7 @@ class JetStreamTarget : public Target {
     std::vector<model::DeadLetter> dead;
   };
   struct Topic {
+    std::uint64_t order = 0;  // when it was made (R8's drain order)
     std::string stream;
     std::string subject;
     std::map<std::string, std::unique_ptr<Sub>> subs;
@@ -119,6 +131,21 @@ class JetStreamTarget : public Target {
   oplang::Value delete_topic(const oplang::DeleteTopic& op);
   oplang::Value publish(const oplang::Publish& op);
   oplang::Value subscribe_pull(const oplang::SubscribePull& op);
+  // R8: a push consumer on the topic, its deliveries answered by op.script at each drain.
+  oplang::Value subscribe(const oplang::Subscribe& op);
+  // R8: every push subscription served in creation order (topics first); the offers made
+  // go to `calls`; returns the count of confirmations.
+  oplang::Value drain(std::vector<model::HandlerCall>& calls);
+  // R8: offers sub's deliveries to its script until nothing is pending or one fails;
+  // returns the confirmations. Throws TargetFailure.
+  std::size_t serve(const std::string& topic_name, Topic& topic, const std::string& name, Sub& sub,
+                    std::vector<model::HandlerCall>& calls);
+  // Whether the server has nothing to deliver to sub's consumer and nothing unacknowledged.
+  bool nothing_pending(const Topic& topic, const Sub& sub);
+  // Waits (one model ms at most) for the dead letter of offset to be announced, so a
+  // dead_letters right after a term sees it as the model's does.
+  void await_dead_letter(const std::string& topic_name, const std::string& name, Sub& sub,
+                         std::size_t dead_before, model::Offset offset);
   oplang::Value unsubscribe(const oplang::Unsubscribe& op);
   // R12: the durable consumer deleted and made again (same options, a new name) to deliver
   // from the offset; OffsetOutOfRange outside the stream's [first - 1, last] (the range
@@ -170,6 +197,10 @@ class JetStreamTarget : public Target {
   void destroy_sub(Topic& topic, Sub& sub, bool delete_consumer);
   // Opens sub.pull for its durable consumer on this connection; throws TargetFailure.
   void bind_pull(const Topic& topic, Sub& sub);
+  // The deliver subject of a push consumer of this target.
+  [[nodiscard]] std::string deliver_subject(const Sub& sub) const;
+  // WrongKind for a push subscription (poll, ack, nack, term, extend are the pull's).
+  static void pull_only(const Sub& sub);
 
   std::string url_;
   std::string prefix_;
@@ -184,7 +215,8 @@ class JetStreamTarget : public Target {
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
   std::map<std::string, Topic> topics_;
-  bool owner_ = true;  // false for a worker: it serves poll, ack and nack only
+  std::uint64_t next_order_ = 0;  // topics and subscriptions in the order they were made
+  bool owner_ = true;             // false for a worker: it serves poll, ack and nack only
 };
 
 }  // namespace conformance

@@ -32,6 +32,12 @@ bool retention_by_messages(const oplang::Op& op);
 /// what an engine with a cap on unacknowledged messages serves (JetStream's MaxAckPending).
 bool pull_with_max_in_flight(const oplang::Op& op);
 
+/// Whether op is a push subscribe with no group whose handler script only answers (no side
+/// effects, no idempotent wrapper, back-off, durable attempts or resubscribe; a start at
+/// the beginning or the end), or a drain: R8 as an engine that pushes to one consumer serves
+/// it (JetStream's push consumers), the handler's answers its acks.
+bool push_without_effects(const oplang::Op& op);
+
 /// Whether op is a nack by offset with a delay (R24): what an engine with a delayed retry
 /// serves (JetStream's `-NAK {"delay": ...}`).
 bool nack_with_delay(const oplang::Op& op);

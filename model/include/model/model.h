@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "model/errors.h"
-#include "model/types.h"
 #include "model/handler_script.h"
+#include "model/types.h"
 
 namespace model {
 
@@ -64,8 +64,10 @@ struct Profile {
   /// delayed nack when its wait ends, an expiry at its deadline; equal times in the order
   /// they were returned, equal deadlines in offset order), not lowest offset first.
   bool redelivery_in_return_order = false;
-  /// R7: a message whose last delivery failed comes back like any other and is
-  /// dead-lettered when it would be offered again (by that poll), not when it failed.
+  /// R7: a pull subscription's message whose last delivery failed comes back like any other
+  /// and is dead-lettered when it would be offered again (by that poll), not when it failed.
+  /// A push subscription's dies at its failure as without the switch: the engine pushes the
+  /// next offer at once, so "offered again" is then.
   bool dead_letter_when_offered_again = false;
   /// R3: a held message retention dropped keeps only its offset (Redis's pending list),
   /// and only until the next poll of its subscription, which forgets it (counted in
