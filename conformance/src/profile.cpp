@@ -24,8 +24,9 @@ constexpr SwitchInfo kSwitches[] = {
      "returned messages are offered in the order they came back (a nack at once, a delayed "
      "nack when its wait ended, an expiry when its deadline passed), not lowest offset first"},
     {Switch::kDeadLetterWhenOfferedAgain, "dead_letter_when_offered_again", "R7",
-     "a message whose last delivery failed comes back like any other and is dead-lettered "
-     "when it would be offered again, not when it failed"},
+     "a pull subscription's message whose last delivery failed comes back like any other and "
+     "is dead-lettered when it would be offered again, not when it failed (a push consumer "
+     "offers again at once: there it dies at the failure)"},
     {Switch::kEngineExpires, "engine_expires", "R11",
      "the engine expires held messages on its own clock; `expire` reports nothing"},
     {Switch::kDeadLetterReasonUnknown, "dead_letter_reason_unknown", "R7",

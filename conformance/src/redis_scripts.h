@@ -84,7 +84,9 @@ return out
 )lua";
 
 // ARGV: group, member, stream id, ack timeout (real ms), action (ack, nack, term, extend), max
-// deliveries, model now, the idle time that marks a returned message. Returns 1 if done, 0
+// deliveries, model now, the idle time that marks a returned message, and optionally the
+// reason a nack at max deliveries is dead-lettered with (default "nacked": a push handler's
+// failure passes its own, R7). Returns 1 if done, 0
 // if the member does not hold the message (another consumer's, past its deadline, returned,
 // or not pending at all). A nack at max deliveries dead-letters (R7); any other nack makes
 // the entry idle enough for the next XAUTOCLAIM, its delivery count unchanged (JUSTID). An
@@ -94,7 +96,7 @@ inline constexpr const char* kSettle = R"lua(
 local stream, dlq = KEYS[1], KEYS[2]
 local group, member, id = ARGV[1], ARGV[2], ARGV[3]
 local timeout, action, maxd = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
-local now, returned = ARGV[7], ARGV[8]
+local now, returned, failed = ARGV[7], ARGV[8], ARGV[9] or 'nacked'
 local p = redis.call('XPENDING', stream, group, id, id, 1)[1]
 if not p or p[2] ~= member or p[3] >= timeout then return 0 end
 if action == 'ack' then
@@ -104,7 +106,7 @@ elseif action == 'term' then
 elseif action == 'extend' then
   redis.call('XCLAIM', stream, group, member, 0, id, 'IDLE', 0, 'JUSTID')
 elseif maxd > 0 and p[4] >= maxd then
-  bury(stream, dlq, group, id, p[4], 'nacked', now)
+  bury(stream, dlq, group, id, p[4], failed, now)
 else
   redis.call('XCLAIM', stream, group, member, 0, id, 'IDLE', returned, 'JUSTID')
 end

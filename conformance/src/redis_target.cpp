@@ -221,7 +221,7 @@ RedisTarget::~RedisTarget() {
 bool RedisTarget::serves(const oplang::Op& op) const {
   return in_subset(op) || retention_by_messages(op) || std::holds_alternative<oplang::Seek>(op) ||
          std::holds_alternative<oplang::SeekToTime>(op) ||
-         std::holds_alternative<oplang::GetLag>(op);
+         std::holds_alternative<oplang::GetLag>(op) || push_without_effects(op);
 }
 
 oplang::Outcome RedisTarget::step(const oplang::Op& op) {
@@ -234,7 +234,7 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
   oplang::Outcome outcome;
   try {
     outcome.value = std::visit(
-        [this](const auto& o) -> oplang::Value {
+        [this, &outcome](const auto& o) -> oplang::Value {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
             return create_topic(o);
@@ -244,6 +244,10 @@ oplang::Outcome RedisTarget::step(const oplang::Op& op) {
             return publish(o);
           } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
             return subscribe_pull(o);
+          } else if constexpr (std::is_same_v<T, oplang::Subscribe>) {
+            return subscribe(o);
+          } else if constexpr (std::is_same_v<T, oplang::Drain>) {
+            return drain(outcome.calls);
           } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
             return unsubscribe(o);
           } else if constexpr (std::is_same_v<T, oplang::Seek>) {
@@ -368,27 +372,96 @@ oplang::Value RedisTarget::subscribe_pull(const oplang::SubscribePull& op) {
   Topic& topic = topic_or_throw(op.topic);
   const Options options{op.filter, op.ack_timeout, op.max_deliveries, op.start};
   if (auto it = topic.subs.find(op.name); it != topic.subs.end()) {
+    pull_only(it->second);
     if (it->second.options == options) return oplang::Done{};
     throw Error(ErrorCode::kOptionsMismatch);
   }
   Sub sub;
-  sub.group = encode(op.name);
-  sub.dlq = topic.key + ":dlq:" + sub.group;
   sub.options = options;
+  make_group(topic, op.name, std::move(sub));
+  return oplang::Done{};
+}
+
+oplang::Value RedisTarget::subscribe(const oplang::Subscribe& op) {
+  if (op.name.empty() || op.max_deliveries < 0) throw Error(ErrorCode::kInvalidArgument);
+  Topic& topic = topic_or_throw(op.topic);
+  if (topic.subs.contains(op.name)) throw Error(ErrorCode::kDuplicateSubscription);
+  // Trimming would take entries a push subscription never offered from under it while a
+  // drain is not running: not served (the generator keeps push to unbounded topics).
+  if (topic.maxlen > 0)
+    throw std::invalid_argument("redis: a push subscription on a bounded topic");
+  Sub sub;
+  // A push offer has no deadline: an ack timeout no run reaches (timeout_ms caps it).
+  sub.options = Options{op.filter, model::kMaxDuration, op.max_deliveries, op.start};
+  sub.push = true;
+  sub.script = op.script;
+  make_group(topic, op.name, std::move(sub));
+  return oplang::Done{};
+}
+
+void RedisTarget::pull_only(const Sub& sub) {
+  if (sub.push) throw Error(ErrorCode::kWrongKind);
+}
+
+void RedisTarget::make_group(Topic& topic, const std::string& name, Sub sub) {
+  sub.group = encode(name);
+  sub.dlq = topic.key + ":dlq:" + sub.group;
   command(ctx_.get(), {"DEL", sub.dlq}, "DEL " + sub.dlq);
   // At the end the group's read counter is told (every entry added so far), so XINFO GROUPS
   // knows its lag at once; from the beginning it is left unknown, and the server estimates
   // it from the entries it keeps until the group's first read (lag_counts_trimmed).
   std::vector<std::string> create = {"XGROUP", "CREATE", topic.key, sub.group};
-  if (op.start.kind == model::Start::Kind::kBeginning) {
+  if (sub.options.start.kind == model::Start::Kind::kBeginning) {
     create.insert(create.end(), {"0", "MKSTREAM"});
   } else {
     create.insert(create.end(), {"$", "MKSTREAM", "ENTRIESREAD", std::to_string(topic.ids.size())});
   }
   command(ctx_.get(), create, "XGROUP CREATE " + topic.key + " " + sub.group);
-  topic.subs.emplace(op.name, std::move(sub));
-  topic.sub_order.push_back(op.name);
-  return oplang::Done{};
+  topic.subs.emplace(name, std::move(sub));
+  topic.sub_order.push_back(name);
+}
+
+oplang::Value RedisTarget::drain(std::vector<model::HandlerCall>& calls) {
+  std::size_t confirmations = 0;
+  for (const std::string& topic_name : topic_order_) {
+    Topic& topic = topics_.at(topic_name);
+    for (const std::string& name : topic.sub_order) {
+      Sub& sub = topic.subs.at(name);
+      if (!sub.push) continue;
+      // Until the server has no entry for it, or its handler fails (R8). Every round but
+      // the last confirms an entry, so a server that offers more rounds than the stream
+      // has entries misbehaves.
+      for (std::size_t round = 0;; ++round) {
+        if (round > topic.ids.size()) {
+          throw TargetFailure("drain: the server offered more entries than the stream has");
+        }
+        const std::vector<model::Received> got = poll_script(topic, sub, name, 1);
+        if (got.empty()) break;
+        const model::Received& m = got.front();
+        const model::Step step =
+            sub.next_step < sub.script.size() ? sub.script[sub.next_step] : model::Step{};
+        sub.next_step += 1;
+        calls.push_back(model::HandlerCall{topic_name, name, m.offset, m.payload, m.attempt, ""});
+        if (step.verdict == model::Verdict::kConfirm) {
+          if (!settle_script(topic, sub, m.offset, name, "ack")) {
+            throw TargetFailure("drain: the server did not take the ack of an entry just read");
+          }
+          confirmations += 1;
+          continue;
+        }
+        const bool term = step.verdict == model::Verdict::kTerminate;
+        const std::string reason = step.verdict == model::Verdict::kReject     ? "rejected"
+                                   : step.verdict == model::Verdict::kThrowStd ? "exception: boom"
+                                   : term                                      ? "terminated"
+                                          : "unknown exception";
+        if (!settle_script(topic, sub, m.offset, name, term ? "term" : "nack", reason)) {
+          throw TargetFailure("drain: the server did not take the nack of an entry just read");
+        }
+        break;  // R8: a failure ends this subscription's turn
+      }
+    }
+  }
+  return oplang::CountResult{confirmations};
 }
 
 oplang::Value RedisTarget::unsubscribe(const oplang::Unsubscribe& op) {
@@ -459,16 +532,22 @@ oplang::Value RedisTarget::poll(const oplang::Poll& op) {
   if (op.max == 0 || op.member.empty()) throw Error(ErrorCode::kInvalidArgument);
   Topic& topic = topic_or_throw(op.topic);
   Sub& sub = sub_or_throw(topic, op.sub);
+  pull_only(sub);
+  return poll_script(topic, sub, op.member, op.max);
+}
+
+std::vector<model::Received> RedisTarget::poll_script(Topic& topic, const Sub& sub,
+                                                      const std::string& member, std::size_t max) {
   std::vector<std::string> args = {"EVAL",
                                    redis_scripts::with_bury(redis_scripts::kPoll),
                                    "2",
                                    topic.key,
                                    sub.dlq,
                                    sub.group,
-                                   op.member,
+                                   member,
                                    std::to_string(timeout_ms(sub)),
                                    std::to_string(sub.options.max_deliveries),
-                                   std::to_string(std::min(op.max, kMaxPoll)),
+                                   std::to_string(std::min(max, kMaxPoll)),
                                    std::to_string(now_)};
   for (const auto& [key, value] : sub.options.filter) {
     args.push_back(key);
@@ -489,13 +568,20 @@ bool RedisTarget::settle(const std::string& topic_name, const std::string& sub_n
                          model::Offset offset, const std::string& member, const char* action) {
   Topic& topic = topic_or_throw(topic_name);
   Sub& sub = sub_or_throw(topic, sub_name);
+  pull_only(sub);
+  return settle_script(topic, sub, offset, member, action);
+}
+
+bool RedisTarget::settle_script(const Topic& topic, const Sub& sub, model::Offset offset,
+                                const std::string& member, const char* action,
+                                const std::string& reason) {
   if (offset >= topic.ids.size()) return false;  // never published: nobody holds it
   const Reply reply =
       command(ctx_.get(),
               {"EVAL", redis_scripts::with_bury(redis_scripts::kSettle), "2", topic.key, sub.dlq,
                sub.group, member, topic.ids[offset], std::to_string(timeout_ms(sub)), action,
                std::to_string(sub.options.max_deliveries), std::to_string(now_),
-               std::to_string(kReturnedIdleMs)},
+               std::to_string(kReturnedIdleMs), reason},
               std::string(action) + " script on " + topic.key);
   return integer(reply.get()) == 1;
 }
@@ -505,6 +591,7 @@ oplang::Value RedisTarget::extend(const oplang::Extend& op) {
     throw Error(ErrorCode::kInvalidArgument);
   }
   Sub& sub = sub_or_throw(topic_or_throw(op.topic), op.sub);
+  pull_only(sub);
   if (op.extension != sub.options.ack_timeout) {
     throw std::invalid_argument("redis: extend by the subscription's ack timeout only");
   }

@@ -19,7 +19,8 @@ const Row kRows[] = {
      "run drained; effects and groups: the property suites (BrokerMatchesModel.*)",
      "served (a push consumer per subscription: push_without_effects), but no script of this "
      "run drained",
-     "not yet: blocking reads (XREADGROUP BLOCK) would stand for push, no adapter yet"},
+     "served (the adapter's drain over consumer-group reads: push_without_effects), but no "
+     "script of this run drained"},
     {{"R10", "push groups: round robin"},
      "push is outside the kit's subset; the property suites check it (Groups.*)",
      "not yet: a deliver group (a queue subscription on the deliver subject) gives each "
@@ -57,7 +58,8 @@ const Row kRows[] = {
     {{"R25", "redrive and purge"},
      "outside the kit's subset; the property suites check it",
      "no counterpart: dead letters are advisories, nothing to redrive",
-     "not yet: the adapter's dead-letter stream could be redriven, no op for it yet"},
+     "no counterpart: Redis keeps no dead letters; the dead-letter stream is the adapter's, so "
+     "a redrive of it would judge the adapter, not the engine"},
     {{"R26", "pause and resume"},
      "outside the kit's subset; the property suites check it",
      "no counterpart in nats-server 2.9 (consumer pause came in 2.11)",

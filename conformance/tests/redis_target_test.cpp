@@ -693,11 +693,113 @@ TEST_F(RedisTargetTest, TheKitCreditsSeekMovesOnlyTheCursor) {
             (std::vector<Switch>{Switch::kSeekMovesOnlyTheCursor, Switch::kAnswersNameNoReason}));
 }
 
+// A push subscription whose handler answers by script (R8).
+oplang::Subscribe push(const std::string& topic, const std::string& name,
+                       std::vector<model::Verdict> verdicts, int max_deliveries = 0) {
+  oplang::Subscribe op;
+  op.topic = topic;
+  op.name = name;
+  op.max_deliveries = max_deliveries;
+  op.start.kind = model::Start::Kind::kBeginning;
+  for (const model::Verdict v : verdicts) op.script.push_back(model::Step{.verdict = v});
+  return op;
+}
+
+// R8 by the adapter's drain over consumer-group reads: topics, then their push
+// subscriptions, in creation order, each until the server has no entry for it or its
+// handler fails; a failure comes back at the next drain (attempt 2), and at max deliveries
+// it is dead with the handler's reason. The script is also judged against the model.
+TEST_F(RedisTargetTest, R8DrainServesEachPushSubscriptionInCreationOrderUntilAFailure) {
+  const oplang::Script script = {
+      oplang::CreateTopic{"t"},
+      oplang::CreateTopic{"u"},
+      push("u", "x", {}),
+      push("t", "y", {model::Verdict::kConfirm, model::Verdict::kReject, model::Verdict::kThrowStd},
+           2),
+      push("t", "a", {}),
+      oplang::Publish{"t", "m0", {}, ""},
+      oplang::Publish{"t", "m1", {}, ""},
+      oplang::Publish{"u", "n0", {}, ""},
+      oplang::Drain{},
+      oplang::Drain{},
+      oplang::GetDeadLetters{"t", "y"},
+      oplang::Drain{},
+  };
+  std::vector<oplang::Outcome> outs;
+  for (const oplang::Op& op : script) {
+    outs.push_back(Step(op));
+    ASSERT_FALSE(outs.back().error) << oplang::print(op) << " -> " << oplang::print(outs.back());
+  }
+  auto offers = [](const oplang::Outcome& o) {
+    std::vector<std::string> out;
+    for (const model::HandlerCall& c : o.calls) {
+      out.push_back(c.topic + "/" + c.subscription + " " + c.payload + "#" +
+                    std::to_string(c.attempt));
+    }
+    return out;
+  };
+  EXPECT_EQ(offers(outs[8]),
+            (std::vector<std::string>{"t/y m0#1", "t/y m1#1", "t/a m0#1", "t/a m1#1", "u/x n0#1"}));
+  EXPECT_EQ(std::get<oplang::CountResult>(outs[8].value).count, 4u);
+  EXPECT_EQ(offers(outs[9]), (std::vector<std::string>{"t/y m1#2"}));
+  const auto& dead = std::get<std::vector<model::DeadLetter>>(outs[10].value);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, 1u);
+  EXPECT_EQ(dead[0].attempts, 2);
+  EXPECT_EQ(dead[0].reason, "exception: boom");
+  EXPECT_TRUE(outs[11].calls.empty());
+  RedisTarget again(server_->url(), "again", kUnitMs);
+  const Verdict judged = check(again, script, redis_profile());
+  EXPECT_FALSE(judged.violation) << judged.violation->rule;
+}
+
+// R11, R14 between the kinds, as the model has them: a push name is the wrong kind for
+// poll, ack and subscribe_pull; a pull name is taken for a push subscribe.
+TEST_F(RedisTargetTest, R14PushAndPullNamesAreKeptApart) {
+  Create("t");
+  Value<oplang::Done>(push("t", "h", {}));
+  Subscribe("t", "p");
+  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "h", "m", 1}), ErrorCode::kWrongKind);
+  EXPECT_EQ(ErrorOf(oplang::Ack{"t", "h", 0, "m"}), ErrorCode::kWrongKind);
+  oplang::SubscribePull pull;
+  pull.topic = "t";
+  pull.name = "h";
+  pull.ack_timeout = kAckTimeout;
+  EXPECT_EQ(ErrorOf(pull), ErrorCode::kWrongKind);
+  EXPECT_EQ(ErrorOf(push("t", "p", {})), ErrorCode::kDuplicateSubscription);
+  Value<oplang::Done>(oplang::CreateTopic{"bounded", 3, 0});
+  EXPECT_THROW(Step(push("bounded", "h", {})), std::invalid_argument);
+}
+
+// R12 on push under seek_moves_only_the_cursor: SETID keeps the pending list, so a message a
+// failed handler gave back before a seek past it is still offered at the next drain, at its
+// next attempt; the strict model forgets it, so only the switch explains the engine.
+TEST_F(RedisTargetTest, TheKitCreditsSeekMovesOnlyTheCursorOnPush) {
+  const oplang::Script script = {oplang::CreateTopic{"t"},
+                                 push("t", "h", {model::Verdict::kReject}),
+                                 oplang::Publish{"t", "a", {}, ""},
+                                 oplang::Publish{"t", "b", {}, ""},
+                                 oplang::Drain{},
+                                 oplang::Seek{"t", "h", 1},
+                                 oplang::Drain{}};
+  const Verdict strictly =
+      check(*target_, script, redis_profile().without(Switch::kSeekMovesOnlyTheCursor));
+  EXPECT_TRUE(strictly.violation);
+  RedisTarget again(server_->url(), "again", kUnitMs);
+  const Verdict profiled = check(again, script, redis_profile());
+  EXPECT_FALSE(profiled.violation) << profiled.violation->rule;
+  EXPECT_EQ(profiled.needed, (std::vector<Switch>{Switch::kSeekMovesOnlyTheCursor}));
+}
+
 TEST_F(RedisTargetTest, OpsOutsideTheSubsetAreRefused) {
   EXPECT_TRUE(target_->serves(oplang::CreateTopic{"t", 5, 0}));  // MAXLEN
   EXPECT_THROW(Step(oplang::CreateTopic{"t", 0, 100}), std::invalid_argument);
   EXPECT_THROW(Step(oplang::CreateTopic{"t", 5, 100}), std::invalid_argument);
-  EXPECT_THROW(Step(oplang::Drain{}), std::invalid_argument);
+  oplang::Subscribe grouped;
+  grouped.topic = "t";
+  grouped.name = "h";
+  grouped.group = "g";  // R10: Redis has no round robin
+  EXPECT_THROW(Step(grouped), std::invalid_argument);
   EXPECT_EQ(target_->name(), "redis");
 }
 

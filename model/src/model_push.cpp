@@ -148,14 +148,14 @@ void Model::seek(const std::string& topic, const std::string& name, Offset offse
 
 // R12: the cursor moves; what was held or returned, the attempts and whom messages were
 // given to are forgotten (so no profile switch lets an answer from before the seek apply),
-// except under seek_moves_only_the_cursor, where a pull subscription keeps all of it; a
+// except under seek_moves_only_the_cursor, where the subscription keeps all of it; a
 // running offer's result will not count (R9); always saved (R19).
 void Model::move_cursor(Sub& s, Offset offset) const {
   s.cursor = offset;
   s.seeks += 1;
   s.counts_trimmed = true;  // lag_counts_trimmed: known again, from 0
   s.trimmed_unread = 0;
-  if (profile_.seek_moves_only_the_cursor && s.pull) {
+  if (profile_.seek_moves_only_the_cursor) {
     save(s, true);
     return;
   }

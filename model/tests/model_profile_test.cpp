@@ -332,6 +332,28 @@ TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatIsHeldAndHandsItOutAnew) {
   }
 }
 
+// The switch holds for push too (Redis: SETID keeps the pending list whoever reads it): what
+// a failed handler gave back before a seek past it is offered at the next drain, at its next
+// attempt, before the new cursor's message.
+TEST(ModelProfile, SeekMovesOnlyTheCursorKeepsWhatAPushHandlerGaveBack) {
+  Model m(Profile{.seek_moves_only_the_cursor = true});
+  m.create_topic("t");
+  m.subscribe("t", "h",
+              {.max_deliveries = 0,
+               .start = {Start::Kind::kBeginning, 0},
+               .script = {Step{.verdict = Verdict::kReject}}});
+  m.publish("t", "a");
+  m.publish("t", "b");
+  EXPECT_EQ(m.drain(), 0u);  // a#1 rejected: given back
+  m.seek("t", "h", 1);
+  EXPECT_EQ(m.drain(), 2u);
+  const std::vector<HandlerCall> calls = m.take_calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[1].offset, 0u);
+  EXPECT_EQ(calls[1].attempt, 2);
+  EXPECT_EQ(calls[2].offset, 1u);
+}
+
 // seek_moves_only_the_cursor: a held message the cursor reaches again is handed out anew at
 // attempt 1, also when its one attempt used up max_deliveries (its attempts start over).
 TEST(ModelProfile, SeekMovesOnlyTheCursorHandsOutAnewWhatUsedItsLastAttempt) {

@@ -32,6 +32,13 @@
 // profile's seek_moves_only_the_cursor); a seek by time is the same before the first entry
 // whose id (the server's clock, in ms) is at or after the model time's wall-clock instant.
 // Offsets: the model's 0, 1, 2 per topic are mapped from the stream ids XADD returned.
+// A push subscription (R8) is the adapter's: a consumer group like a pull one, whose ack
+// timeout never passes in a run; drain walks topics, then their push subscriptions, in
+// creation order, and for each runs the poll script for one entry (consumer = the
+// subscription's name) until the server has none or the handler script fails, answering
+// each through the settle script (ack; a failure nacks, dead-lettered at max deliveries with
+// the handler's reason; a terminate is term). Redis has no push: the loop is the adapter's,
+// what each read returns is the engine's.
 // Header filters are applied by the poll script. A call that finds the connection lost (a
 // server restarted) connects again first, within a bound; the call that lost it failed. The model's
 // clock is kept here as the JetStream target keeps it: one model ms is `unit_ms` real ms, and
@@ -71,7 +78,8 @@ class RedisTarget : public Target {
   [[nodiscard]] std::string name() const override { return "redis"; }
   /// The common subset, topics that keep their newest N messages (MAXLEN), seek (XGROUP
   /// SETID) and seek by time (SETID before the first id at or after the time's millisecond),
-  /// and lag (R27: XINFO GROUPS).
+  /// lag (R27: XINFO GROUPS), and push subscriptions with the drain that serves them (R8:
+  /// push_without_effects, the drain loop the adapter's).
   [[nodiscard]] bool serves(const oplang::Op& op) const override;
   /// True: Redis streams have no filter; the adapter's poll acks what the filter skips.
   [[nodiscard]] bool filter_is_the_adapters() const override { return true; }
@@ -108,6 +116,9 @@ class RedisTarget : public Target {
     std::string group;
     std::string dlq;  // the dead-letter stream's key
     Options options;
+    bool push = false;     // a push subscription (R8): served by drain, not polled
+    model::Script script;  // push: the handler's answers, one per offer, then confirm
+    std::size_t next_step = 0;
   };
   struct Topic {
     std::string key;
@@ -122,6 +133,17 @@ class RedisTarget : public Target {
   oplang::Value delete_topic(const oplang::DeleteTopic& op);
   oplang::Value publish(const oplang::Publish& op);
   oplang::Value subscribe_pull(const oplang::SubscribePull& op);
+  // R8: a consumer group for a push subscription (none on a bounded topic: std::invalid_argument).
+  oplang::Value subscribe(const oplang::Subscribe& op);
+  // Makes sub's consumer group on the topic (and clears its dead-letter stream) and records
+  // it under name.
+  void make_group(Topic& topic, const std::string& name, Sub sub);
+  // R8: every push subscription served in creation order (topics first); the offers go to
+  // `calls`; returns the count of confirmations.
+  oplang::Value drain(std::vector<model::HandlerCall>& calls);
+  // The poll script's answer for member: at most max entries.
+  std::vector<model::Received> poll_script(Topic& topic, const Sub& sub, const std::string& member,
+                                           std::size_t max);
   oplang::Value unsubscribe(const oplang::Unsubscribe& op);
   // R12: XGROUP SETID to the id before the offset (the server keeps the pending list:
   // seek_moves_only_the_cursor); OffsetOutOfRange outside [the first entry's offset, end]
@@ -138,6 +160,12 @@ class RedisTarget : public Target {
   // (unknown topic or subscription), TargetFailure.
   bool settle(const std::string& topic, const std::string& sub, model::Offset offset,
               const std::string& member, const char* action);
+  // The settle script on sub (a nack at max deliveries dead-lettered with `reason`).
+  bool settle_script(const Topic& topic, const Sub& sub, model::Offset offset,
+                     const std::string& member, const char* action,
+                     const std::string& reason = "nacked");
+  // WrongKind for a push subscription (poll, ack, nack, term, extend are the pull's).
+  static void pull_only(const Sub& sub);
   // extend by the ack timeout (std::invalid_argument for another extension).
   oplang::Value extend(const oplang::Extend& op);
   oplang::Value advance(const oplang::Advance& op);

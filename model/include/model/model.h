@@ -92,9 +92,9 @@ struct Profile {
   /// R3: a held or returned message retention drops is terminated at once: a dead letter
   /// ("terminated", with its attempts and body), never offered again.
   bool retention_terminates_held = false;
-  /// R12: a seek of a pull subscription moves only its cursor: held and returned messages
-  /// and their attempts stay; one the cursor reaches again while held or returned is handed
-  /// out anew (to the poller, attempt 1).
+  /// R12: a seek moves only the subscription's cursor (pull or push): held and returned
+  /// messages and their attempts stay; one the cursor reaches again while held or returned
+  /// is handed out anew (to the poller, or the next offer, attempt 1).
   bool seek_moves_only_the_cursor = false;
   /// R22: a returned message keeps its place under max_in_flight until it is offered again
   /// (a new message is offered only while held and returned ones together are fewer); being
