@@ -49,7 +49,7 @@ bool sleep_until(Clock::time_point until, const std::atomic<bool>& done) {
 // Whether a kind's schedule item carries a draw that places it (AT:KIND:MS:WHERE).
 bool placed(Fault::Kind kind) {
   return kind == Fault::Kind::kDamage || kind == Fault::Kind::kPartition ||
-         kind == Fault::Kind::kMembership;
+         kind == Fault::Kind::kMembership || kind == Fault::Kind::kDiskError;
 }
 
 }  // namespace
@@ -70,15 +70,17 @@ std::string fault_kind_name(Fault::Kind kind) {
       return "partition";
     case Fault::Kind::kMembership:
       return "membership";
+    case Fault::Kind::kDiskError:
+      return "disk-error";
   }
   return "?";
 }
 
 std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
-  static const std::vector<Fault::Kind> kAll = {Fault::Kind::kKill9,     Fault::Kind::kRestart,
-                                                Fault::Kind::kPause,     Fault::Kind::kLoseUnsynced,
-                                                Fault::Kind::kDamage,    Fault::Kind::kPartition,
-                                                Fault::Kind::kMembership};
+  static const std::vector<Fault::Kind> kAll = {
+      Fault::Kind::kKill9,        Fault::Kind::kRestart,  Fault::Kind::kPause,
+      Fault::Kind::kLoseUnsynced, Fault::Kind::kDamage,   Fault::Kind::kPartition,
+      Fault::Kind::kMembership,   Fault::Kind::kDiskError};
   if (kinds == "both") return {Fault::Kind::kKill9, Fault::Kind::kRestart};
   std::vector<Fault::Kind> out;
   std::size_t from = 0;
@@ -91,7 +93,8 @@ std::vector<Fault::Kind> fault_kinds(const std::string& kinds) {
     if (it == kAll.end() || std::find(out.begin(), out.end(), *it) != out.end()) {
       throw std::invalid_argument(
           "fault kinds are a comma-separated list of kill9, restart, pause, lose-unsynced, "
-          "damage, partition and membership (each once), or both (kill9,restart); not " +
+          "damage, partition, membership and disk-error (each once), or both (kill9,restart); "
+          "not " +
           kinds);
     }
     out.push_back(*it);
@@ -188,6 +191,10 @@ std::vector<Fault> fault_schedule(const FaultOptions& options) {
       case Fault::Kind::kPause:
         f.down_ms = 200 + static_cast<std::int64_t>(rng() % 2300);
         break;
+      case Fault::Kind::kDiskError:
+        f.down_ms = 200 + static_cast<std::int64_t>(rng() % 1800);
+        f.where = rng();
+        break;
       case Fault::Kind::kRestart:
         break;
     }
@@ -201,14 +208,16 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
   FaultReport report;
   report.faults = options.schedule ? *options.schedule : fault_schedule(options);
   for (const Fault& f : report.faults) {
-    const bool offered = f.kind == Fault::Kind::kKill9       ? control.kill9 && control.restart
-                         : f.kind == Fault::Kind::kRestart   ? control.stop && control.restart
-                         : f.kind == Fault::Kind::kPause     ? control.pause && control.resume
-                         : f.kind == Fault::Kind::kDamage    ? control.damage && control.restart
-                         : f.kind == Fault::Kind::kPartition ? control.partition && control.heal
-                         : f.kind == Fault::Kind::kMembership
-                             ? control.remove_member && control.add_member
-                             : control.lose_unsynced && control.restart;
+    const bool offered =
+        f.kind == Fault::Kind::kKill9        ? control.kill9 && control.restart
+        : f.kind == Fault::Kind::kRestart    ? control.stop && control.restart
+        : f.kind == Fault::Kind::kPause      ? control.pause && control.resume
+        : f.kind == Fault::Kind::kDamage     ? control.damage && control.restart
+        : f.kind == Fault::Kind::kPartition  ? control.partition && control.heal
+        : f.kind == Fault::Kind::kMembership ? control.remove_member && control.add_member
+        : f.kind == Fault::Kind::kDiskError
+            ? control.fail_disk && control.heal_disk && control.kill9 && control.restart
+            : control.lose_unsynced && control.restart;
     if (!offered) {
       throw std::invalid_argument("the fault " + fault_kind_name(f.kind) +
                                   " is not offered for this engine");
@@ -285,6 +294,16 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
             report.damaged[faults_done] = control.damage(f.where);
             ++epoch;
             std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            break;
+          case Fault::Kind::kDiskError:
+            report.damaged[faults_done] = control.fail_disk(f.where);
+            // Failing for a while, whatever: the heal must happen even if the run is ending.
+            std::this_thread::sleep_for(std::chrono::milliseconds(f.down_ms));
+            control.heal_disk();
+            // Then reopened, as R33 asks of a broker that failed a write (an engine that
+            // exited at the failure, as Redis under always does, is started again).
+            control.kill9();
+            ++epoch;
             break;
         }
         if (f.kind == Fault::Kind::kDamage && control.repair) {
@@ -435,9 +454,11 @@ FaultReport run_faults(Target& target, const FaultControl& control, const FaultO
       e.kind = FaultEvent::Kind::kPublish;
       e.value = value;
       const std::optional<oplang::Outcome> o = call(oplang::Publish{kTopic, value, {}, ""});
-      e.result = !o         ? PublishResult::kIndeterminate
-                 : o->error ? PublishResult::kFailed
-                            : PublishResult::kOk;
+      // R33: a publish that met a failed write or sync is undecided (the reopen finds it
+      // taken effect or not), as a call with no answer is.
+      e.result = !o || o->error == model::ErrorCode::kIoError ? PublishResult::kIndeterminate
+                 : o->error                                   ? PublishResult::kFailed
+                                                              : PublishResult::kOk;
       (e.result == PublishResult::kOk       ? report.ok
        : e.result == PublishResult::kFailed ? report.failed
                                             : report.indeterminate)++;

@@ -132,6 +132,12 @@ void LazyFs::fail(int error) {
   if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused to fail");
 }
 
+void LazyFs::fail_syncs() {
+  std::ofstream control(mount_ + "/.lazyfs");
+  control << "fail-sync EIO" << std::flush;
+  if (!control) throw TargetFailure("lazy_fs at " + mount_ + " refused to fail its syncs");
+}
+
 void LazyFs::heal() {
   std::ofstream control(mount_ + "/.lazyfs");
   control << "heal" << std::flush;

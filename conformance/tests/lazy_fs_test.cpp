@@ -126,9 +126,20 @@ TEST(UnsyncedWrites, AReaderSeesEveryWriteAndAPowerCutKeepsWhatWasSynced) {
 
 // One step on a real mount: file `file` of three.
 struct MountOp {
-  // kFail: the disk starts failing every write and fsync (EIO for an odd offset, else
-  // ENOSPC), or heals if it was failing.
-  enum class Kind { kWrite, kAppend, kSync, kTruncate, kReopen, kWriteBack, kFail } kind;
+  // kFail: the disk starts failing every write and fsync (EIO for offset % 3 == 1, ENOSPC
+  // for 0) or only its fsyncs (EIO, for 2), or heals if it was failing.
+  // kSyncReadOnly: an fsync through a descriptor opened read-only (as a recovery reading a
+  // file syncs it), which syncs what every descriptor wrote.
+  enum class Kind {
+    kWrite,
+    kAppend,
+    kSync,
+    kTruncate,
+    kReopen,
+    kWriteBack,
+    kFail,
+    kSyncReadOnly
+  } kind;
   int file;
   std::uint64_t offset;
   std::string bytes;
@@ -141,7 +152,8 @@ void showValue(const MountOp& op, std::ostream& os) {
                                        "ftruncate",
                                        "reopen",
                                        "write back (every file)",
-                                       "fail or heal (every file)"};
+                                       "fail or heal (every file)",
+                                       "fsync read-only"};
   os << kNames[static_cast<int>(op.kind)] << " f" << op.file;
   if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kTruncate)
     os << " " << op.offset;
@@ -159,7 +171,8 @@ rc::Gen<MountOp> gen_mount_op() {
                                                             {1, MountOp::Kind::kTruncate},
                                                             {1, MountOp::Kind::kReopen},
                                                             {1, MountOp::Kind::kWriteBack},
-                                                            {1, MountOp::Kind::kFail}})),
+                                                            {1, MountOp::Kind::kFail},
+                                                            {1, MountOp::Kind::kSyncReadOnly}})),
       rc::gen::set(&MountOp::file, rc::gen::inRange(0, 3)),
       rc::gen::set(&MountOp::offset, rc::gen::inRange<std::uint64_t>(0, 5000)),
       rc::gen::set(&MountOp::bytes, gen_bytes()));
@@ -177,8 +190,8 @@ std::string read_whole(const std::string& path) {
 }
 
 // Generated steps on three files of a real mount against a model of each file: every read
-// sees every write, a failing disk refuses every write and fsync and changes nothing, and a
-// power cut keeps what was synced.
+// sees every write, a failing disk refuses every write and fsync and changes nothing (or only
+// the fsyncs, the writes staying unsynced), and a power cut keeps what was synced.
 TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
   if (const std::string why = lazy_fs_unavailable(); !why.empty()) GTEST_SKIP() << why;
   LazyFs fs;
@@ -196,7 +209,8 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
       appenders.push_back(::open(paths.back().c_str(), O_WRONLY | O_APPEND));
       RC_ASSERT(fds.back() >= 0 && appenders.back() >= 0);
     }
-    int failing = 0;  // the errno every write and fsync fails with now, 0 when well
+    int failing = 0;          // the errno every write and fsync fails with now, 0 when well
+    bool syncs_only = false;  // only fsyncs fail (with EIO); writes are taken, unsynced
     // A call the failing disk refused: -1 with its errno, and the file as it was.
     auto refused = [&](ssize_t rc) { return rc == -1 && errno == failing; };
     for (const MountOp& op : ops) {
@@ -206,7 +220,7 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
         case MountOp::Kind::kWrite: {
           const ssize_t rc =
               ::pwrite(fds[i], op.bytes.data(), op.bytes.size(), static_cast<off_t>(op.offset));
-          if (failing != 0 && !op.bytes.empty()) {
+          if (failing != 0 && !syncs_only && !op.bytes.empty()) {
             RC_ASSERT(refused(rc));
             break;
           }
@@ -216,7 +230,7 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
         }
         case MountOp::Kind::kAppend: {
           const ssize_t rc = ::write(appenders[i], op.bytes.data(), op.bytes.size());
-          if (failing != 0 && !op.bytes.empty()) {
+          if (failing != 0 && !syncs_only && !op.bytes.empty()) {
             RC_ASSERT(refused(rc));
             break;
           }
@@ -232,9 +246,30 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
           RC_ASSERT(::fsync(fds[i]) == 0);
           m.sync();
           break;
+        case MountOp::Kind::kSyncReadOnly: {
+          const int ro = ::open(paths[i].c_str(), O_RDONLY);
+          RC_ASSERT(ro >= 0);
+          const int rc = ::fsync(ro);
+          const int err = errno;
+          ::close(ro);
+          if (failing != 0) {
+            RC_ASSERT(rc == -1 && err == failing);
+            break;
+          }
+          RC_ASSERT(rc == 0);
+          m.sync();
+          break;
+        }
         case MountOp::Kind::kFail:
-          failing = failing != 0 ? 0 : op.offset % 2 == 1 ? EIO : ENOSPC;
-          failing != 0 ? fs.fail(failing) : fs.heal();
+          syncs_only = failing == 0 && op.offset % 3 == 2;
+          failing = failing != 0 ? 0 : op.offset % 3 == 0 ? ENOSPC : EIO;
+          if (failing == 0) {
+            fs.heal();
+          } else if (syncs_only) {
+            fs.fail_syncs();
+          } else {
+            fs.fail(failing);
+          }
           break;
         case MountOp::Kind::kTruncate:
           RC_ASSERT(::ftruncate(fds[i], static_cast<off_t>(op.offset)) == 0);

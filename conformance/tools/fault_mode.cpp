@@ -99,6 +99,9 @@ std::string fault_text(const conformance::Fault& f, bool timed) {
     case Kind::kMembership:
       return "membership change" +
              (timed ? ", out " + std::to_string(f.down_ms) + " ms" : std::string());
+    case Kind::kDiskError:
+      return "failing disk" + (timed ? " " + std::to_string(f.down_ms) + " ms" : std::string()) +
+             ", then kill -9 and restart";
   }
   return "?";
 }
@@ -206,7 +209,10 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   std::string persistence;
   using Kind = conformance::Fault::Kind;
   const std::vector<Kind> kinds = conformance::fault_kinds(args.kinds);
-  const bool power_cuts = std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
+  const bool disk_errors = std::find(kinds.begin(), kinds.end(), Kind::kDiskError) != kinds.end();
+  // Data on lazy file systems: for power cuts and for failing disks.
+  const bool power_cuts =
+      disk_errors || std::find(kinds.begin(), kinds.end(), Kind::kLoseUnsynced) != kinds.end();
   const bool partitions = std::find(kinds.begin(), kinds.end(), Kind::kPartition) != kinds.end();
   // Declared before the servers, so removed (unmounted) after they stop.
   std::unique_ptr<conformance::NetNamespaces> net;
@@ -227,6 +233,29 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       }
     }
     dropped.push_back(bytes);
+  };
+  // A failing disk: the disks (all if empty), by the draw, fail every write and fsync with
+  // EIO or ENOSPC, or only the fsyncs with EIO (the writes stay unsynced), until heal_disks.
+  auto fail_disks = [&](const std::vector<int>& which, std::uint64_t where) {
+    const std::uint64_t how = where % 3;
+    for (std::size_t i = 0; i < disks.size(); ++i) {
+      if (which.empty() ||
+          std::find(which.begin(), which.end(), static_cast<int>(i)) != which.end()) {
+        if (how == 2) {
+          disks[i]->fail_syncs();
+        } else {
+          disks[i]->fail(how == 0 ? EIO : ENOSPC);
+        }
+      }
+    }
+    const std::string what = how == 0   ? "every write and fsync failed with EIO"
+                             : how == 1 ? "every write and fsync failed with ENOSPC"
+                                        : "every fsync failed with EIO (writes taken, unsynced)";
+    std::cerr << "faults: disk: " << what << "\n";
+    return what;
+  };
+  auto heal_disks = [&] {
+    for (auto& d : disks) d->heal();
   };
   std::unique_ptr<conformance::BrokerServer> served;
   std::unique_ptr<conformance::NatsServer> nats;
@@ -320,6 +349,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
         served->kill9();
         drop_unsynced({});
       };
+      control.fail_disk = [&](std::uint64_t where) { return fail_disks({}, where); };
+      control.heal_disk = heal_disks;
     }
     target = std::make_unique<conformance::ServedTarget>(served->port());
   } else if (args.target == "jetstream-cluster") {
@@ -405,6 +436,13 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
         for (const int n : victims) cluster->node(n).kill9();
         drop_unsynced(victims);
       };
+      // A failing disk under the stream leader; it is then killed and started again.
+      control.fail_disk = [&, leader](std::uint64_t where) {
+        const int l = leader(std::chrono::seconds(2));
+        victims = {l};
+        return "n" + std::to_string(l + 1) + " (leader): " + fail_disks({l}, where);
+      };
+      control.heal_disk = heal_disks;
     }
     auto t = std::make_unique<conformance::JetStreamTarget>(cluster->urls(), prefix, 1, true, 3);
     on_cluster = t.get();
@@ -482,6 +520,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
         nats->kill9();
         drop_unsynced({});
       };
+      control.fail_disk = [&](std::uint64_t where) { return fail_disks({}, where); };
+      control.heal_disk = heal_disks;
     }
     target = std::make_unique<conformance::JetStreamTarget>(nats->url(), prefix, 1, true);
   } else {
@@ -515,6 +555,8 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
         redis->kill9();
         drop_unsynced({});
       };
+      control.fail_disk = [&](std::uint64_t where) { return fail_disks({}, where); };
+      control.heal_disk = heal_disks;
     }
     target = std::make_unique<conformance::RedisTarget>(redis->url(), prefix, 1);
 #endif

@@ -7,6 +7,8 @@
 // every unsynced byte of every file; "writeback" writes them all to BACKING, as a kernel's
 // flusher does in time; "fail EIO" (or "fail ENOSPC") makes every later write and fsync of
 // a file fail with that error, changing nothing, as a failing disk does, until "heal";
+// "fail-sync EIO" fails only the fsyncs (and writes through an O_SYNC file, after taking
+// them): the writes stay unsynced, as pages a failed writeback left in the cache do;
 // reading it gives the counters, a "name value" line each: fsyncs, writes, pending_bytes,
 // pending_files, drops, dropped_bytes, failed (the calls failed on command).
 //
@@ -57,7 +59,8 @@ int g_root = -1;          // BACKING, opened as a directory
 std::string g_root_path;  // BACKING's path
 std::map<ino_t, conformance::UnsyncedWrites> g_files;
 Counters g_counters;
-int g_failing = 0;  // the errno every write and fsync fails with, 0 when the disk is well
+int g_failing = 0;       // the errno every write and fsync fails with, 0 when the disk is well
+int g_sync_failing = 0;  // the errno only fsyncs fail with ("fail-sync"), 0 when they work
 
 const char* rel(const char* path) { return path[1] == '\0' ? "." : path + 1; }
 
@@ -72,18 +75,28 @@ std::uint64_t disk_size(int fd) {
 int flush_file(const Handle& h) {
   auto it = g_files.find(h.ino);
   if (it == g_files.end()) return 0;
+  // fsync through a read-only descriptor syncs what others wrote: write through one of our
+  // own that may write (the same file, reopened).
+  int fd = h.fd;
+  int own = -1;
+  if ((::fcntl(h.fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+    own = ::open(("/proc/self/fd/" + std::to_string(h.fd)).c_str(), O_WRONLY | O_CLOEXEC);
+    if (own < 0) return -errno;
+    fd = own;
+  }
   int err = 0;
   it->second.flush([&](std::uint64_t offset, const std::string& bytes) {
     std::size_t done = 0;
     while (done < bytes.size() && err == 0) {
-      const ssize_t n = ::pwrite(h.fd, bytes.data() + done, bytes.size() - done,
-                                 static_cast<off_t>(offset + done));
+      const ssize_t n =
+          ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
       if (n < 0)
         err = -errno;
       else
         done += static_cast<std::size_t>(n);
     }
   });
+  if (own >= 0) ::close(own);
   g_files.erase(it);
   return err;
 }
@@ -242,8 +255,13 @@ int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_i
       g_failing = command == "fail EIO" ? EIO : ENOSPC;
       return static_cast<int>(size);
     }
+    if (command == "fail-sync EIO") {
+      g_sync_failing = EIO;
+      return static_cast<int>(size);
+    }
     if (command == "heal") {
       g_failing = 0;
+      g_sync_failing = 0;
       return static_cast<int>(size);
     }
     if (command != "drop") return -EINVAL;
@@ -261,6 +279,10 @@ int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_i
   const std::uint64_t at =
       h.append ? writes.size_over(disk_size(h.fd)) : static_cast<std::uint64_t>(off);
   writes.write(at, std::string(buf, size));
+  if (h.sync && g_sync_failing != 0) {  // taken, not synced: the sync half of the call failed
+    ++g_counters.failed;
+    return -g_sync_failing;
+  }
   if (h.sync) {
     if (const int err = flush_file(h); err != 0) return err;
     if (::fdatasync(h.fd) != 0) return -errno;
@@ -271,9 +293,9 @@ int lazy_write(const char*, const char* buf, size_t size, off_t off, fuse_file_i
 int lazy_fsync(const char*, int datasync, fuse_file_info* fi) {
   Handle& h = *handle_of(fi);
   if (h.control) return 0;
-  if (g_failing != 0) {
+  if (g_failing != 0 || g_sync_failing != 0) {
     ++g_counters.failed;
-    return -g_failing;
+    return -(g_failing != 0 ? g_failing : g_sync_failing);
   }
   ++g_counters.fsyncs;
   if (const int err = flush_file(h); err != 0) return err;
@@ -390,7 +412,8 @@ constexpr const char* kHelp =
     "SIGTERM (which unmounts). Its control file MOUNTPOINT/.lazyfs takes \"drop\" (a power\n"
     "cut: every unsynced byte is forgotten), \"writeback\" (every unsynced byte written\n"
     "to BACKING), \"fail EIO\" or \"fail ENOSPC\" (every later write and fsync fails with\n"
-    "that error and changes nothing) and \"heal\"; reading it gives the counters, a\n"
+    "that error and changes nothing), \"fail-sync EIO\" (only fsyncs fail; writes stay\n"
+    "unsynced) and \"heal\"; reading it gives the counters, a\n"
     "\"name value\" line each: fsyncs, writes, pending_bytes, pending_files, drops,\n"
     "dropped_bytes, failed. Needs /dev/fuse (and root or fusermount3). No options, no\n"
     "defaults.\n"

@@ -27,7 +27,11 @@ namespace conformance {
 /// lose_unsynced: a power cut: SIGKILL, then the writes its files had not synced are
 /// dropped (conformance/lazy_fs.h); it stays down until restart. damage: SIGKILL, then
 /// damage at rest drawn from `where` (conformance/damage.h), returning what it did; it
-/// stays down until restart. An empty function: the kind is not offered for this engine.
+/// stays down until restart. fail_disk: the data directory's file system fails every write
+/// and fsync with EIO or ENOSPC, or only every fsync with EIO, as drawn from `where`
+/// (conformance/lazy_fs.h), while the server runs on, returning which; heal_disk: it takes
+/// writes again. An empty function: the
+/// kind is not offered for this engine.
 struct FaultControl {
   std::function<void()> kill9;
   std::function<void()> stop;
@@ -36,6 +40,8 @@ struct FaultControl {
   std::function<void()> resume;
   std::function<void()> lose_unsynced;
   std::function<std::string(std::uint64_t where)> damage;
+  std::function<std::string(std::uint64_t where)> fail_disk;
+  std::function<void()> heal_disk;
   /// repair: after a damage whose restart the engine refused (TargetFailure), the engine's
   /// own repair and a start, returning what the repair said it cut; empty: a refusal ends
   /// the run as an engine failure.
@@ -59,15 +65,24 @@ struct FaultControl {
 /// a power cut how long the server stays down before its restart, for a pause how long it
 /// stays paused.
 struct Fault {
-  enum class Kind { kKill9, kRestart, kPause, kLoseUnsynced, kDamage, kPartition, kMembership };
+  enum class Kind {
+    kKill9,
+    kRestart,
+    kPause,
+    kLoseUnsynced,
+    kDamage,
+    kPartition,
+    kMembership,
+    kDiskError
+  };
   std::int64_t at_ms = 0;
   Kind kind = Kind::kKill9;
-  std::int64_t down_ms = 0;
-  std::uint64_t where = 0;  // kDamage, kPartition, kMembership: the draw that places it
+  std::int64_t down_ms = 0;  // kDiskError: how long the disk fails
+  std::uint64_t where = 0;  // kDamage, kPartition, kMembership, kDiskError: the draw that places it
 };
 
 /// A kind's name on the command line: kill9, restart, pause, lose-unsynced, damage,
-/// partition, membership.
+/// partition, membership, disk-error.
 std::string fault_kind_name(Fault::Kind kind);
 /// The kinds a --fault value names: a comma-separated list of kind names, or "both" (kill9
 /// and restart), in the order given. Throws std::invalid_argument (naming the kinds there are)
@@ -106,7 +121,8 @@ struct FaultOptions {
 
 /// The faults of a run, drawn from seed alone: one every 1.5-4 s, the first after 1 s, none
 /// in the last second, each of a kind drawn from the kinds (down 0-800 ms after a kill -9, a
-/// power cut or damage, paused 200-2500 ms, partitioned or out of the stream's peers 1-5 s). Throws
+/// power cut or damage, paused 200-2500 ms, partitioned or out of the stream's peers 1-5 s, a
+/// disk failing 200-2000 ms, then healed and its server killed and started again). Throws
 /// std::invalid_argument for unknown kinds.
 std::vector<Fault> fault_schedule(const FaultOptions& options);
 

@@ -49,7 +49,13 @@ class LazyFs {
   /// changes nothing, as a failing or full disk does, until heal(). Throws
   /// std::invalid_argument for another error, TargetFailure if it does not answer.
   void fail(int error);
-  /// Writes and fsyncs succeed again. Throws TargetFailure if it does not answer.
+  /// From now on every fsync (and every write through a file opened O_SYNC, after it was
+  /// taken) fails with EIO, while plain writes succeed and stay unsynced, as pages a failed
+  /// writeback left in the page cache: a power cut still drops them. Until heal(). Throws
+  /// TargetFailure if it does not answer.
+  void fail_syncs();
+  /// Writes and fsyncs succeed again (after fail or fail_syncs). Throws TargetFailure if it does
+  /// not answer.
   void heal();
   /// The counters now. Throws TargetFailure if it does not answer.
   [[nodiscard]] LazyFsCounters counters() const;
