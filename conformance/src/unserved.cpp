@@ -81,11 +81,11 @@ const Row kRows[] = {
      "no counterpart",
      "no counterpart: Redis consumer groups are R11's pull subscriptions"},
     {{"R33", "a failed write or sync"},
-     "the crash-point and disk-fault suites (simfs)",
-     "raw probes only (JetStreamDiskError.*: a publish whose write fails is refused); --faults "
-     "fails no write yet",
-     "raw probes only (RedisDiskError.*: always exits, everysec refuses with MISCONF); --faults "
-     "fails no write yet"},
+     "the crash-point and disk-fault suites (simfs), and --faults --fault disk-error",
+     "--faults --fault disk-error (a failing disk, then kill -9 and restart), and the raw "
+     "probes JetStreamDiskError.*",
+     "--faults --fault disk-error (a failing disk, then kill -9 and restart), and the raw "
+     "probes RedisDiskError.*"},
     {{"R34", "durable attempts"},
      "--faults: attempts-went-back (the run's subscription asks for durable attempts)",
      "--faults: attempts-went-back (the delivery counts of the consumer's state, written at "

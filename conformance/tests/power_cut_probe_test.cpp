@@ -387,5 +387,28 @@ TEST(RedisDiskError, EverysecAcknowledgesTheFailedWriteThenRefusesWithMisconfUnt
   // which a kill -9 loses; to be pinned down before it is a finding.
 }
 
+// appendfsync everysec: a write acknowledged while its AOF write failed lives only in
+// Redis's AOF buffer until a retry succeeds (once a second, on a healed disk); a kill -9
+// before that loses it, with no power cut (nothing unsynced is dropped): what a fault run's
+// failing disk finds as `lost` (CONFORMANCE.md, "A failing disk in the fault runs").
+TEST(RedisDiskError, EverysecLosesAWriteAcknowledgedWhileItsAofWriteFailedToAKill9) {
+  SKIP_WITHOUT_FUSE();
+  RedisOnLazyFs redis(RedisServerOptions::Fsync::kEverySec);
+  auto& [disk, server, c] = redis;
+  ASSERT_TRUE(redis.connect());
+  std::string refusal;
+  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
+  disk.fail(EIO);
+  const int during = xadds(c, 20, refusal);
+  ASSERT_GE(during, 1) << "nothing acknowledged while the disk failed: " << refusal;
+  redis.disconnect();
+  server.kill9();  // the disk still failing: no retry of the AOF write could succeed
+  disk.heal();
+  server.restart();
+  ASSERT_TRUE(redis.connect());
+  EXPECT_EQ(redis_int(c, "XLEN %s", "k"), 20)
+      << during << " write(s) acknowledged while the AOF write failed";
+}
+
 }  // namespace
 }  // namespace conformance
