@@ -32,10 +32,9 @@ void Check(natsStatus s, const char* what) {
   if (s != NATS_OK) throw std::runtime_error(std::string(what) + ": " + natsStatus_GetText(s));
 }
 
-// Stream `name` on subject name.s (file storage; MaxMsgs with DiscardOld) and its durable
-// pull consumer "d" (explicit acks, AckWait kAckWaitMs). Throws std::runtime_error.
-void AddStreamAndConsumer(jsCtx* js, const std::string& name, std::int64_t max_msgs = -1,
-                          std::int64_t max_deliver = -1, std::int64_t max_ack_pending = -1) {
+// Stream `name` on subject name.s (file storage; MaxMsgs with DiscardOld). Throws
+// std::runtime_error.
+void AddStream(jsCtx* js, const std::string& name, std::int64_t max_msgs = -1) {
   const std::string subject = name + ".s";
   const char* subjects[] = {subject.c_str()};
   jsStreamConfig sc;
@@ -48,6 +47,14 @@ void AddStreamAndConsumer(jsCtx* js, const std::string& name, std::int64_t max_m
   sc.Discard = js_DiscardOld;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   Check(js_AddStream(nullptr, js, &sc, nullptr, &jerr), "add stream");
+}
+
+// AddStream and its durable pull consumer "d" (explicit acks, AckWait kAckWaitMs). Throws
+// std::runtime_error.
+void AddStreamAndConsumer(jsCtx* js, const std::string& name, std::int64_t max_msgs = -1,
+                          std::int64_t max_deliver = -1, std::int64_t max_ack_pending = -1) {
+  AddStream(js, name, max_msgs);
+  jsErrCode jerr = static_cast<jsErrCode>(0);
   jsConsumerConfig cc;
   jsConsumerConfig_Init(&cc);
   cc.Durable = "d";
@@ -491,15 +498,8 @@ TEST_F(JetStreamRawProbe, APushConsumerAnnouncesMaxDeliveriesAtTheLastFailure) {
   Check(natsConnection_JetStream(&js, nc, nullptr), "jetstream");
   const std::string subject = name + ".s";
   const std::string deliver = "probe.push." + name;
-  const char* subjects[] = {subject.c_str()};
-  jsStreamConfig sc;
-  jsStreamConfig_Init(&sc);
-  sc.Name = name.c_str();
-  sc.Subjects = subjects;
-  sc.SubjectsLen = 1;
-  sc.Storage = js_FileStorage;
+  AddStream(js, name);
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  Check(js_AddStream(nullptr, js, &sc, nullptr, &jerr), "add stream");
   natsSubscription* pushed = nullptr;
   natsSubscription* advisories = nullptr;
   Check(natsConnection_SubscribeSync(&pushed, nc, deliver.c_str()), "subscribe deliver subject");

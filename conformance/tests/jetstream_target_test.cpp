@@ -35,6 +35,7 @@
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
 #include "oplang/text.h"
+#include "push_steps.h"
 
 namespace conformance {
 namespace {
@@ -538,18 +539,6 @@ TEST_F(JetStreamTargetTest, SubscriptionErrors) {
   EXPECT_TRUE(Value<std::vector<model::Expired>>(oplang::Expire{}).empty());
 }
 
-// A push subscription whose handler answers by script (R8).
-oplang::Subscribe push(const std::string& topic, const std::string& name,
-                       std::vector<model::Verdict> verdicts, int max_deliveries = 0) {
-  oplang::Subscribe op;
-  op.topic = topic;
-  op.name = name;
-  op.max_deliveries = max_deliveries;
-  op.start.kind = model::Start::Kind::kBeginning;
-  for (const model::Verdict v : verdicts) op.script.push_back(model::Step{.verdict = v});
-  return op;
-}
-
 // R8 on a push consumer: a drain serves topics, then their push subscriptions, in creation
 // order, each until nothing is pending or its handler fails; the failed message comes back
 // at the next drain, attempt 2. Every step is also judged against the model.
@@ -574,14 +563,6 @@ TEST_F(JetStreamTargetTest, DrainServesEachPushSubscriptionInCreationOrderUntilA
     ASSERT_FALSE(out.error) << oplang::print(op) << " -> " << oplang::print(out);
     if (std::holds_alternative<oplang::Drain>(op)) drains.push_back(out);
   }
-  auto offers = [](const oplang::Outcome& o) {
-    std::vector<std::string> out;
-    for (const model::HandlerCall& c : o.calls) {
-      out.push_back(c.topic + "/" + c.subscription + " " + c.payload + "#" +
-                    std::to_string(c.attempt));
-    }
-    return out;
-  };
   EXPECT_EQ(offers(drains[0]),
             (std::vector<std::string>{"t/y m0#1", "t/y m1#1", "t/a m0#1", "t/a m1#1", "u/x n0#1"}));
   EXPECT_EQ(std::get<oplang::CountResult>(drains[0].value).count, 4u);
@@ -622,25 +603,9 @@ TEST_F(JetStreamTargetTest, PushDeadLettersAtTheLastFailureAndAtATerminate) {
   EXPECT_EQ(std::get<oplang::CountResult>(last.value).count, 1u);
 }
 
-// R11, R14 between the kinds: a push name is the wrong kind for poll, ack and
-// subscribe_pull; a pull name is taken for a push subscribe; a bounded topic takes no push.
+// R11, R14 between the kinds (push_steps.h).
 TEST_F(JetStreamTargetTest, PushAndPullNamesAreKeptApart) {
-  Create("t");
-  Value<oplang::Done>(push("t", "h", {}));
-  Subscribe("t", "p");
-  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "h", "m", 1}), ErrorCode::kWrongKind);
-  EXPECT_EQ(ErrorOf(oplang::Ack{"t", "h", 0, "m"}), ErrorCode::kWrongKind);
-  oplang::SubscribePull pull;
-  pull.topic = "t";
-  pull.name = "h";
-  pull.ack_timeout = kAckTimeout;
-  EXPECT_EQ(ErrorOf(pull), ErrorCode::kWrongKind);
-  EXPECT_EQ(ErrorOf(push("t", "p", {})), ErrorCode::kDuplicateSubscription);
-  EXPECT_EQ(ErrorOf(push("t", "", {})), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(ErrorOf(push("nope", "h", {})), ErrorCode::kUnknownTopic);
-  Value<oplang::Done>(oplang::CreateTopic{"bounded", 3, 0});
-  EXPECT_THROW(Step(push("bounded", "h", {})), std::invalid_argument);
-  EXPECT_TRUE(Value<oplang::BoolResult>(oplang::Unsubscribe{"t", "h"}).value);
+  expect_push_and_pull_names_kept_apart(*target_, kAckTimeout);
 }
 
 TEST_F(JetStreamTargetTest, OpsOutsideTheSubsetAreRefused) {

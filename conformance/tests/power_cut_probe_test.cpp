@@ -330,6 +330,19 @@ int xadds(redisContext* c, int n, std::string& refusal) {
   return acked;
 }
 
+// Connects, has 20 XADDs acknowledged, fails the disk with EIO and XADDs until one is
+// refused (at most 20): how many of those were acknowledged; -1 if the server did not answer
+// or refused one of the first 20 (its text in `refusal`).
+int acked_while_failing(RedisOnLazyFs& redis, std::string& refusal) {
+  if (!redis.connect()) {
+    refusal = "no connection";
+    return -1;
+  }
+  if (xadds(redis.c, 20, refusal) != 20) return -1;
+  redis.disk.fail(EIO);
+  return xadds(redis.c, 20, refusal);
+}
+
 // appendfsync always: Redis exits at its first failed AOF write ("Can't recover from AOF
 // write error when the AOF fsync policy is 'always'"), before it answers the write that
 // failed; restarted on a healed disk it has everything it acknowledged, and not that write.
@@ -337,11 +350,10 @@ TEST(RedisDiskError, AlwaysExitsAtAFailedAofWriteAndKeepsWhatItAcknowledged) {
   SKIP_WITHOUT_FUSE();
   RedisOnLazyFs redis(RedisServerOptions::Fsync::kAlways);
   auto& [disk, server, c] = redis;
-  ASSERT_TRUE(redis.connect());
   std::string refusal;
-  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
-  disk.fail(EIO);
-  EXPECT_EQ(xadds(c, 20, refusal), 0);
+  const int during = acked_while_failing(redis, refusal);
+  ASSERT_NE(during, -1) << refusal;
+  EXPECT_EQ(during, 0);
   EXPECT_EQ(refusal, "no reply");
   redis.disconnect();
   for (int i = 0; i < 250 && server.alive(); ++i) {
@@ -364,11 +376,9 @@ TEST(RedisDiskError, EverysecAcknowledgesTheFailedWriteThenRefusesWithMisconfUnt
   SKIP_WITHOUT_FUSE();
   RedisOnLazyFs redis(RedisServerOptions::Fsync::kEverySec);
   auto& [disk, server, c] = redis;
-  ASSERT_TRUE(redis.connect());
   std::string refusal;
-  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
-  disk.fail(EIO);
-  const int during = xadds(c, 20, refusal);
+  const int during = acked_while_failing(redis, refusal);
+  ASSERT_NE(during, -1) << refusal;
   EXPECT_GE(during, 1) << "the write whose AOF write failed was refused";
   EXPECT_LT(during, 20) << "nothing refused while every write failed";
   EXPECT_EQ(refusal.rfind("MISCONF", 0), 0U) << refusal;
@@ -395,11 +405,8 @@ TEST(RedisDiskError, EverysecLosesAWriteAcknowledgedWhileItsAofWriteFailedToAKil
   SKIP_WITHOUT_FUSE();
   RedisOnLazyFs redis(RedisServerOptions::Fsync::kEverySec);
   auto& [disk, server, c] = redis;
-  ASSERT_TRUE(redis.connect());
   std::string refusal;
-  ASSERT_EQ(xadds(c, 20, refusal), 20) << refusal;
-  disk.fail(EIO);
-  const int during = xadds(c, 20, refusal);
+  const int during = acked_while_failing(redis, refusal);
   ASSERT_GE(during, 1) << "nothing acknowledged while the disk failed: " << refusal;
   redis.disconnect();
   server.kill9();  // the disk still failing: no retry of the AOF write could succeed

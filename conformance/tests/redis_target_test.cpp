@@ -39,6 +39,7 @@
 #include "oplang/ops.h"
 #include "oplang/outcome.h"
 #include "oplang/text.h"
+#include "push_steps.h"
 
 namespace conformance {
 namespace {
@@ -693,18 +694,6 @@ TEST_F(RedisTargetTest, TheKitCreditsSeekMovesOnlyTheCursor) {
             (std::vector<Switch>{Switch::kSeekMovesOnlyTheCursor, Switch::kAnswersNameNoReason}));
 }
 
-// A push subscription whose handler answers by script (R8).
-oplang::Subscribe push(const std::string& topic, const std::string& name,
-                       std::vector<model::Verdict> verdicts, int max_deliveries = 0) {
-  oplang::Subscribe op;
-  op.topic = topic;
-  op.name = name;
-  op.max_deliveries = max_deliveries;
-  op.start.kind = model::Start::Kind::kBeginning;
-  for (const model::Verdict v : verdicts) op.script.push_back(model::Step{.verdict = v});
-  return op;
-}
-
 // R8 by the adapter's drain over consumer-group reads: topics, then their push
 // subscriptions, in creation order, each until the server has no entry for it or its
 // handler fails; a failure comes back at the next drain (attempt 2), and at max deliveries
@@ -730,14 +719,6 @@ TEST_F(RedisTargetTest, R8DrainServesEachPushSubscriptionInCreationOrderUntilAFa
     outs.push_back(Step(op));
     ASSERT_FALSE(outs.back().error) << oplang::print(op) << " -> " << oplang::print(outs.back());
   }
-  auto offers = [](const oplang::Outcome& o) {
-    std::vector<std::string> out;
-    for (const model::HandlerCall& c : o.calls) {
-      out.push_back(c.topic + "/" + c.subscription + " " + c.payload + "#" +
-                    std::to_string(c.attempt));
-    }
-    return out;
-  };
   EXPECT_EQ(offers(outs[8]),
             (std::vector<std::string>{"t/y m0#1", "t/y m1#1", "t/a m0#1", "t/a m1#1", "u/x n0#1"}));
   EXPECT_EQ(std::get<oplang::CountResult>(outs[8].value).count, 4u);
@@ -753,22 +734,9 @@ TEST_F(RedisTargetTest, R8DrainServesEachPushSubscriptionInCreationOrderUntilAFa
   EXPECT_FALSE(judged.violation) << judged.violation->rule;
 }
 
-// R11, R14 between the kinds, as the model has them: a push name is the wrong kind for
-// poll, ack and subscribe_pull; a pull name is taken for a push subscribe.
+// R11, R14 between the kinds (push_steps.h).
 TEST_F(RedisTargetTest, R14PushAndPullNamesAreKeptApart) {
-  Create("t");
-  Value<oplang::Done>(push("t", "h", {}));
-  Subscribe("t", "p");
-  EXPECT_EQ(ErrorOf(oplang::Poll{"t", "h", "m", 1}), ErrorCode::kWrongKind);
-  EXPECT_EQ(ErrorOf(oplang::Ack{"t", "h", 0, "m"}), ErrorCode::kWrongKind);
-  oplang::SubscribePull pull;
-  pull.topic = "t";
-  pull.name = "h";
-  pull.ack_timeout = kAckTimeout;
-  EXPECT_EQ(ErrorOf(pull), ErrorCode::kWrongKind);
-  EXPECT_EQ(ErrorOf(push("t", "p", {})), ErrorCode::kDuplicateSubscription);
-  Value<oplang::Done>(oplang::CreateTopic{"bounded", 3, 0});
-  EXPECT_THROW(Step(push("bounded", "h", {})), std::invalid_argument);
+  expect_push_and_pull_names_kept_apart(*target_, kAckTimeout);
 }
 
 // R12 on push under seek_moves_only_the_cursor: SETID keeps the pending list, so a message a
