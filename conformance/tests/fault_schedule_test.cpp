@@ -81,6 +81,23 @@ TEST(FaultSchedule, EveryListedKindIsDrawnAndNoOtherWithinItsBounds) {
                                          Fault::Kind::kRestart, Fault::Kind::kMembership}));
 }
 
+// A failing disk lasts 0.2-2 s and carries its own draw (which failure: EIO, ENOSPC, or the
+// fsyncs only), printed and read back with the schedule.
+TEST(FaultSchedule, AFailingDiskIsDrawnWithinItsBoundsAndPlaced) {
+  const std::vector<Fault> s = fault_schedule(options(4, "disk-error", 120));
+  ASSERT_FALSE(s.empty());
+  std::set<std::uint64_t> how;
+  for (const Fault& f : s) {
+    EXPECT_EQ(f.kind, Fault::Kind::kDiskError);
+    EXPECT_GE(f.down_ms, 200);
+    EXPECT_LT(f.down_ms, 2000);
+    how.insert(f.where % 3);
+  }
+  EXPECT_EQ(how.size(), 3u) << "each failure is drawn";
+  EXPECT_TRUE(same(parse_schedule(schedule_text(s), 120), s)) << schedule_text(s);
+  EXPECT_THROW(parse_schedule("1000:disk-error:500", 10), std::invalid_argument);  // no WHERE
+}
+
 // "both" keeps the schedules of the runs recorded before the kinds were a list.
 TEST(FaultSchedule, BothIsKill9AndRestart) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {

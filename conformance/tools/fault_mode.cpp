@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "conformance/broker_server.h"
@@ -264,6 +266,7 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
   std::vector<int> victims;  // the nodes a fault took down or paused, to start again
   int kills_done = 0;        // kill -9 alternates: the stream leader, then a follower
   int member_out = 0;        // the node a membership change took out of the stream's peers
+  int disk_victim = -1;      // the node whose disk failed: the next kill -9 is its reopening
 #ifdef CONFORMANCE_HAS_REDIS
   std::unique_ptr<conformance::RedisServer> redis;
   std::unique_ptr<conformance::RedisSentinelGroup> sentinel;
@@ -373,6 +376,12 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       return l < 0 ? 0 : l;
     };
     control.kill9 = [&, leader] {
+      if (disk_victim >= 0) {  // a failing disk's end: that node is reopened
+        victims = {std::exchange(disk_victim, -1)};
+        std::cerr << "faults: kill -9 n" << victims[0] + 1 << " (its disk failed)\n";
+        cluster->node(victims[0]).kill9();
+        return;
+      }
       const int l = leader();
       const int victim = kills_done++ % 2 == 0 ? l : (l + 1) % 3;
       victims = {victim};
@@ -439,7 +448,7 @@ RunResult run_once(const FaultArgs& args, const std::vector<conformance::Fault>&
       // A failing disk under the stream leader; it is then killed and started again.
       control.fail_disk = [&, leader](std::uint64_t where) {
         const int l = leader(std::chrono::seconds(2));
-        victims = {l};
+        disk_victim = l;
         return "n" + std::to_string(l + 1) + " (leader): " + fail_disks({l}, where);
       };
       control.heal_disk = heal_disks;
