@@ -129,7 +129,8 @@ struct MountOp {
   // kFail: the disk starts failing every write and fsync (EIO for offset % 3 == 1, ENOSPC
   // for 0) or only its fsyncs (EIO, for 2), or heals if it was failing.
   // kSyncReadOnly: an fsync through a descriptor opened read-only (as a recovery reading a
-  // file syncs it), which syncs what every descriptor wrote.
+  // file syncs it), which syncs what every descriptor wrote. kSyncDir: an fsync of the
+  // files' directory (names are never lazy: it changes nothing, but a failing disk fails it).
   enum class Kind {
     kWrite,
     kAppend,
@@ -138,7 +139,8 @@ struct MountOp {
     kReopen,
     kWriteBack,
     kFail,
-    kSyncReadOnly
+    kSyncReadOnly,
+    kSyncDir
   } kind;
   int file;
   std::uint64_t offset;
@@ -153,7 +155,8 @@ void showValue(const MountOp& op, std::ostream& os) {
                                        "reopen",
                                        "write back (every file)",
                                        "fail or heal (every file)",
-                                       "fsync read-only"};
+                                       "fsync read-only",
+                                       "fsync the directory"};
   os << kNames[static_cast<int>(op.kind)] << " f" << op.file;
   if (op.kind == MountOp::Kind::kWrite || op.kind == MountOp::Kind::kTruncate)
     os << " " << op.offset;
@@ -172,7 +175,8 @@ rc::Gen<MountOp> gen_mount_op() {
                                                             {1, MountOp::Kind::kReopen},
                                                             {1, MountOp::Kind::kWriteBack},
                                                             {1, MountOp::Kind::kFail},
-                                                            {1, MountOp::Kind::kSyncReadOnly}})),
+                                                            {1, MountOp::Kind::kSyncReadOnly},
+                                                            {1, MountOp::Kind::kSyncDir}})),
       rc::gen::set(&MountOp::file, rc::gen::inRange(0, 3)),
       rc::gen::set(&MountOp::offset, rc::gen::inRange<std::uint64_t>(0, 5000)),
       rc::gen::set(&MountOp::bytes, gen_bytes()));
@@ -258,6 +262,16 @@ TEST(LazyFsMount, AFileReadsWhatWasWrittenAndAPowerCutKeepsWhatWasSynced) {
           }
           RC_ASSERT(rc == 0);
           m.sync();
+          break;
+        }
+        case MountOp::Kind::kSyncDir: {
+          const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+          RC_ASSERT(d >= 0);
+          const int rc = ::fsync(d);
+          const int err = errno;
+          ::close(d);
+          const bool as_the_disk_is = failing != 0 ? rc == -1 && err == failing : rc == 0;
+          RC_ASSERT(as_the_disk_is);
           break;
         }
         case MountOp::Kind::kFail:

@@ -8,7 +8,8 @@
 // flusher does in time; "fail EIO" (or "fail ENOSPC") makes every later write and fsync of
 // a file fail with that error, changing nothing, as a failing disk does, until "heal";
 // "fail-sync EIO" fails only the fsyncs (and writes through an O_SYNC file, after taking
-// them): the writes stay unsynced, as pages a failed writeback left in the cache do;
+// them): the writes stay unsynced, as pages a failed writeback left in the cache do; both
+// fail directory fsyncs too (names are applied at once, never lazily);
 // reading it gives the counters, a "name value" line each: fsyncs, writes, pending_bytes,
 // pending_files, drops, dropped_bytes, failed (the calls failed on command).
 //
@@ -384,7 +385,15 @@ int lazy_access(const char* path, int mask) {
   return ::faccessat(g_root, rel(path), mask, 0) == 0 ? 0 : -errno;
 }
 
-int lazy_fsyncdir(const char*, int, fuse_file_info*) { return 0; }
+// Names are applied at once (nothing to sync), but a failing disk fails a directory's fsync
+// as it fails a file's.
+int lazy_fsyncdir(const char*, int, fuse_file_info*) {
+  if (g_failing != 0 || g_sync_failing != 0) {
+    ++g_counters.failed;
+    return -(g_failing != 0 ? g_failing : g_sync_failing);
+  }
+  return 0;
+}
 
 int lazy_symlink(const char* target, const char* path) {
   return ::symlinkat(target, g_root, rel(path)) == 0 ? 0 : -errno;

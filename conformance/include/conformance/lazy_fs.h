@@ -45,14 +45,15 @@ class LazyFs {
   /// server created long ago is on the disk, synced or not). Throws TargetFailure if it
   /// does not answer.
   void write_back();
-  /// From now on every write and fsync of a file fails with `error` (EIO or ENOSPC) and
-  /// changes nothing, as a failing or full disk does, until heal(). Throws
+  /// From now on every write and fsync of a file (and every directory's fsync) fails with
+  /// `error` (EIO or ENOSPC) and changes nothing, as a failing or full disk does, until
+  /// heal(). Throws
   /// std::invalid_argument for another error, TargetFailure if it does not answer.
   void fail(int error);
-  /// From now on every fsync (and every write through a file opened O_SYNC, after it was
-  /// taken) fails with EIO, while plain writes succeed and stay unsynced, as pages a failed
-  /// writeback left in the page cache: a power cut still drops them. Until heal(). Throws
-  /// TargetFailure if it does not answer.
+  /// From now on every fsync of a file or directory (and every write through a file opened
+  /// O_SYNC, after it was taken) fails with EIO, while plain writes succeed and stay unsynced, as
+  /// pages a failed writeback left in the page cache: a power cut still drops them. Until heal().
+  /// Throws TargetFailure if it does not answer.
   void fail_syncs();
   /// Writes and fsyncs succeed again (after fail or fail_syncs). Throws TargetFailure if it does
   /// not answer.
