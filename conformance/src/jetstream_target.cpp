@@ -544,11 +544,7 @@ void JetStreamTarget::make_again(const std::string& topic_name, const std::strin
         "js_DeleteConsumer", jerr);
   drain_advisories(topic_name, name, sub, 0);
   sub.pull.reset();
-  if (sub.deliveries != nullptr) {  // what the old consumer pushed goes with it
-    natsSubscription_Unsubscribe(sub.deliveries);
-    natsSubscription_Destroy(sub.deliveries);
-    sub.deliveries = nullptr;
-  }
+  close_deliveries(sub);  // what the old consumer pushed goes with it
   natsSubscription_Unsubscribe(sub.advisories);
   natsSubscription_Destroy(sub.advisories);
   sub.advisories = nullptr;
@@ -566,10 +562,6 @@ void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub, std::optional<
   check(natsConnection_SubscribeSync(&sub.advisories, nc_, advisory.c_str()),
         ("subscribe " + advisory).c_str());
   // A push consumer's deliveries: subscribed before the consumer exists, so none is missed.
-  auto drop_deliveries = [&sub] {
-    natsSubscription_Destroy(sub.deliveries);
-    sub.deliveries = nullptr;
-  };
   if (sub.push) {
     const std::string deliver = deliver_subject(sub);
     const natsStatus s = natsConnection_SubscribeSync(&sub.deliveries, nc_, deliver.c_str());
@@ -582,7 +574,7 @@ void JetStreamTarget::open_consumer(const Topic& topic, Sub& sub, std::optional<
   try {
     add_consumer(topic, sub, from, from_time);
   } catch (const TargetFailure&) {
-    drop_deliveries();
+    close_deliveries(sub);
     natsSubscription_Destroy(sub.advisories);
     sub.advisories = nullptr;
     throw;
@@ -650,6 +642,13 @@ oplang::Value JetStreamTarget::subscribe(const oplang::Subscribe& op) {
 std::string JetStreamTarget::deliver_subject(const Sub& sub) const {
   // No stream's subject starts with "_PUSH." (those are `<prefix>.<name>`).
   return "_PUSH." + prefix_ + "." + sub.consumer;
+}
+
+void JetStreamTarget::close_deliveries(Sub& sub) {
+  if (sub.deliveries == nullptr) return;
+  natsSubscription_Unsubscribe(sub.deliveries);
+  natsSubscription_Destroy(sub.deliveries);
+  sub.deliveries = nullptr;
 }
 
 void JetStreamTarget::pull_only(const Sub& sub) {
@@ -743,11 +742,7 @@ void JetStreamTarget::destroy_sub(Topic& topic, Sub& sub, bool delete_consumer) 
   }
   sub.given.clear();
   sub.pull.reset();
-  if (sub.deliveries != nullptr) {
-    natsSubscription_Unsubscribe(sub.deliveries);
-    natsSubscription_Destroy(sub.deliveries);
-    sub.deliveries = nullptr;
-  }
+  close_deliveries(sub);
   if (sub.advisories != nullptr) {
     natsSubscription_Unsubscribe(sub.advisories);
     natsSubscription_Destroy(sub.advisories);

@@ -450,11 +450,8 @@ oplang::Value RedisTarget::drain(std::vector<model::HandlerCall>& calls) {
           continue;
         }
         const bool term = step.verdict == model::Verdict::kTerminate;
-        const std::string reason = step.verdict == model::Verdict::kReject     ? "rejected"
-                                   : step.verdict == model::Verdict::kThrowStd ? "exception: boom"
-                                   : term                                      ? "terminated"
-                                          : "unknown exception";
-        if (!settle_script(topic, sub, m.offset, name, term ? "term" : "nack", reason)) {
+        if (!settle_script(topic, sub, m.offset, name, term ? "term" : "nack",
+                           model::failure_reason(step.verdict))) {
           throw TargetFailure("drain: the server did not take the nack of an entry just read");
         }
         break;  // R8: a failure ends this subscription's turn

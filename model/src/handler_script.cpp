@@ -30,6 +30,22 @@ std::string effect_result(EffectKind kind, const std::string& result) {
   return std::string(name) + " -> " + result;
 }
 
+const char* failure_reason(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kConfirm:
+      return "";
+    case Verdict::kReject:
+      return "rejected";
+    case Verdict::kThrowStd:
+      return "exception: boom";
+    case Verdict::kThrowOther:
+      return "unknown exception";
+    case Verdict::kTerminate:
+      return "terminated";
+  }
+  return "";
+}
+
 bool end_with(Verdict verdict) {
   switch (verdict) {
     case Verdict::kConfirm:

@@ -243,11 +243,8 @@ std::size_t Model::serve(std::uint64_t topic_id, std::uint64_t sub_id) {
       confirmations += 1;
       continue;
     }
-    const char* reason = step.verdict == Verdict::kReject      ? "rejected"
-                         : step.verdict == Verdict::kThrowStd  ? "exception: boom"
-                         : step.verdict == Verdict::kTerminate ? "terminated"
-                                                               : "unknown exception";
-    fail(*t, s_after, *offset, reason, now_, step.verdict == Verdict::kTerminate);  // R23
+    fail(*t, s_after, *offset, failure_reason(step.verdict), now_,
+         step.verdict == Verdict::kTerminate);  // R23
     save(s_after);
     return confirmations;  // R8: a failure stops this subscription for this drain
   }

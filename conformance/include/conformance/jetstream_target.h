@@ -201,6 +201,8 @@ class JetStreamTarget : public Target {
   [[nodiscard]] std::string deliver_subject(const Sub& sub) const;
   // WrongKind for a push subscription (poll, ack, nack, term, extend are the pull's).
   static void pull_only(const Sub& sub);
+  // Unsubscribes and frees a push subscription's deliveries (nothing for a pull one).
+  static void close_deliveries(Sub& sub);
 
   std::string url_;
   std::string prefix_;

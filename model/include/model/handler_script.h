@@ -54,6 +54,10 @@ using Script = std::vector<Step>;
 /// "stall -> ok".
 std::string effect_result(EffectKind kind, const std::string& result);
 
+/// The dead-letter reason a failing verdict gives ("rejected", "exception: boom", "unknown
+/// exception", "terminated"); "" for kConfirm.
+const char* failure_reason(Verdict verdict);
+
 /// How a scripted handler ends its call: returns true (kConfirm) or false (kReject), or
 /// throws std::runtime_error("boom") (kThrowStd) or the int 42 (kThrowOther). Every runner
 /// of handler scripts ends a call with it, so they fail alike.
