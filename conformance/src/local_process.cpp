@@ -133,6 +133,42 @@ std::string failure_line(const std::string& what, const std::string& binary, int
 int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
                         const std::string& dir, const std::string& unmount,
                         std::vector<std::string> cleanup) {
+  return start(std::move(args), out, dir, unmount, std::move(cleanup), -1, -1);
+}
+
+int LocalProcess::spawn_piped(std::vector<std::string> args, const std::string& err,
+                              const std::string& dir, int& to_child, int& from_child) {
+  int in[2];
+  int out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(in[0]);
+    ::close(in[1]);
+    throw TargetFailure(std::string("pipe2: ") + std::strerror(e));
+  }
+  int started = 0;
+  try {
+    started = start(std::move(args), err, dir, "", {}, in[0], out[1]);
+  } catch (...) {
+    for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+    throw;
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  if (started != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    return started;
+  }
+  to_child = in[1];
+  from_child = out[0];
+  return 0;
+}
+
+int LocalProcess::start(std::vector<std::string> args, const std::string& out,
+                        const std::string& dir, const std::string& unmount,
+                        std::vector<std::string> cleanup, int stdin_fd, int stdout_fd) {
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -177,13 +213,19 @@ int LocalProcess::spawn(std::vector<std::string> args, const std::string& out,
       if (!dir.empty()) ::execv(rm_argv[0], rm_argv.data());
       ::_exit(0);
     }
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
+    if (stdin_fd >= 0) {
+      ::dup2(stdin_fd, STDIN_FILENO);
+    } else if (const int devnull = ::open("/dev/null", O_RDONLY); devnull >= 0) {
+      ::dup2(devnull, STDIN_FILENO);
     }
+    if (stdout_fd >= 0) {
+      ::dup2(stdout_fd, STDOUT_FILENO);
+    } else if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+    }
+    if (fd >= 0) ::dup2(fd, STDERR_FILENO);
+    ::signal(SIGPIPE, SIG_DFL);  // a kit that ignores it (exec_target.cpp) does not pass that on
     ::execv(argv[0], argv.data());
     const int err = errno;
     ssize_t ignored = ::write(exec_pipe[1], &err, sizeof err);

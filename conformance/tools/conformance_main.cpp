@@ -3,6 +3,8 @@
 //               [--seconds N] [--seed S] [--unit MS] [--parallel N] [--profile NAME]
 //               [--report FILE] [--out DIR] [--first]
 //   conformance --target T --replay FILE.script|FILE.program
+//   conformance --target exec [--profile NAME] [options] -- CMD ARGS...
+//     (any program speaking the target protocol, conformance/target_protocol.h)
 //   conformance --target inproc|redis|jetstream|jetstream-cluster --faults [--seconds N]
 //               [--seed S] [--fault KIND,...] [--appendfsync always|everysec]
 //               [--strict [--allow NAME,...]]
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -42,6 +45,7 @@
 
 #include "conformance/fault_history.h"
 #include "conformance/faults.h"
+#include "conformance/exec_target.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
@@ -108,12 +112,15 @@ struct Args {
   std::string kill_command;     // --faults --url: how the user's deployment is killed
   std::string restart_command;  // --faults --url: how it is restarted
   bool seconds_given = false;
+  std::vector<std::string> command;  // --target exec: the program and its arguments
+  long reply_ms = 10000;             // --target exec: the time limit of a reply
 };
 
 // Every flag, its default, and every exit code (--help prints it to stdout).
 const char* const kHelp =
     "usage: conformance --target inproc|jetstream|redis [options]      the model-based suite\n"
     "       conformance --target T [--url URL] --replay FILE.script|FILE.program\n"
+    "       conformance --target exec [--profile NAME] [options] -- CMD ARGS...\n"
     "       conformance --target inproc|redis|redis-sentinel|jetstream|jetstream-cluster --faults\n"
     "                   [options]\n"
     "       conformance --target jetstream|redis --url URL --faults --restart-command C\n"
@@ -123,9 +130,14 @@ const char* const kHelp =
     "the model under the engine's profile, and ends with a row for every SPEC rule.\n"
     "\n"
     "  --target NAME      inproc (this broker, default), jetstream (nats-server), redis\n"
-    "                     (redis-server); with --faults also jetstream-cluster (three\n"
-    "                     nats-server nodes) and redis-sentinel (a primary, two replicas,\n"
-    "                     three redis-sentinel)\n"
+    "                     (redis-server), exec (a program after --); with --faults also\n"
+    "                     jetstream-cluster (three nats-server nodes) and redis-sentinel (a\n"
+    "                     primary, two replicas, three redis-sentinel)\n"
+    "  -- CMD ARGS...     --target exec: the program to run as the target, one child per\n"
+    "                     script; it speaks the target protocol on stdin and stdout\n"
+    "                     (docs/target-protocol.md); its stderr is quoted on failure\n"
+    "  --reply-ms MS      --target exec: a reply later than this (plus an advance's real\n"
+    "                     time) is the engine's failure (default 10000)\n"
     "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT):\n"
     "                     none is started; streams or keys of earlier runs of this tool that\n"
     "                     were killed (prefix aloc<pid>_, pid no longer running) are removed\n"
@@ -183,6 +195,17 @@ const char* const kHelp =
     "       judged; its script is kept as DIR/TARGET-SEED.unreproduced.script\n"
     "  130  interrupted (SIGINT, SIGTERM): the servers the tool started are stopped\n";
 
+// a, as one word of a POSIX shell command line.
+std::string shell_quoted(const std::string& a) {
+  const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string("-_./=:,+@%").find(c) != std::string::npos;
+  });
+  if (plain) return a;
+  std::string out = "'";
+  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int usage(const std::string& why) {
   std::cerr << "conformance: " << why << "\n" << kHelp;
   return 2;
@@ -192,6 +215,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--") {
+      a.command.assign(argv + i + 1, argv + argc);
+      break;
+    }
     if (flag == "--help" || flag == "-h") {
       error = "help";
       return std::nullopt;
@@ -249,6 +276,8 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
         a.replay = value;
       } else if (flag == "--profile") {
         a.profile = value;
+      } else if (flag == "--reply-ms") {
+        a.reply_ms = std::stol(value);
       } else {
         error = "unknown option " + flag;
         return std::nullopt;
@@ -258,11 +287,30 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       return std::nullopt;
     }
   }
+  if (a.target == "exec") {
+    if (a.command.empty()) {
+      error = "--target exec needs the program after --: --target exec -- CMD ARGS...";
+      return std::nullopt;
+    }
+    if (a.faults || !a.url.empty()) {
+      error = "--target exec runs the model-based suite (no --faults, no --url: the program "
+              "reaches its engine itself)";
+      return std::nullopt;
+    }
+    if (a.reply_ms <= 0) {
+      error = "--reply-ms must be positive";
+      return std::nullopt;
+    }
+  } else if (!a.command.empty()) {
+    error = "a program after -- goes with --target exec";
+    return std::nullopt;
+  }
 #ifdef CONFORMANCE_HAS_REDIS
   if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis" &&
+      a.target != "exec" &&
       !(a.faults && (a.target == "jetstream-cluster" || a.target == "redis-sentinel"))) {
     error = "unknown target '" + a.target +
-            "' (inproc, jetstream, redis; with --faults also "
+            "' (inproc, jetstream, redis, exec; with --faults also "
             "jetstream-cluster and redis-sentinel)";
     return std::nullopt;
   }
@@ -271,10 +319,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     error = "this build has no redis target (apt-get install -y libhiredis-dev, reconfigure)";
     return std::nullopt;
   }
-  if (a.target != "inproc" && a.target != "jetstream" &&
+  if (a.target != "inproc" && a.target != "jetstream" && a.target != "exec" &&
       !(a.faults && a.target == "jetstream-cluster")) {
     error = "unknown target '" + a.target +
-            "' (inproc, jetstream; with --faults also "
+            "' (inproc, jetstream, exec; with --faults also "
             "jetstream-cluster)";
     return std::nullopt;
   }
@@ -384,6 +432,15 @@ struct Row {
   std::map<std::string, std::size_t> anomalies;  // row H: anomaly name -> programs showing it
 };
 
+/// The target protocol's feature (target_protocol.h) a rule's scripts need, "" if none.
+std::string exec_feature(const std::string& rule) {
+  static const std::map<std::string, std::string> features = {
+      {"R3", "retention_by_messages"}, {"R12", "seek"}, {"R22", "max_in_flight"},
+      {"R24", "nack_delay"},           {"R27", "lag"},  {"R28", "seek_to_time"}};
+  const auto it = features.find(rule);
+  return it == features.end() ? "" : it->second;
+}
+
 /// Rule names sort by number ("R2" before "R11").
 struct ByNumber {
   bool operator()(const std::string& a, const std::string& b) const {
@@ -442,8 +499,23 @@ int main(int argc, char** argv) {
     return run_fault_mode(fa, g_interrupted);
   }
   // --profile judges the engine under another profile (strict: what each switch covers).
-  const Profile profile =
-      conformance::profile_named(args.profile.empty() ? args.target : args.profile);
+  // An exec target is judged strictly unless told otherwise: the kit knows nothing of it.
+  const Profile profile = conformance::profile_named(
+      !args.profile.empty() ? args.profile : args.target == "exec" ? "strict" : args.target);
+  // An exec target says in its hello what it serves and whose clock it keeps.
+  std::optional<conformance::Hello> hello;
+  if (args.target == "exec") {
+    try {
+      hello = conformance::ExecTarget(args.command, std::chrono::milliseconds(args.reply_ms)).hello();
+    } catch (const conformance::TargetFailure& e) {
+      std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
+      return 3;
+    }
+    std::cerr << "conformance: exec target '" << hello->name << "' (protocol "
+              << hello->version << ", " << (hello->unit_ms == 0 ? "the model's clock" : std::to_string(hello->unit_ms) + " real ms per model ms") << ")\n";
+  }
+  // What stems, titles and replay files call the engine.
+  const std::string label = hello ? "exec-" + hello->name : args.target;
   conformance::GenOptions gen;
   // The margin: every call stays at least this far from every ack deadline. On JetStream a
   // model millisecond is `unit` real ones; 5 units (100 ms at the default 20) is far more
@@ -451,7 +523,7 @@ int main(int argc, char** argv) {
   // granularity, so timing noise cannot turn into a false alarm.
   // On the model's own clock (inproc) there is no noise: no margin, so calls land on
   // deadlines too.
-  gen.margin = args.target == "inproc" ? 0 : 5;
+  gen.margin = args.target == "inproc" || (hello && hello->unit_ms == 0) ? 0 : 5;
   // Topics that keep their newest 2, 3 or 5 messages, where the engine serves them (asked
   // of a target once it exists, below): a few publishes trim under every subscription.
   const std::vector<std::size_t> bounds = {2, 3, 5};
@@ -499,6 +571,10 @@ int main(int argc, char** argv) {
   const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
     if (g_interrupted) throw Interrupted{};
     if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
+    if (args.target == "exec") {
+      return std::make_unique<conformance::ExecTarget>(args.command,
+                                                       std::chrono::milliseconds(args.reply_ms));
+    }
 #ifdef CONFORMANCE_HAS_REDIS
     if (args.target == "redis") {
       return std::make_unique<conformance::RedisTarget>(
@@ -570,9 +646,15 @@ int main(int argc, char** argv) {
   }
 
   // What the table and the report print to replay a shrunk failure (under the same profile).
-  const std::string replay_command =
-      "scripts/conformance " + args.target +
-      (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay ";
+  // An exec target's program follows the file, after --.
+  std::string program_tail;
+  for (const std::string& a : args.command) program_tail += " " + shell_quoted(a);
+  if (!program_tail.empty()) program_tail = " --" + program_tail;
+  auto replay_line = [&](const std::string& file) {
+    return "scripts/conformance " + args.target +
+           (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay " +
+           file + program_tail;
+  };
   std::map<std::string, Row, ByNumber> rows;
   for (const auto& [rule, name] : kRuleNames) rows[rule];
   std::size_t scripts = 0;
@@ -649,8 +731,8 @@ int main(int argc, char** argv) {
       small = program;
       shown = confirm_program(small, 3);
     }
-    const std::string stem = args.out + "/" + args.target + "-parallel-" + std::to_string(seed);
-    const std::string header = "# conformance --target " + args.target + " (profile " +
+    const std::string stem = args.out + "/" + label + "-parallel-" + std::to_string(seed);
+    const std::string header = "# conformance --target " + label + " (profile " +
                                profile.name + "), parallel seed " + std::to_string(seed) + "\n";
     if (!shown) {
       ++row.not_reproduced;
@@ -667,11 +749,10 @@ int main(int argc, char** argv) {
     for (const oplang::Fiber& f : small.fibers) ops += f.ops.size();
     std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
               << " steps (" << small.fibers.size() << " workers), as it failed again:\n"
-              << oplang::print(small) << shown->report << "replay: " << replay_command << stem
-              << ".program\n";
-    row.example = replay_command + stem + ".program";
+              << oplang::print(small) << shown->report << "replay: " << replay_line(stem + ".program") << "\n";
+    row.example = replay_line(stem + ".program");
     std::ofstream(stem + ".html") << conformance::timeline_html(
-        "Parallel workers on " + args.target +
+        "Parallel workers on " + label +
             (shown->linearizable ? " show queue anomalies" : " not linearizable") + " (seed " +
             std::to_string(seed) + ")",
         shown->timeline,
@@ -727,7 +808,7 @@ int main(int argc, char** argv) {
       if (!v.violation) continue;
       // The disagreement as it happened, before anything is re-run.
       std::cout << "\nDisagreement (seed " << seed << ") at "
-                << conformance::disagreement_text(args.target, script, *v.violation);
+                << conformance::disagreement_text(label, script, *v.violation);
       Row& row = rows[v.violation->rule];
       if (!row.example.empty()) {
         // This rule has its shrunk example: this script is only confirmed, by a re-run.
@@ -747,12 +828,12 @@ int main(int argc, char** argv) {
       const conformance::Finding found = conformance::reproduce(
           factory, script, profile, gen.margin, args.target == "inproc" ? 1 : 2, 80, 3);
       const oplang::Script& small = found.script;
-      const std::string stem = args.out + "/" + args.target + "-" + std::to_string(seed);
+      const std::string stem = args.out + "/" + label + "-" + std::to_string(seed);
       if (!found.reproduced) {
         ++row.not_reproduced;
         if (row.unreproduced.empty()) row.unreproduced = stem + ".unreproduced.script";
         std::ofstream(stem + ".unreproduced.script")
-            << conformance::replay_text(args.target, profile, seed, script);
+            << conformance::replay_text(label, profile, seed, script);
         std::cout << "Not reproduced (seed " << seed << "): the shrunk script and the original "
                   << "held on 3 re-runs each; not a violation. The original: " << stem
                   << ".unreproduced.script\n";
@@ -761,15 +842,15 @@ int main(int argc, char** argv) {
       ++row.violated;
       status = 1;
       const std::string file = stem + ".script";
-      std::ofstream(file) << conformance::replay_text(args.target, profile, seed, small);
+      std::ofstream(file) << conformance::replay_text(label, profile, seed, small);
       std::cout << "\nViolation of " << found.shown.verdict.violation->rule << " (seed " << seed
                 << "), shrunk to " << small.size() << " steps, as it failed again:\n"
-                << found.shown.trace << "replay: " << replay_command << file << "\n";
-      row.example = replay_command + file;
+                << found.shown.trace << "replay: " << replay_line(file) << "\n";
+      row.example = replay_line(file);
       const std::string page = stem + ".html";
       std::unique_ptr<conformance::Target> timed = factory();
       std::ofstream(page) << conformance::timeline_html(
-          "Violation of " + v.violation->rule + " on " + args.target + " (seed " +
+          "Violation of " + v.violation->rule + " on " + label + " (seed " +
               std::to_string(seed) + ")",
           conformance::timed_run(*timed, small, profile));
       std::cout << "timeline: " << page << "\n";
@@ -783,7 +864,7 @@ int main(int argc, char** argv) {
   if (g_interrupted) return interrupted();
 
   std::ostringstream table;
-  table << "Conformance of '" << args.target << "' under profile '" << profile.name
+  table << "Conformance of '" << label << "' under profile '" << profile.name
         << "': " << scripts << " scripts, " << steps << " steps, " << parallel_runs
         << " parallel programs, seeds " << args.seed << ".."
         << args.seed + scripts + parallel_runs + void_runs - 1 << ", "
@@ -826,6 +907,10 @@ int main(int argc, char** argv) {
       }
     } else if (rule == "R3" && gen.retention_messages.empty()) {
       result = "not served (no bounded topics: Target::serves)";
+    } else if (hello && row.checked == 0 && !exec_feature(rule).empty() &&
+               std::find(hello->serves.begin(), hello->serves.end(), exec_feature(rule)) ==
+                   hello->serves.end()) {
+      result = "not served (the target's hello does not list " + exec_feature(rule) + ")";
     } else if (row.checked == 0) {
       result = "not reached";
     }

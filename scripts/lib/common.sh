@@ -9,7 +9,8 @@ JOBS="${JOBS:-$(nproc)}"
 PACKAGES=(cmake make g++ clang-14 llvm-14 libclang-rt-14-dev libgtest-dev libgmock-dev
   libbenchmark-dev librapidcheck-dev libboost-dev libboost-fiber-dev libboost-context-dev
   libfuzzer-14-dev libzmq3-dev python3 pkg-config rsync ccache patch nats-server libnats-dev
-  redis-server redis-sentinel libhiredis-dev chromium emscripten libfuse3-dev fuse3)
+  redis-server redis-sentinel libhiredis-dev chromium emscripten libfuse3-dev fuse3
+  nlohmann-json3-dev)
 
 # ccache, when present, for every build: paths under the project are rewritten relative to
 # each compile's directory and the directory is left out of the hash, so the planted-bug

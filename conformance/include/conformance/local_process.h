@@ -50,6 +50,11 @@ class LocalProcess {
   /// With `cleanup` (a command line), the watchdog runs it instead of removing `dir`.
   int spawn(std::vector<std::string> args, const std::string& out, const std::string& dir = "",
             const std::string& unmount = "", std::vector<std::string> cleanup = {});
+  /// As spawn, but the child's stdin and stdout are pipes: `to_child` (written by the
+  /// caller) and `from_child` (read by it), both close-on-exec, the caller's to close; its
+  /// stderr goes to `err`. Returns 0 (the fds are set), or the errno of an exec that failed.
+  int spawn_piped(std::vector<std::string> args, const std::string& err, const std::string& dir,
+                  int& to_child, int& from_child);
   /// Whether the process runs (reaps it if it has exited).
   [[nodiscard]] bool alive();
   /// SIGKILL to its group, then waits for it: a crash.
@@ -63,6 +68,10 @@ class LocalProcess {
   void resume();
 
  private:
+  int start(std::vector<std::string> args, const std::string& out, const std::string& dir,
+            const std::string& unmount, std::vector<std::string> cleanup, int stdin_fd,
+            int stdout_fd);
+
   pid_t pid_ = -1;
   bool reaped_ = true;
 };
