@@ -37,10 +37,10 @@ constexpr SwitchInfo kSwitches[] = {
      "not be consecutive, and a poll may come back short while another takes the rest (a "
      "batch is not one step)"},
     {Switch::kNoServerDeadline, "no_server_deadline", "R11",
-     "the server keeps no deadline: a held message whose ack timeout passed is claimed back "
-     "by the next poll (XAUTOCLAIM's min-idle time), with no moment in between for `expire`; "
-     "the kit calls `expire` right after every `advance`, and what it reports is still "
-     "compared"},
+     "the server keeps no deadline: a held message whose ack timeout passed comes back at the "
+     "adapter's next call (Redis: the next poll's XAUTOCLAIM, by min-idle time; RabbitMQ: "
+     "`expire`, a basic.nack with requeue), with no moment of its own; the kit calls "
+     "`expire` right after every `advance`, and what it reports is still compared"},
     {Switch::kTrimmedHeldKeepsOnlyItsOffset, "trimmed_held_keeps_only_its_offset", "R3",
      "a held message that MAXLEN trimmed away keeps only its id in the pending list, and only "
      "until the next poll of its group: that poll's XAUTOCLAIM drops it, idle or not, as an "
@@ -99,6 +99,15 @@ constexpr SwitchInfo kSwitches[] = {
      "ack, nack, term and extend are answered yes or no, never why: a refusal does not say "
      "whether the message was late, held by another member, settled already or never handed "
      "out, so only whether an answer was taken is compared"},
+    {Switch::kStartsAtTheEnd, "starts_at_the_end", "R4",
+     "a subscription is given only what is published after it is made: one asked to start at "
+     "the beginning starts at the end (a queue bound to an exchange holds nothing routed "
+     "before)"},
+    {Switch::kReturnedToTheBack, "returned_to_the_back", "R5",
+     "a subscription without max deliveries is one queue: a returned message goes behind "
+     "every message published before it came back (and ahead of later ones), not ahead of "
+     "every new message; with max deliveries (a quorum queue's delivery limit) returned "
+     "messages still come first"},
 };
 
 // The row of s; nullptr for a value outside the enum (its texts then read "?").
@@ -157,11 +166,19 @@ Profile redis_profile() {
                   Switch::kLagCountsTrimmed, Switch::kAnswersNameNoReason}};
 }
 
+Profile rabbitmq_profile() {
+  return Profile{"rabbitmq",
+                 {Switch::kStartsAtTheEnd, Switch::kRedeliveryInReturnOrder,
+                  Switch::kReturnedToTheBack, Switch::kNoServerDeadline,
+                  Switch::kDeadLetterReasonUnknown, Switch::kAnswersNameNoReason}};
+}
+
 Profile profile_named(const std::string& name) {
   if (name == "strict" || name == "inproc") return strict_profile();
   if (name == "jetstream") return jetstream_profile();
   if (name == "redis") return redis_profile();
-  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream, redis)");
+  if (name == "rabbitmq") return rabbitmq_profile();
+  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream, redis, rabbitmq)");
 }
 
 bool expires_with_advance(const Profile& p) {
@@ -184,6 +201,8 @@ model::Profile model_switches(const Profile& p) {
   m.answers_reset_a_retry_wait = p.has(Switch::kAnswersResetARetryWait);
   m.lag_counts_trimmed = p.has(Switch::kLagCountsTrimmed);
   m.answers_name_no_reason = p.has(Switch::kAnswersNameNoReason);
+  m.starts_at_the_end = p.has(Switch::kStartsAtTheEnd);
+  m.returned_to_the_back = p.has(Switch::kReturnedToTheBack);
   return m;
 }
 

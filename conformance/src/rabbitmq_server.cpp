@@ -27,6 +27,11 @@ constexpr auto kStopTimeout = std::chrono::seconds(10);
 
 }  // namespace
 
+std::vector<std::string> rabbitmq_adapter_command(const std::string& amqp_url) {
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  return {python, RABBITMQ_ADAPTER, "--url", amqp_url};
+}
+
 RabbitMqServer::RabbitMqServer() {
   binary_ = find_server_binary("RABBITMQ_SERVER_BIN", "rabbitmq-server",
                                {"/usr/lib/rabbitmq/bin"});

@@ -107,13 +107,14 @@ const std::vector<UnservedRule>& unserved_rules() {
 namespace {
 
 // A program speaking the target protocol (exec_target.h): what protocol 1 leaves out.
-std::string exec_reason(const std::string& rule) {
+std::string exec_reason(const std::string& rule, const std::string& target) {
   if (rule == "R8" || rule == "R10" || rule == "R15" || rule == "R16") {
     return "not in the target protocol (version 1): push handlers run in the kit's process";
   }
   if (rule == "R13") return "row H adds up the counters where the target's hello serves stats";
   if (rule == "R17") return "no row of its own: a target expires on its clock or at `expire`";
   if (rule == "R18" || rule == "R19" || rule == "R20" || rule == "R34") {
+    if (target == "rabbitmq") return "not yet: no --faults run on rabbitmq-server";
     return "--faults does not run on exec targets: the kit does not own the engine's processes";
   }
   if (rule == "R21" || rule == "R33") return "no counterpart the kit can reach";
@@ -126,7 +127,7 @@ std::string exec_reason(const std::string& rule) {
 std::string unserved_reason(const std::string& rule, const std::string& target) {
   for (const Row& r : kRows) {
     if (rule != r.rule.rule) continue;
-    if (target == "exec") return exec_reason(rule);
+    if (target == "exec" || target == "rabbitmq") return exec_reason(rule, target);
     if (rule != r.rule.rule) continue;
     if (target == "jetstream") return r.jetstream;
     if (target == "redis") return r.redis;

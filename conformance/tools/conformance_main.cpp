@@ -53,6 +53,7 @@
 #include "conformance/nats_server.h"
 #include "conformance/parallel.h"
 #include "conformance/profile.h"
+#include "conformance/rabbitmq_server.h"
 #ifdef CONFORMANCE_HAS_REDIS
 #include "conformance/redis_server.h"
 #include "conformance/redis_target.h"
@@ -130,7 +131,9 @@ const char* const kHelp =
     "the model under the engine's profile, and ends with a row for every SPEC rule.\n"
     "\n"
     "  --target NAME      inproc (this broker, default), jetstream (nats-server), redis\n"
-    "                     (redis-server), exec (a program after --); with --faults also\n"
+    "                     (redis-server), rabbitmq (rabbitmq-server's quorum queues through\n"
+    "                     the Python adapter conformance/adapters/rabbitmq), exec (a\n"
+    "                     program after --); with --faults also\n"
     "                     jetstream-cluster (three nats-server nodes) and redis-sentinel (a\n"
     "                     primary, two replicas, three redis-sentinel)\n"
     "  -- CMD ARGS...     --target exec: the program to run as the target, one child per\n"
@@ -138,7 +141,8 @@ const char* const kHelp =
     "                     (docs/target-protocol.md); its stderr is quoted on failure\n"
     "  --reply-ms MS      --target exec: a reply later than this (plus an advance's real\n"
     "                     time) is the engine's failure (default 10000)\n"
-    "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT):\n"
+    "  --url URL          an engine already running (nats://HOST:PORT, redis://HOST:PORT,\n"
+    "                     amqp://USER:PASSWORD@HOST:PORT/VHOST):\n"
     "                     none is started; streams or keys of earlier runs of this tool that\n"
     "                     were killed (prefix aloc<pid>_, pid no longer running) are removed\n"
     "                     first; with --faults, the commands below kill and restart it.\n"
@@ -148,8 +152,8 @@ const char* const kHelp =
     "  --unit MS          real ms per model ms on a real engine (default 20)\n"
     "  --parallel N       every Nth seed is a parallel program, rows L and H (default 3; 0:\n"
     "                     none)\n"
-    "  --profile NAME     judge under another profile: strict, jetstream, redis (default: the\n"
-    "                     target's own)\n"
+    "  --profile NAME     judge under another profile: strict, jetstream, redis, rabbitmq\n"
+    "                     (default: the target's own; exec: strict)\n"
     "  --report FILE      also write the table to FILE (default: none)\n"
     "  --out DIR          shrunk scripts, programs and timelines (default build/conformance)\n"
     "  --first            stop after the first violation and its shrink\n"
@@ -297,20 +301,30 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
               "reaches its engine itself)";
       return std::nullopt;
     }
-    if (a.reply_ms <= 0) {
-      error = "--reply-ms must be positive";
+  } else if (a.target == "rabbitmq") {
+    if (a.faults) {
+      error = "--target rabbitmq runs the model-based suite (no --faults yet)";
       return std::nullopt;
     }
-  } else if (!a.command.empty()) {
+    if (!a.url.empty() && !a.url.starts_with("amqp://")) {
+      error = "--url for rabbitmq is amqp://USER:PASSWORD@HOST:PORT/VHOST, not " + a.url;
+      return std::nullopt;
+    }
+  }
+  if (a.reply_ms <= 0) {
+    error = "--reply-ms must be positive";
+    return std::nullopt;
+  }
+  if (a.target != "exec" && !a.command.empty()) {
     error = "a program after -- goes with --target exec";
     return std::nullopt;
   }
 #ifdef CONFORMANCE_HAS_REDIS
   if (a.target != "inproc" && a.target != "jetstream" && a.target != "redis" &&
-      a.target != "exec" &&
+      a.target != "exec" && a.target != "rabbitmq" &&
       !(a.faults && (a.target == "jetstream-cluster" || a.target == "redis-sentinel"))) {
     error = "unknown target '" + a.target +
-            "' (inproc, jetstream, redis, exec; with --faults also "
+            "' (inproc, jetstream, redis, rabbitmq, exec; with --faults also "
             "jetstream-cluster and redis-sentinel)";
     return std::nullopt;
   }
@@ -320,9 +334,10 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     return std::nullopt;
   }
   if (a.target != "inproc" && a.target != "jetstream" && a.target != "exec" &&
+      a.target != "rabbitmq" &&
       !(a.faults && a.target == "jetstream-cluster")) {
     error = "unknown target '" + a.target +
-            "' (inproc, jetstream, exec; with --faults also "
+            "' (inproc, jetstream, rabbitmq, exec; with --faults also "
             "jetstream-cluster)";
     return std::nullopt;
   }
@@ -502,11 +517,29 @@ int main(int argc, char** argv) {
   // An exec target is judged strictly unless told otherwise: the kit knows nothing of it.
   const Profile profile = conformance::profile_named(
       !args.profile.empty() ? args.profile : args.target == "exec" ? "strict" : args.target);
+  // rabbitmq is its Python adapter run as an exec target, on a rabbitmq-server the tool
+  // starts (or --url).
+  std::vector<std::string> command = args.command;
+  std::unique_ptr<conformance::RabbitMqServer> rabbitmq;
+  if (args.target == "rabbitmq") {
+    std::string amqp = args.url;
+    if (amqp.empty()) {
+      try {
+        rabbitmq = std::make_unique<conformance::RabbitMqServer>();
+      } catch (const conformance::TargetFailure& e) {
+        std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
+        return 3;
+      }
+      amqp = rabbitmq->url();
+      std::cerr << "conformance: rabbitmq-server started at " << amqp << "\n";
+    }
+    command = conformance::rabbitmq_adapter_command(amqp);
+  }
   // An exec target says in its hello what it serves and whose clock it keeps.
   std::optional<conformance::Hello> hello;
-  if (args.target == "exec") {
+  if (!command.empty()) {
     try {
-      hello = conformance::ExecTarget(args.command, std::chrono::milliseconds(args.reply_ms)).hello();
+      hello = conformance::ExecTarget(command, std::chrono::milliseconds(args.reply_ms)).hello();
     } catch (const conformance::TargetFailure& e) {
       std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
       return 3;
@@ -515,7 +548,7 @@ int main(int argc, char** argv) {
               << hello->version << ", " << (hello->unit_ms == 0 ? "the model's clock" : std::to_string(hello->unit_ms) + " real ms per model ms") << ")\n";
   }
   // What stems, titles and replay files call the engine.
-  const std::string label = hello ? "exec-" + hello->name : args.target;
+  const std::string label = args.target == "exec" ? "exec-" + hello->name : args.target;
   conformance::GenOptions gen;
   // The margin: every call stays at least this far from every ack deadline. On JetStream a
   // model millisecond is `unit` real ones; 5 units (100 ms at the default 20) is far more
@@ -571,8 +604,8 @@ int main(int argc, char** argv) {
   const conformance::TargetFactory factory = [&]() -> std::unique_ptr<conformance::Target> {
     if (g_interrupted) throw Interrupted{};
     if (args.target == "inproc") return std::make_unique<conformance::InProcTarget>();
-    if (args.target == "exec") {
-      return std::make_unique<conformance::ExecTarget>(args.command,
+    if (!command.empty()) {
+      return std::make_unique<conformance::ExecTarget>(command,
                                                        std::chrono::milliseconds(args.reply_ms));
     }
 #ifdef CONFORMANCE_HAS_REDIS
@@ -650,6 +683,7 @@ int main(int argc, char** argv) {
   std::string program_tail;
   for (const std::string& a : args.command) program_tail += " " + shell_quoted(a);
   if (!program_tail.empty()) program_tail = " --" + program_tail;
+  if (args.target == "rabbitmq" && !args.url.empty()) program_tail = " --url " + shell_quoted(args.url);
   auto replay_line = [&](const std::string& file) {
     return "scripts/conformance " + args.target +
            (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay " +

@@ -64,7 +64,8 @@ void Model::subscribe_pull(const std::string& topic, const std::string& name,
   s.backoff = options.backoff;
   s.ordered_by_key = options.ordered_by_key;
   s.durable_attempts = options.durable_attempts;
-  s.cursor = start_cursor(t, options.start);
+  // Profile starts_at_the_end: from the beginning is from the end.
+  s.cursor = start_cursor(t, profile_.starts_at_the_end ? Start{} : options.start);
   s.saved.position = s.cursor;
   s.counts_trimmed = options.start.kind != Start::Kind::kBeginning;  // lag_counts_trimmed
   t.pulls[name] = s.id;

@@ -72,7 +72,8 @@ std::uint64_t Model::new_push_state(Topic& t, const std::string& name, const Pus
   s.group = options.group;
   s.backoff = options.backoff;
   s.durable_attempts = options.durable_attempts;
-  s.cursor = start_cursor(t, options.start);
+  // Profile starts_at_the_end: from the beginning is from the end.
+  s.cursor = start_cursor(t, profile_.starts_at_the_end ? Start{} : options.start);
   s.saved.position = s.cursor;
   const std::uint64_t id = s.id;
   t.subs[id] = std::move(s);

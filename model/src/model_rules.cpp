@@ -93,6 +93,12 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
       }
     }
     if (!ready) break;
+    // Profile returned_to_the_back: without max deliveries, what was published before it came
+    // back goes first.
+    if (profile_.returned_to_the_back && s.max_deliveries == 0 &&
+        new_before(t, s, s.returned.at(*ready).behind)) {
+      break;
+    }
     const Offset o = *ready;
     s.redelivery.erase(o);
     if (profile_.dead_letter_when_offered_again && s.pull && s.max_deliveries > 0 &&
@@ -150,6 +156,13 @@ std::optional<Offset> Model::next_message(const Topic& t, Sub& s, Millis now) co
     return m.offset;
   }
   return std::nullopt;
+}
+
+bool Model::new_before(const Topic& t, const Sub& s, Offset end) {
+  for (Offset o = std::max(s.cursor, oldest(t)); o < std::min(end, t.end); ++o) {
+    if (matches(s.filter, t.log.at(o))) return true;
+  }
+  return false;
 }
 
 // R31: on an ordered subscription a keyed message waits while another message of its key
@@ -223,8 +236,8 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
         s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
   }
   s.redelivery.insert(offset);
-  s.returned[offset] =
-      Sub::Returned{held.member, ++s.events, false, now + *delay, now + *delay, offset < oldest(t)};
+  s.returned[offset] = Sub::Returned{
+      held.member, ++s.events, false, now + *delay, now + *delay, offset < oldest(t), t.end};
   return false;
 }
 

@@ -428,6 +428,47 @@ TEST(ModelProfile, AnswersResetARetryWait) {
 // sought), what retention dropped before its cursor reached it stays counted in lag, also
 // after it reads past it; before its first read only kept messages count; a seek starts
 // the count again.
+// RabbitMQ: a queue bound to an exchange holds nothing routed before it was bound.
+TEST(ModelProfile, StartsAtTheEndGivesASubscriptionFromTheBeginningOnlyWhatFollows) {
+  for (const bool on : {false, true}) {
+    Model m({.starts_at_the_end = on});
+    m.create_topic("t");
+    m.publish("t", "old");
+    const PullOptions options{.ack_timeout = 10, .max_deliveries = 0,
+                              .start = {Start::Kind::kBeginning, 0}};
+    m.subscribe_pull("t", "p", options);
+    m.publish("t", "new");
+    const std::vector<Received> got = m.poll("t", "p", "w", 0, 3);
+    ASSERT_EQ(got.size(), on ? 1u : 2u) << on;
+    EXPECT_EQ(got[0].offset, on ? 1u : 0u);
+    EXPECT_NO_THROW(m.subscribe_pull("t", "p", options));  // the same options: the same one
+  }
+}
+
+// RabbitMQ's quorum queue (RabbitMqRawProbe.AReturnedMessageGoesBehindTheQueueUnlessThereIsADeliveryLimit).
+TEST(ModelProfile, ReturnedToTheBackGoesBehindWhatWasPublishedBeforeItCameBack) {
+  for (const bool on : {false, true}) {
+    Model m({.redelivery_in_return_order = on, .returned_to_the_back = on});
+    m.create_topic("t");
+    m.subscribe_pull("t", "p", {.ack_timeout = 10, .max_deliveries = 0, .start = {}});
+    m.subscribe_pull("t", "limited", {.ack_timeout = 10, .max_deliveries = 5, .start = {}});
+    m.publish("t", "a");
+    m.publish("t", "b");
+    ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);  // a
+    m.publish("t", "c");
+    ASSERT_EQ(m.poll("t", "limited", "w", 0, 1).size(), 1u);
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));  // a comes back behind b and c
+    EXPECT_TRUE(m.nack("t", "limited", 0, "w", 0));  // with a limit: ahead of them
+    m.publish("t", "d");                        // and ahead of d
+    std::vector<Offset> order;
+    for (const Received& r : m.poll("t", "p", "w", 0, 4)) order.push_back(r.offset);
+    EXPECT_EQ(order, (on ? std::vector<Offset>{1, 2, 0, 3} : std::vector<Offset>{0, 1, 2, 3}));
+    order.clear();
+    for (const Received& r : m.poll("t", "limited", "w", 0, 4)) order.push_back(r.offset);
+    EXPECT_EQ(order, (std::vector<Offset>{0, 1, 2, 3}));
+  }
+}
+
 TEST(ModelProfile, LagCountsTrimmed) {
   for (const bool on : {false, true}) {
     Model m(Profile{.lag_counts_trimmed = on});

@@ -48,6 +48,9 @@ enum class Switch {
                                    // the cursor reached it, once the subscription has read
   kAnswersNameNoReason,            // model: ack, nack, term and extend answer true or false,
                                    // not why (no AckOutcome)
+  kStartsAtTheEnd,                 // model: a subscription from the beginning starts at the end
+  kReturnedToTheBack,              // model: without max deliveries, a returned message goes
+                                   // behind what was published before it came back
 };
 
 /// The SPEC rule a switch relaxes ("R11"), and its one-sentence statement.
@@ -71,7 +74,11 @@ Profile jetstream_profile();
 /// Redis 7 Streams through the kit's adapter (conformance/redis_target.h), as the kit's runs
 /// describe it.
 Profile redis_profile();
-/// The profile named ("strict", "jetstream", "redis"); throws std::invalid_argument.
+/// RabbitMQ 3.10 quorum queues through the kit's Python adapter
+/// (conformance/adapters/rabbitmq), as the kit's runs describe them.
+Profile rabbitmq_profile();
+/// The profile named ("strict", "jetstream", "redis", "rabbitmq"); throws
+/// std::invalid_argument.
 Profile profile_named(const std::string& name);
 
 /// Whether scripts judged under p call expire right after every advance (an engine with no

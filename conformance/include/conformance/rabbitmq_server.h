@@ -4,10 +4,16 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "conformance/local_process.h"
 
 namespace conformance {
+
+/// The command that runs the kit's RabbitMQ adapter (conformance/adapters/rabbitmq, a target
+/// protocol program in Python on Debian's python3-pika) against `amqp_url`: Debian's
+/// /usr/bin/python3 where it exists (the one python3-pika installs into), else python3.
+std::vector<std::string> rabbitmq_adapter_command(const std::string& amqp_url);
 
 /// Starts an Erlang port mapper (`epmd -port E -address 127.0.0.1`, in the foreground, so
 /// it dies with the fixture) and `rabbitmq-server` (Debian's /usr/lib/rabbitmq/bin, as the

@@ -16,7 +16,8 @@ struct UnservedRule {
 /// Every SPEC rule the kit's scripts do not check on some engine, in rule order.
 const std::vector<UnservedRule>& unserved_rules();
 
-/// Why `rule` is not checked on `target` ("inproc", "jetstream", "redis", "exec"): the engine has
+/// Why `rule` is not checked on `target` ("inproc", "jetstream", "redis", "rabbitmq",
+/// "exec"): the engine has
 /// no counterpart, the kit has no adapter for it yet (and what the engine offers), or where
 /// else the project checks it. Throws nothing; "" for a rule the kit serves on target.
 std::string unserved_reason(const std::string& rule, const std::string& target);

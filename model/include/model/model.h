@@ -117,6 +117,13 @@ struct Profile {
   /// R11: ack, nack, term and extend answer only whether they took effect, not why (the
   /// op's value is true or false, not an AckOutcome).
   bool answers_name_no_reason = false;
+  /// R4: a subscription is given only what is published after it is made: one asked to
+  /// start at the beginning starts at the end (a queue bound to an exchange).
+  bool starts_at_the_end = false;
+  /// R5: a subscription without max deliveries is one queue: a returned message goes behind
+  /// every message published before it came back, not ahead of every new one (ahead of later
+  /// ones). With max deliveries, returned messages still come first.
+  bool returned_to_the_back = false;
 };
 
 class Model {
@@ -403,6 +410,9 @@ class Model {
       // Retention had dropped its message when it came back (lag_counts_trimmed: the claim
       // that returned it dropped it from the engine's pending list).
       bool gone = false;
+      // The topic's end when it came back: returned_to_the_back offers the messages below
+      // it first.
+      Offset behind = 0;
     };
     std::map<Offset, Returned> returned;
     std::uint64_t events = 0;  // offers and returns, counted (the order they happened in)
@@ -549,6 +559,8 @@ class Model {
   void move_cursor(Sub& s, Offset offset) const;
   static std::optional<Offset> lowest_waiting(const Topic& t, const Sub& s);
   static bool key_blocked(const Topic& t, const Sub& s, Offset offset);
+  // Whether a message below `end` that s's cursor has not reached passes its filter.
+  static bool new_before(const Topic& t, const Sub& s, Offset end);
 
   // drain pieces
   std::size_t serve(std::uint64_t topic_id, std::uint64_t sub_id);
