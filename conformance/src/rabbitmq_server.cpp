@@ -97,6 +97,8 @@ void RabbitMqServer::start() {
                                    "RABBITMQ_LOG_BASE=" + dir_ + "/log",
                                    "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
                                    "RABBITMQ_NODE_PORT=" + std::to_string(port_),
+                                   // Else AMQP's port + 20000, which may pass 65535.
+                                   "RABBITMQ_DIST_PORT=" + std::to_string(dist_port_),
                                    "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=" + erl_args,
                                    "ERL_EPMD_ADDRESS=127.0.0.1",
                                    "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
