@@ -74,7 +74,9 @@ namespace {
 
 std::string shown(const std::string& line) {
   constexpr std::size_t kMax = 300;
-  return line.size() <= kMax ? line : line.substr(0, kMax) + "...(" + std::to_string(line.size()) + " bytes)";
+  return line.size() <= kMax
+             ? line
+             : line.substr(0, kMax) + "...(" + std::to_string(line.size()) + " bytes)";
 }
 
 }  // namespace
@@ -86,7 +88,8 @@ ExecChannel::ExecChannel(std::vector<std::string> command, std::chrono::millisec
   // A child that died makes a write fail with EPIPE, not kill the kit.
   ::signal(SIGPIPE, SIG_IGN);
   dir_ = make_temp_dir("exec");
-  const int exec_errno = process_.spawn_piped(command, dir_ + "/stderr.log", dir_, to_child_, from_child_);
+  const int exec_errno =
+      process_.spawn_piped(command, dir_ + "/stderr.log", dir_, to_child_, from_child_);
   if (exec_errno != 0) {
     std::filesystem::remove_all(dir_);
     throw TargetFailure("exec: cannot run " + command_text_ + ": " + std::strerror(exec_errno));
@@ -197,8 +200,8 @@ void ExecChannel::read_loop() {
       try {
         reply = decode_protocol_reply(line);
       } catch (const ProtocolError& e) {
-        break_with("reply line " + std::to_string(number) + " is not the protocol's (" +
-                   e.what() + "): " + shown(line));
+        break_with("reply line " + std::to_string(number) + " is not the protocol's (" + e.what() +
+                   "): " + shown(line));
         return;
       }
       broker::sync::MutexLock hold(mutex_);
@@ -210,9 +213,9 @@ void ExecChannel::read_loop() {
         changed_.notify_all();
         return;
       }
-      replies_.emplace(reply.id, std::make_pair(std::move(reply),
-                                                "reply line " + std::to_string(number) + ": " +
-                                                    shown(line)));
+      replies_.emplace(reply.id,
+                       std::make_pair(std::move(reply),
+                                      "reply line " + std::to_string(number) + ": " + shown(line)));
       changed_.notify_all();
     }
   }
@@ -255,8 +258,8 @@ oplang::Outcome ExecChannel::call(std::uint32_t worker, const oplang::Op& op) {
       const ssize_t n = ::write(to_child_, line.data() + done, line.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        break_with(std::string("writing a request to the target: ") + std::strerror(errno) +
-                   ": " + shown(line.substr(0, line.size() - 1)));
+        break_with(std::string("writing a request to the target: ") + std::strerror(errno) + ": " +
+                   shown(line.substr(0, line.size() - 1)));
         break;
       }
       done += static_cast<std::size_t>(n);
@@ -286,8 +289,8 @@ oplang::Outcome ExecChannel::call(std::uint32_t worker, const oplang::Op& op) {
                         reply.failure + context());
   }
   if (!reply.outcome->error && !answers(op, reply.outcome->value)) {
-    const std::string why = got->second + " answers " + oplang::print(op) +
-                            " with a value of another kind";
+    const std::string why =
+        got->second + " answers " + oplang::print(op) + " with a value of another kind";
     break_with(why);
     throw_broken();
   }
@@ -329,9 +332,7 @@ std::string ExecTarget::name() const { return channel_->hello().name; }
 
 const Hello& ExecTarget::hello() const { return channel_->hello(); }
 
-bool ExecTarget::serves(const oplang::Op& op) const {
-  return hello_serves(channel_->hello(), op);
-}
+bool ExecTarget::serves(const oplang::Op& op) const { return hello_serves(channel_->hello(), op); }
 
 oplang::Outcome ExecTarget::step(const oplang::Op& op) {
   if (!serves(op)) throw std::invalid_argument("not served: " + oplang::print(op));
@@ -340,9 +341,7 @@ oplang::Outcome ExecTarget::step(const oplang::Op& op) {
 
 model::Millis ExecTarget::lag() const { return channel_->ahead(); }
 
-bool ExecTarget::filter_is_the_adapters() const {
-  return channel_->hello().filter_is_the_adapters;
-}
+bool ExecTarget::filter_is_the_adapters() const { return channel_->hello().filter_is_the_adapters; }
 
 std::unique_ptr<Target> ExecTarget::worker() {
   if (!channel_->hello().workers) return nullptr;

@@ -140,7 +140,8 @@ int LocalProcess::spawn_piped(std::vector<std::string> args, const std::string& 
                               const std::string& dir, int& to_child, int& from_child) {
   int in[2];
   int out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
+  if (::pipe2(in, O_CLOEXEC) != 0)
+    throw TargetFailure(std::string("pipe2: ") + std::strerror(errno));
   if (::pipe2(out, O_CLOEXEC) != 0) {
     const int e = errno;
     ::close(in[0]);

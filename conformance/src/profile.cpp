@@ -167,10 +167,10 @@ Profile redis_profile() {
 }
 
 Profile rabbitmq_profile() {
-  return Profile{"rabbitmq",
-                 {Switch::kStartsAtTheEnd, Switch::kRedeliveryInReturnOrder,
-                  Switch::kReturnedToTheBack, Switch::kNoServerDeadline,
-                  Switch::kDeadLetterReasonUnknown, Switch::kAnswersNameNoReason}};
+  return Profile{
+      "rabbitmq",
+      {Switch::kStartsAtTheEnd, Switch::kRedeliveryInReturnOrder, Switch::kReturnedToTheBack,
+       Switch::kNoServerDeadline, Switch::kDeadLetterReasonUnknown, Switch::kAnswersNameNoReason}};
 }
 
 Profile profile_named(const std::string& name) {
@@ -178,7 +178,8 @@ Profile profile_named(const std::string& name) {
   if (name == "jetstream") return jetstream_profile();
   if (name == "redis") return redis_profile();
   if (name == "rabbitmq") return rabbitmq_profile();
-  throw std::invalid_argument("unknown profile '" + name + "' (strict, jetstream, redis, rabbitmq)");
+  throw std::invalid_argument("unknown profile '" + name +
+                              "' (strict, jetstream, redis, rabbitmq)");
 }
 
 bool expires_with_advance(const Profile& p) {

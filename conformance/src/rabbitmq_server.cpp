@@ -28,13 +28,13 @@ constexpr auto kStopTimeout = std::chrono::seconds(10);
 }  // namespace
 
 std::vector<std::string> rabbitmq_adapter_command(const std::string& amqp_url) {
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const std::string python =
+      std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   return {python, RABBITMQ_ADAPTER, "--url", amqp_url};
 }
 
 RabbitMqServer::RabbitMqServer() {
-  binary_ = find_server_binary("RABBITMQ_SERVER_BIN", "rabbitmq-server",
-                               {"/usr/lib/rabbitmq/bin"});
+  binary_ = find_server_binary("RABBITMQ_SERVER_BIN", "rabbitmq-server", {"/usr/lib/rabbitmq/bin"});
   // Debian's /usr/sbin/rabbitmq-server switches to the rabbitmq user and its /etc config:
   // the node of a fixture runs the script the package keeps behind it.
   if (binary_ == "/usr/sbin/rabbitmq-server" &&
@@ -53,8 +53,7 @@ RabbitMqServer::RabbitMqServer() {
   dist_port_ = free_loopback_port();
   dir_ = make_temp_dir("rabbitmq");
   try {
-    std::ofstream(dir_ + "/rabbitmq.conf") << "listeners.tcp.default = 127.0.0.1:" << port_
-                                           << "\n";
+    std::ofstream(dir_ + "/rabbitmq.conf") << "listeners.tcp.default = 127.0.0.1:" << port_ << "\n";
     std::ofstream(dir_ + "/enabled_plugins") << "[].\n";
     // The node's own cookie: no other node on the machine can join or control it.
     const std::string cookie = dir_ + "/.erlang.cookie";
@@ -62,9 +61,11 @@ RabbitMqServer::RabbitMqServer() {
                           << Clock::now().time_since_epoch().count();
     ::chmod(cookie.c_str(), 0400);
     const std::string epmd = find_server_binary("EPMD_BIN", "epmd", {"/usr/bin"});
-    if (epmd.empty()) throw TargetFailure("epmd not found: install it with `apt-get install -y erlang-base`");
-    if (const int err = epmd_.spawn({epmd, "-port", std::to_string(epmd_port_), "-address", "127.0.0.1"},
-                                    dir_ + "/epmd.log");
+    if (epmd.empty())
+      throw TargetFailure("epmd not found: install it with `apt-get install -y erlang-base`");
+    if (const int err =
+            epmd_.spawn({epmd, "-port", std::to_string(epmd_port_), "-address", "127.0.0.1"},
+                        dir_ + "/epmd.log");
         err != 0) {
       throw TargetFailure("cannot run " + epmd + ": " + std::strerror(err));
     }
@@ -85,24 +86,19 @@ RabbitMqServer::~RabbitMqServer() {
 }
 
 void RabbitMqServer::start() {
-  const std::string erl_args = "-kernel inet_dist_use_interface {127,0,0,1} -kernel inet_dist_listen_min " +
-                               std::to_string(dist_port_) + " -kernel inet_dist_listen_max " +
-                               std::to_string(dist_port_);
-  std::vector<std::string> args = {"/usr/bin/env",
-                                   "HOME=" + dir_,
-                                   "RABBITMQ_NODENAME=" + node_,
-                                   "RABBITMQ_CONFIG_FILE=" + dir_ + "/rabbitmq",
-                                   "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
-                                   "RABBITMQ_MNESIA_BASE=" + dir_ + "/mnesia",
-                                   "RABBITMQ_LOG_BASE=" + dir_ + "/log",
-                                   "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
-                                   "RABBITMQ_NODE_PORT=" + std::to_string(port_),
-                                   // Else AMQP's port + 20000, which may pass 65535.
-                                   "RABBITMQ_DIST_PORT=" + std::to_string(dist_port_),
-                                   "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=" + erl_args,
-                                   "ERL_EPMD_ADDRESS=127.0.0.1",
-                                   "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
-                                   binary_};
+  const std::string erl_args =
+      "-kernel inet_dist_use_interface {127,0,0,1} -kernel inet_dist_listen_min " +
+      std::to_string(dist_port_) + " -kernel inet_dist_listen_max " + std::to_string(dist_port_);
+  std::vector<std::string> args = {
+      "/usr/bin/env", "HOME=" + dir_, "RABBITMQ_NODENAME=" + node_,
+      "RABBITMQ_CONFIG_FILE=" + dir_ + "/rabbitmq",
+      "RABBITMQ_ENABLED_PLUGINS_FILE=" + dir_ + "/enabled_plugins",
+      "RABBITMQ_MNESIA_BASE=" + dir_ + "/mnesia", "RABBITMQ_LOG_BASE=" + dir_ + "/log",
+      "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1", "RABBITMQ_NODE_PORT=" + std::to_string(port_),
+      // Else AMQP's port + 20000, which may pass 65535.
+      "RABBITMQ_DIST_PORT=" + std::to_string(dist_port_),
+      "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=" + erl_args, "ERL_EPMD_ADDRESS=127.0.0.1",
+      "ERL_EPMD_PORT=" + std::to_string(epmd_port_), binary_};
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail(std::string("cannot run /usr/bin/env: ") + std::strerror(err));
   }

@@ -41,8 +41,8 @@ std::string bytes_of_utf8(const std::string& utf8, const char* field) {
     if (c < 0x80) {
       out.push_back(static_cast<char>(c));
     } else if ((c == 0xC2 || c == 0xC3) && i + 1 < utf8.size()) {
-      out.push_back(static_cast<char>(((c & 0x03) << 6) |
-                                      (static_cast<unsigned char>(utf8[++i]) & 0x3F)));
+      out.push_back(
+          static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(utf8[++i]) & 0x3F)));
     } else {
       throw ProtocolError(std::string("field '") + field +
                           "' has a character above U+00FF (strings carry bytes as U+0000-U+00FF)");
@@ -73,19 +73,20 @@ std::uint64_t unsigned_field(const json& j, const char* name) {
 
 std::int64_t integer_field(const json& j, const char* name) {
   const json& f = field(j, name);
-  if (!f.is_number_integer()) throw ProtocolError(std::string("field '") + name + "' is not an integer");
+  if (!f.is_number_integer())
+    throw ProtocolError(std::string("field '") + name + "' is not an integer");
   return f.get<std::int64_t>();
 }
 
 bool bool_field(const json& j, const char* name) {
   const json& f = field(j, name);
-  if (!f.is_boolean()) throw ProtocolError(std::string("field '") + name + "' is not true or false");
+  if (!f.is_boolean())
+    throw ProtocolError(std::string("field '") + name + "' is not true or false");
   return f.get<bool>();
 }
 
 template <typename T>
-T optional_or(const json& j, const char* name, T fallback,
-              T (*read)(const json&, const char*)) {
+T optional_or(const json& j, const char* name, T fallback, T (*read)(const json&, const char*)) {
   return j.contains(name) ? read(j, name) : fallback;
 }
 
@@ -101,7 +102,8 @@ model::Headers headers_of(const json& j, const char* name) {
   const json& f = j.at(name);
   if (!f.is_object()) throw ProtocolError(std::string("field '") + name + "' is not an object");
   for (const auto& [k, v] : f.items()) {
-    if (!v.is_string()) throw ProtocolError(std::string("a value of '") + name + "' is not a string");
+    if (!v.is_string())
+      throw ProtocolError(std::string("a value of '") + name + "' is not a string");
     out[bytes_of_utf8(k, name)] = bytes_of_utf8(v.get<std::string>(), name);
   }
   return out;
@@ -138,7 +140,8 @@ json parse_line(const std::string& line) {
 template <typename T>
 json settle_json(const char* name, const T& o) {
   if (o.which != oplang::Which::kOffset || o.generation != 0) {
-    throw std::invalid_argument(std::string(name) + " by the hand or a group receipt is not in the protocol");
+    throw std::invalid_argument(std::string(name) +
+                                " by the hand or a group receipt is not in the protocol");
   }
   return {{"op", name},
           {"topic", utf8_of_bytes(o.topic)},
@@ -163,7 +166,8 @@ json op_json(const oplang::Op& op) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, oplang::CreateTopic>) {
           if (o.retention_bytes != 0 || o.partitions != 1 || o.if_absent) {
-            throw std::invalid_argument("create_topic with bytes, partitions or if_absent is not in the protocol");
+            throw std::invalid_argument(
+                "create_topic with bytes, partitions or if_absent is not in the protocol");
           }
           json j = {{"op", "create_topic"}, {"topic", utf8_of_bytes(o.name)}};
           if (o.retention_messages > 0) j["retention_messages"] = o.retention_messages;
@@ -171,7 +175,8 @@ json op_json(const oplang::Op& op) {
         } else if constexpr (std::is_same_v<T, oplang::DeleteTopic>) {
           return {{"op", "delete_topic"}, {"topic", utf8_of_bytes(o.name)}};
         } else if constexpr (std::is_same_v<T, oplang::Publish>) {
-          if (!o.key.empty()) throw std::invalid_argument("publish with a key is not in the protocol");
+          if (!o.key.empty())
+            throw std::invalid_argument("publish with a key is not in the protocol");
           return {{"op", "publish"},
                   {"topic", utf8_of_bytes(o.topic)},
                   {"payload", utf8_of_bytes(o.payload)},
@@ -179,19 +184,24 @@ json op_json(const oplang::Op& op) {
         } else if constexpr (std::is_same_v<T, oplang::SubscribePull>) {
           if (!o.backoff.empty() || o.ordered_by_key || o.durable_attempts ||
               o.start.kind == model::Start::Kind::kOffset) {
-            throw std::invalid_argument("subscribe_pull with backoff, order by key, durable attempts or a start offset is not in the protocol");
+            throw std::invalid_argument(
+                "subscribe_pull with backoff, order by key, durable attempts or a start offset is "
+                "not in the protocol");
           }
-          json j = {{"op", "subscribe_pull"},
-                    {"topic", utf8_of_bytes(o.topic)},
-                    {"name", utf8_of_bytes(o.name)},
-                    {"filter", headers_json(o.filter)},
-                    {"ack_timeout", o.ack_timeout},
-                    {"max_deliveries", o.max_deliveries},
-                    {"start", o.start.kind == model::Start::Kind::kBeginning ? "beginning" : "end"}};
+          json j = {
+              {"op", "subscribe_pull"},
+              {"topic", utf8_of_bytes(o.topic)},
+              {"name", utf8_of_bytes(o.name)},
+              {"filter", headers_json(o.filter)},
+              {"ack_timeout", o.ack_timeout},
+              {"max_deliveries", o.max_deliveries},
+              {"start", o.start.kind == model::Start::Kind::kBeginning ? "beginning" : "end"}};
           if (o.max_in_flight > 0) j["max_in_flight"] = o.max_in_flight;
           return j;
         } else if constexpr (std::is_same_v<T, oplang::Unsubscribe>) {
-          return {{"op", "unsubscribe"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
+          return {{"op", "unsubscribe"},
+                  {"topic", utf8_of_bytes(o.topic)},
+                  {"name", utf8_of_bytes(o.name)}};
         } else if constexpr (std::is_same_v<T, oplang::Poll>) {
           return {{"op", "poll"},
                   {"topic", utf8_of_bytes(o.topic)},
@@ -215,7 +225,9 @@ json op_json(const oplang::Op& op) {
         } else if constexpr (std::is_same_v<T, oplang::Expire>) {
           return {{"op", "expire"}};
         } else if constexpr (std::is_same_v<T, oplang::GetDeadLetters>) {
-          return {{"op", "dead_letters"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
+          return {{"op", "dead_letters"},
+                  {"topic", utf8_of_bytes(o.topic)},
+                  {"name", utf8_of_bytes(o.name)}};
         } else if constexpr (std::is_same_v<T, oplang::Seek>) {
           return {{"op", "seek"},
                   {"topic", utf8_of_bytes(o.topic)},
@@ -227,9 +239,11 @@ json op_json(const oplang::Op& op) {
                   {"name", utf8_of_bytes(o.name)},
                   {"time", o.time}};
         } else if constexpr (std::is_same_v<T, oplang::GetLag>) {
-          return {{"op", "lag"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
+          return {
+              {"op", "lag"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
         } else if constexpr (std::is_same_v<T, oplang::GetStats>) {
-          return {{"op", "stats"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
+          return {
+              {"op", "stats"}, {"topic", utf8_of_bytes(o.topic)}, {"name", utf8_of_bytes(o.name)}};
         } else {
           throw std::invalid_argument("not in the target protocol");
         }
@@ -288,7 +302,8 @@ oplang::Op op_of(const json& j) {
   if (name == "advance") return oplang::Advance{integer_field(j, "ms")};
   if (name == "expire") return oplang::Expire{};
   if (name == "dead_letters") return oplang::GetDeadLetters{bytes(j, "topic"), bytes(j, "name")};
-  if (name == "seek") return oplang::Seek{bytes(j, "topic"), bytes(j, "name"), unsigned_field(j, "offset")};
+  if (name == "seek")
+    return oplang::Seek{bytes(j, "topic"), bytes(j, "name"), unsigned_field(j, "offset")};
   if (name == "seek_to_time") {
     return oplang::SeekToTime{bytes(j, "topic"), bytes(j, "name"), integer_field(j, "time")};
   }
@@ -298,11 +313,11 @@ oplang::Op op_of(const json& j) {
 }
 
 json stats_json(const model::Stats& s) {
-  return {{"committed", s.committed},         {"cursor", s.cursor},
-          {"backlog", s.backlog},             {"in_flight", s.in_flight},
-          {"delivered", s.delivered},         {"redelivered", s.redelivered},
-          {"confirmed", s.confirmed},         {"dead_lettered", s.dead_lettered},
-          {"skipped", s.skipped},             {"filtered", s.filtered}};
+  return {{"committed", s.committed}, {"cursor", s.cursor},
+          {"backlog", s.backlog},     {"in_flight", s.in_flight},
+          {"delivered", s.delivered}, {"redelivered", s.redelivered},
+          {"confirmed", s.confirmed}, {"dead_lettered", s.dead_lettered},
+          {"skipped", s.skipped},     {"filtered", s.filtered}};
 }
 
 model::Stats stats_of(const json& j) {
@@ -374,8 +389,9 @@ oplang::Value value_of(const json& j) {
     return model::Lag{unsigned_field(l, "messages"), integer_field(l, "oldest_age")};
   }
   if (j.contains("stats")) return stats_of(field(j, "stats"));
-  throw ProtocolError("a reply has one of done, offset, bool, ack, received, expired, "
-                      "dead_letters, lag, stats, error or fail");
+  throw ProtocolError(
+      "a reply has one of done, offset, bool, ack, received, expired, "
+      "dead_letters, lag, stats, error or fail");
 }
 
 json value_json(const oplang::Value& value) {
@@ -436,8 +452,8 @@ json value_json(const oplang::Value& value) {
 
 const std::vector<std::string>& protocol_features() {
   static const std::vector<std::string> features = {
-      "retention_by_messages", "max_in_flight", "nack_delay", "seek", "seek_to_time", "lag",
-      "stats"};
+      "retention_by_messages", "max_in_flight", "nack_delay", "seek",
+      "seek_to_time",          "lag",           "stats"};
   return features;
 }
 

@@ -3,6 +3,8 @@
 // bytes; this broker behind it holds every rule; a target that lies is caught, shrunk and
 // replayed from one line; a target that breaks the protocol is the engine's failure, naming
 // the line, never a violation.
+#include "conformance/exec_target.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -15,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "conformance/exec_target.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/parallel.h"
@@ -47,8 +48,9 @@ GenOptions every_feature() {
 }
 
 rc::Gen<std::string> gen_bytes() {
-  return rc::gen::map(rc::gen::container<std::vector<unsigned char>>(rc::gen::arbitrary<unsigned char>()),
-                      [](const std::vector<unsigned char>& v) { return std::string(v.begin(), v.end()); });
+  return rc::gen::map(
+      rc::gen::container<std::vector<unsigned char>>(rc::gen::arbitrary<unsigned char>()),
+      [](const std::vector<unsigned char>& v) { return std::string(v.begin(), v.end()); });
 }
 
 TEST(TargetProtocol, EveryGeneratedOpTheHelloServesRoundTrips) {
@@ -61,7 +63,8 @@ TEST(TargetProtocol, EveryGeneratedOpTheHelloServesRoundTrips) {
       ASSERT_EQ(back.id, seed);
       ASSERT_EQ(back.worker, 3u);
       ASSERT_TRUE(back.op == op) << "seed " << seed << ": " << oplang::print(op) << " came back as "
-                                 << oplang::print(back.op) << " from " << encode_request({seed, 3, op});
+                                 << oplang::print(back.op) << " from "
+                                 << encode_request({seed, 3, op});
       ++carried;
     }
   }
@@ -124,21 +127,23 @@ RC_GTEST_PROP(TargetProtocol, AnyBytesTravelUnchanged, ()) {
 }
 
 RC_GTEST_PROP(LineSplitter, AnySplitOfLinesGivesEveryLineBackInOrder, ()) {
-  const auto lines = *rc::gen::container<std::vector<std::string>>(rc::gen::map(
-      gen_bytes(), [](std::string s) {
+  const auto lines =
+      *rc::gen::container<std::vector<std::string>>(rc::gen::map(gen_bytes(), [](std::string s) {
         std::erase(s, '\n');
         return s;
       }));
   std::string stream;
   for (const std::string& l : lines) stream += l + "\n";
   // Cut the stream anywhere: a read may end mid-line or hold several lines.
-  auto cuts = *rc::gen::container<std::vector<std::size_t>>(rc::gen::inRange<std::size_t>(0, stream.size() + 1));
+  auto cuts = *rc::gen::container<std::vector<std::size_t>>(
+      rc::gen::inRange<std::size_t>(0, stream.size() + 1));
   std::sort(cuts.begin(), cuts.end());
   LineSplitter splitter;
   std::vector<std::string> got;
   std::size_t from = 0;
   for (std::size_t cut : cuts) {
-    for (std::string& l : splitter.feed(stream.substr(from, cut - from))) got.push_back(std::move(l));
+    for (std::string& l : splitter.feed(stream.substr(from, cut - from)))
+      got.push_back(std::move(l));
     from = cut;
   }
   for (std::string& l : splitter.feed(stream.substr(from))) got.push_back(std::move(l));
@@ -185,7 +190,8 @@ TEST(ExecTarget, TheBrokerBehindTheProtocolHoldsEveryRule) {
     std::unique_ptr<Target> t = reference();
     EXPECT_EQ(t->name(), "inproc");
     const Verdict v = check(*t, script, p, 0);
-    ASSERT_FALSE(v.violation) << "seed " << seed << "\n" << replay_text("exec-inproc", p, seed, script);
+    ASSERT_FALSE(v.violation) << "seed " << seed << "\n"
+                              << replay_text("exec-inproc", p, seed, script);
   }
   ParallelOptions popts;
   popts.margin = 0;
@@ -206,8 +212,10 @@ struct ToolRun {
 ToolRun tool(const std::string& args) {
   static int n = 0;
   const std::filesystem::path out =
-      std::filesystem::temp_directory_path() / ("exec-target-test-" + std::to_string(::getpid()) + "-" + std::to_string(++n) + ".txt");
-  const std::string command = std::string(CONFORMANCE_TOOL) + " " + args + " >" + out.string() + " 2>&1";
+      std::filesystem::temp_directory_path() /
+      ("exec-target-test-" + std::to_string(::getpid()) + "-" + std::to_string(++n) + ".txt");
+  const std::string command =
+      std::string(CONFORMANCE_TOOL) + " " + args + " >" + out.string() + " 2>&1";
   const int raw = std::system(command.c_str());
   std::ifstream in(out);
   ToolRun r;
@@ -224,8 +232,8 @@ TEST(ExecTarget, ALyingTargetIsCaughtShrunkAndReplayedFromOneLine) {
   for (const std::string lie : {"ack2", "forget-acks"}) {
     std::filesystem::remove_all(dir);
     const std::string program = std::string(LYING_PROTOCOL_TARGET) + " --lie " + lie;
-    const ToolRun run = tool("--target exec --seconds 60 --first --parallel 0 --out " + dir.string() +
-                         " -- " + program);
+    const ToolRun run = tool("--target exec --seconds 60 --first --parallel 0 --out " +
+                             dir.string() + " -- " + program);
     ASSERT_EQ(run.status, 1) << run.output;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(run.output, m, std::regex("shrunk to ([0-9]+) steps")))
@@ -238,7 +246,8 @@ TEST(ExecTarget, ALyingTargetIsCaughtShrunkAndReplayedFromOneLine) {
     const ToolRun again = tool("--target exec --replay " + m[1].str() + " -- " + program);
     EXPECT_EQ(again.status, 1) << again.output;
     EXPECT_NE(again.output.find("violated: R"), std::string::npos) << again.output;
-    EXPECT_EQ(tool("--target exec --replay " + m[1].str() + " -- " + INPROC_PROTOCOL_TARGET).status, 0);
+    EXPECT_EQ(tool("--target exec --replay " + m[1].str() + " -- " + INPROC_PROTOCOL_TARGET).status,
+              0);
   }
   std::filesystem::remove_all(dir);
 }
@@ -265,22 +274,27 @@ TEST(ExecTarget, ABrokenLineIsTheEnginesFailureNamingItNeverAViolation) {
 }
 
 TEST(ExecTarget, TheToolJudgesTheReferenceTargetAsItJudgesThisBroker) {
-  const std::filesystem::path report =
-      std::filesystem::temp_directory_path() / ("exec-report-" + std::to_string(::getpid()) + ".md");
-  const ToolRun run = tool("--target exec --seconds 4 --report " + report.string() +
-                       " -- " + INPROC_PROTOCOL_TARGET);
+  const std::filesystem::path report = std::filesystem::temp_directory_path() /
+                                       ("exec-report-" + std::to_string(::getpid()) + ".md");
+  const ToolRun run = tool("--target exec --seconds 4 --report " + report.string() + " -- " +
+                           INPROC_PROTOCOL_TARGET);
   ASSERT_EQ(run.status, 0) << run.output;
   std::ifstream in(report);
   const std::string table((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(report);
-  EXPECT_NE(table.find("Conformance of 'exec-inproc' under profile 'strict'"), std::string::npos) << table;
-  for (const char* rule : {"| R2 |", "| R11 |", "| R12 |", "| R22 |", "| R24 |", "| R27 |", "| R28 |", "| L |", "| H |"}) {
+  EXPECT_NE(table.find("Conformance of 'exec-inproc' under profile 'strict'"), std::string::npos)
+      << table;
+  for (const char* rule : {"| R2 |", "| R11 |", "| R12 |", "| R22 |", "| R24 |", "| R27 |",
+                           "| R28 |", "| L |", "| H |"}) {
     const std::size_t at = table.find(rule);
     ASSERT_NE(at, std::string::npos) << rule << "\n" << table;
     const std::string row = table.substr(at, table.find('\n', at) - at);
     EXPECT_NE(row.find("| holds |"), std::string::npos) << row;
   }
-  EXPECT_NE(table.find("| R8 | synchronous drain (push) | - | not served: not in the target protocol"), std::string::npos) << table;
+  EXPECT_NE(
+      table.find("| R8 | synchronous drain (push) | - | not served: not in the target protocol"),
+      std::string::npos)
+      << table;
 }
 
 }  // namespace

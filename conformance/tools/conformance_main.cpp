@@ -43,9 +43,9 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/exec_target.h"
 #include "conformance/fault_history.h"
 #include "conformance/faults.h"
-#include "conformance/exec_target.h"
 #include "conformance/generator.h"
 #include "conformance/inproc_target.h"
 #include "conformance/jetstream_target.h"
@@ -202,7 +202,8 @@ const char* const kHelp =
 // a, as one word of a POSIX shell command line.
 std::string shell_quoted(const std::string& a) {
   const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string("-_./=:,+@%").find(c) != std::string::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string("-_./=:,+@%").find(c) != std::string::npos;
   });
   if (plain) return a;
   std::string out = "'";
@@ -297,8 +298,9 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
       return std::nullopt;
     }
     if (a.faults || !a.url.empty()) {
-      error = "--target exec runs the model-based suite (no --faults, no --url: the program "
-              "reaches its engine itself)";
+      error =
+          "--target exec runs the model-based suite (no --faults, no --url: the program "
+          "reaches its engine itself)";
       return std::nullopt;
     }
   } else if (a.target == "rabbitmq") {
@@ -334,8 +336,7 @@ std::optional<Args> parse(int argc, char** argv, std::string& error) {
     return std::nullopt;
   }
   if (a.target != "inproc" && a.target != "jetstream" && a.target != "exec" &&
-      a.target != "rabbitmq" &&
-      !(a.faults && a.target == "jetstream-cluster")) {
+      a.target != "rabbitmq" && !(a.faults && a.target == "jetstream-cluster")) {
     error = "unknown target '" + a.target +
             "' (inproc, jetstream, rabbitmq, exec; with --faults also "
             "jetstream-cluster)";
@@ -515,8 +516,9 @@ int main(int argc, char** argv) {
   }
   // --profile judges the engine under another profile (strict: what each switch covers).
   // An exec target is judged strictly unless told otherwise: the kit knows nothing of it.
-  const Profile profile = conformance::profile_named(
-      !args.profile.empty() ? args.profile : args.target == "exec" ? "strict" : args.target);
+  const Profile profile = conformance::profile_named(!args.profile.empty()   ? args.profile
+                                                     : args.target == "exec" ? "strict"
+                                                                             : args.target);
   // rabbitmq is its Python adapter run as an exec target, on a rabbitmq-server the tool
   // starts (or --url).
   std::vector<std::string> command = args.command;
@@ -544,8 +546,11 @@ int main(int argc, char** argv) {
       std::cerr << "conformance: the engine did not start: " << e.what() << "\n";
       return 3;
     }
-    std::cerr << "conformance: exec target '" << hello->name << "' (protocol "
-              << hello->version << ", " << (hello->unit_ms == 0 ? "the model's clock" : std::to_string(hello->unit_ms) + " real ms per model ms") << ")\n";
+    std::cerr << "conformance: exec target '" << hello->name << "' (protocol " << hello->version
+              << ", "
+              << (hello->unit_ms == 0 ? "the model's clock"
+                                      : std::to_string(hello->unit_ms) + " real ms per model ms")
+              << ")\n";
   }
   // What stems, titles and replay files call the engine.
   const std::string label = args.target == "exec" ? "exec-" + hello->name : args.target;
@@ -683,7 +688,8 @@ int main(int argc, char** argv) {
   std::string program_tail;
   for (const std::string& a : args.command) program_tail += " " + shell_quoted(a);
   if (!program_tail.empty()) program_tail = " --" + program_tail;
-  if (args.target == "rabbitmq" && !args.url.empty()) program_tail = " --url " + shell_quoted(args.url);
+  if (args.target == "rabbitmq" && !args.url.empty())
+    program_tail = " --url " + shell_quoted(args.url);
   auto replay_line = [&](const std::string& file) {
     return "scripts/conformance " + args.target +
            (args.profile.empty() ? std::string() : " --profile " + args.profile) + " --replay " +
@@ -766,8 +772,8 @@ int main(int argc, char** argv) {
       shown = confirm_program(small, 3);
     }
     const std::string stem = args.out + "/" + label + "-parallel-" + std::to_string(seed);
-    const std::string header = "# conformance --target " + label + " (profile " +
-                               profile.name + "), parallel seed " + std::to_string(seed) + "\n";
+    const std::string header = "# conformance --target " + label + " (profile " + profile.name +
+                               "), parallel seed " + std::to_string(seed) + "\n";
     if (!shown) {
       ++row.not_reproduced;
       if (row.unreproduced.empty()) row.unreproduced = stem + ".unreproduced.program";
@@ -783,7 +789,8 @@ int main(int argc, char** argv) {
     for (const oplang::Fiber& f : small.fibers) ops += f.ops.size();
     std::cout << "\nViolation of " << which << " (parallel seed " << seed << "), shrunk to " << ops
               << " steps (" << small.fibers.size() << " workers), as it failed again:\n"
-              << oplang::print(small) << shown->report << "replay: " << replay_line(stem + ".program") << "\n";
+              << oplang::print(small) << shown->report
+              << "replay: " << replay_line(stem + ".program") << "\n";
     row.example = replay_line(stem + ".program");
     std::ofstream(stem + ".html") << conformance::timeline_html(
         "Parallel workers on " + label +
@@ -884,8 +891,8 @@ int main(int argc, char** argv) {
       const std::string page = stem + ".html";
       std::unique_ptr<conformance::Target> timed = factory();
       std::ofstream(page) << conformance::timeline_html(
-          "Violation of " + v.violation->rule + " on " + label + " (seed " +
-              std::to_string(seed) + ")",
+          "Violation of " + v.violation->rule + " on " + label + " (seed " + std::to_string(seed) +
+              ")",
           conformance::timed_run(*timed, small, profile));
       std::cout << "timeline: " << page << "\n";
       if (args.first) break;
@@ -898,10 +905,9 @@ int main(int argc, char** argv) {
   if (g_interrupted) return interrupted();
 
   std::ostringstream table;
-  table << "Conformance of '" << label << "' under profile '" << profile.name
-        << "': " << scripts << " scripts, " << steps << " steps, " << parallel_runs
-        << " parallel programs, seeds " << args.seed << ".."
-        << args.seed + scripts + parallel_runs + void_runs - 1 << ", "
+  table << "Conformance of '" << label << "' under profile '" << profile.name << "': " << scripts
+        << " scripts, " << steps << " steps, " << parallel_runs << " parallel programs, seeds "
+        << args.seed << ".." << args.seed + scripts + parallel_runs + void_runs - 1 << ", "
         << static_cast<int>(elapsed()) << " s"
         << (void_runs > 0 ? ", " + std::to_string(void_runs) +
                                 " runs void (the engine fell more "

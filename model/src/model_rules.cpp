@@ -236,8 +236,8 @@ bool Model::fail(const Topic& t, Sub& s, Offset offset, const std::string& reaso
         s.backoff.empty() ? 0 : s.backoff[std::min<std::size_t>(attempts, s.backoff.size()) - 1];
   }
   s.redelivery.insert(offset);
-  s.returned[offset] = Sub::Returned{
-      held.member, ++s.events, false, now + *delay, now + *delay, offset < oldest(t), t.end};
+  s.returned[offset] = Sub::Returned{held.member,  ++s.events,         false, now + *delay,
+                                     now + *delay, offset < oldest(t), t.end};
   return false;
 }
 

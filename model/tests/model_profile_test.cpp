@@ -434,8 +434,8 @@ TEST(ModelProfile, StartsAtTheEndGivesASubscriptionFromTheBeginningOnlyWhatFollo
     Model m({.starts_at_the_end = on});
     m.create_topic("t");
     m.publish("t", "old");
-    const PullOptions options{.ack_timeout = 10, .max_deliveries = 0,
-                              .start = {Start::Kind::kBeginning, 0}};
+    const PullOptions options{
+        .ack_timeout = 10, .max_deliveries = 0, .start = {Start::Kind::kBeginning, 0}};
     m.subscribe_pull("t", "p", options);
     m.publish("t", "new");
     const std::vector<Received> got = m.poll("t", "p", "w", 0, 3);
@@ -445,7 +445,8 @@ TEST(ModelProfile, StartsAtTheEndGivesASubscriptionFromTheBeginningOnlyWhatFollo
   }
 }
 
-// RabbitMQ's quorum queue (RabbitMqRawProbe.AReturnedMessageGoesBehindTheQueueUnlessThereIsADeliveryLimit).
+// RabbitMQ's quorum queue
+// (RabbitMqRawProbe.AReturnedMessageGoesBehindTheQueueUnlessThereIsADeliveryLimit).
 TEST(ModelProfile, ReturnedToTheBackGoesBehindWhatWasPublishedBeforeItCameBack) {
   for (const bool on : {false, true}) {
     Model m({.redelivery_in_return_order = on, .returned_to_the_back = on});
@@ -457,9 +458,9 @@ TEST(ModelProfile, ReturnedToTheBackGoesBehindWhatWasPublishedBeforeItCameBack) 
     ASSERT_EQ(m.poll("t", "p", "w", 0, 1).size(), 1u);  // a
     m.publish("t", "c");
     ASSERT_EQ(m.poll("t", "limited", "w", 0, 1).size(), 1u);
-    EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));  // a comes back behind b and c
+    EXPECT_TRUE(m.nack("t", "p", 0, "w", 0));        // a comes back behind b and c
     EXPECT_TRUE(m.nack("t", "limited", 0, "w", 0));  // with a limit: ahead of them
-    m.publish("t", "d");                        // and ahead of d
+    m.publish("t", "d");                             // and ahead of d
     std::vector<Offset> order;
     for (const Received& r : m.poll("t", "p", "w", 0, 4)) order.push_back(r.offset);
     EXPECT_EQ(order, (on ? std::vector<Offset>{1, 2, 0, 3} : std::vector<Offset>{0, 1, 2, 3}));

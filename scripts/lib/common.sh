@@ -10,7 +10,7 @@ PACKAGES=(cmake make g++ clang-14 llvm-14 libclang-rt-14-dev libgtest-dev libgmo
   libbenchmark-dev librapidcheck-dev libboost-dev libboost-fiber-dev libboost-context-dev
   libfuzzer-14-dev libzmq3-dev python3 pkg-config rsync ccache patch nats-server libnats-dev
   redis-server redis-sentinel libhiredis-dev chromium emscripten libfuse3-dev fuse3
-  nlohmann-json3-dev)
+  nlohmann-json3-dev rabbitmq-server python3-pika)
 
 # ccache, when present, for every build: paths under the project are rewritten relative to
 # each compile's directory and the directory is left out of the hash, so the planted-bug
@@ -37,7 +37,17 @@ ensure_deps() {
     local sudo=""
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Packages with a service (rabbitmq-server and its epmd) must not start one: the kit runs
+    # its own nodes on loopback. A policy-rc.d of our own says so during the install, unless
+    # the machine has one.
+    local policy=/usr/sbin/policy-rc.d ours=""
+    if [[ ! -e $policy ]]; then
+      printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && ours=1
+    fi
+    local installed=0
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || installed=$?
+    if [[ -n "$ours" ]]; then $sudo rm -f "$policy"; fi
+    ((installed == 0)) || die "apt-get install ${missing[*]} failed (status $installed)"
   fi
 }
 

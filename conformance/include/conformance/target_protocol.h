@@ -46,7 +46,7 @@ struct Hello {
   /// What it serves beyond the common subset (target.h): retention_by_messages,
   /// max_in_flight, nack_delay, seek, seek_to_time, lag, stats.
   std::vector<std::string> serves;
-  bool workers = false;  // requests may name workers 1, 2, ... (other clients, at once)
+  bool workers = false;       // requests may name workers 1, 2, ... (other clients, at once)
   model::Millis unit_ms = 0;  // real ms per model ms (advance sleeps); 0: the model's clock
   bool filter_is_the_adapters = false;  // Target::filter_is_the_adapters
   bool operator==(const Hello&) const = default;
@@ -83,7 +83,8 @@ std::string encode_protocol_reply(const Reply& reply);
 Reply decode_protocol_reply(const std::string& line);
 
 /// Whether `value` is an answer the protocol lets `op` give (a publish answers an offset,
-/// a seek_to_time the offset it moved to, an ack an AckOutcome or a bool, ...): a reply of another kind is the engine's failure.
+/// a seek_to_time the offset it moved to, an ack an AckOutcome or a bool, ...): a reply of another
+/// kind is the engine's failure.
 bool answers(const oplang::Op& op, const oplang::Value& value);
 
 /// Splits a byte stream into lines: what a reader of the protocol keeps between reads.
