@@ -96,7 +96,7 @@ ExecChannel::ExecChannel(std::vector<std::string> command, std::chrono::millisec
   }
   reader_ = std::thread([this] { read_loop(); });
   const auto deadline = std::chrono::steady_clock::now() + limit_;
-  std::string line;
+  std::optional<std::string> line;
   {
     broker::sync::MutexLock hold(mutex_);
     while (!hello_line_ && broken_.empty() && std::chrono::steady_clock::now() < deadline) {
@@ -105,15 +105,15 @@ ExecChannel::ExecChannel(std::vector<std::string> command, std::chrono::millisec
     if (!hello_line_ && broken_.empty()) {
       broken_ = "no hello within " + std::to_string(limit_.count()) + " ms";
     }
-    if (hello_line_) line = *hello_line_;
+    line = hello_line_;
   }
   try {
-    if (line.empty()) throw_broken();
+    if (!line) throw_broken();
     try {
-      hello_ = decode_hello(line);
+      hello_ = decode_hello(*line);
     } catch (const ProtocolError& e) {
       break_with(std::string("line 1, the hello, is not the protocol's (") + e.what() +
-                 "): " + shown(line));
+                 "): " + shown(*line));
       throw_broken();
     }
   } catch (...) {

@@ -256,12 +256,12 @@ TEST(ExecTarget, ABrokenLineIsTheEnginesFailureNamingItNeverAViolation) {
   const std::string liar = std::string(LYING_PROTOCOL_TARGET) + " --lie ";
   for (const auto& [lie, says] : std::vector<std::pair<std::string, std::string>>{
            {"garbage:7", "reply line 8 is not the protocol's (not JSON"},
-           {"silent:7", "no reply within 400 ms to request {"},
+           {"silent:7", "no reply within 1500 ms to request {"},
            {"wrong-kind:2", "with a value of another kind"},
            {"exit:7", "closed its stdout"},
            {"version", "protocol version 2: this kit speaks 1"},
        }) {
-    const ToolRun run = tool("--target exec --seconds 5 --reply-ms 400 -- " + liar + lie);
+    const ToolRun run = tool("--target exec --seconds 5 --reply-ms 1500 -- " + liar + lie);
     EXPECT_EQ(run.status, 3) << lie << "\n" << run.output;
     EXPECT_NE(run.output.find(says), std::string::npos) << lie << "\n" << run.output;
     EXPECT_EQ(run.output.find("Violation"), std::string::npos) << lie << "\n" << run.output;

@@ -248,30 +248,21 @@ class Adapter:
             return sub, None
         return sub, held
 
-    def ack(self, op, worker):
+    def settle(self, op, worker):
+        """ack, nack or term, by the member that holds the message, before its deadline."""
         sub, held = self.holding(op, worker)
         if held is None:
             return {"bool": False}
-        held[1].basic_ack(held[2])
-        del sub.held[op["offset"]]
-        return {"bool": True}
-
-    def nack(self, op, worker):
-        sub, held = self.holding(op, worker)
-        if held is None:
-            return {"bool": False}
-        held[1].basic_nack(held[2], requeue=True)
-        if sub.max_deliveries > 0 and held[4] >= sub.max_deliveries:
+        channel, tag, attempt = held[1], held[2], held[4]
+        if op["op"] == "ack":
+            channel.basic_ack(tag)
+        elif op["op"] == "nack":
+            channel.basic_nack(tag, requeue=True)
+            if sub.max_deliveries > 0 and attempt >= sub.max_deliveries:
+                sub.deaths_caused += 1  # the server dead-letters it at its delivery limit
+        else:
+            channel.basic_reject(tag, requeue=False)
             sub.deaths_caused += 1
-        del sub.held[op["offset"]]
-        return {"bool": True}
-
-    def term(self, op, worker):
-        sub, held = self.holding(op, worker)
-        if held is None:
-            return {"bool": False}
-        held[1].basic_reject(held[2], requeue=False)
-        sub.deaths_caused += 1
         del sub.held[op["offset"]]
         return {"bool": True}
 
@@ -341,12 +332,8 @@ class Adapter:
             return self.unsubscribe(req)
         if op == "poll":
             return self.poll(req, worker)
-        if op == "ack":
-            return self.ack(req, worker)
-        if op == "nack":
-            return self.nack(req, worker)
-        if op == "term":
-            return self.term(req, worker)
+        if op in ("ack", "nack", "term"):
+            return self.settle(req, worker)
         if op == "extend":
             return self.extend(req, worker)
         if op == "advance":
