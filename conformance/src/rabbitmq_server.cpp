@@ -98,7 +98,9 @@ void RabbitMqServer::start() {
       // Else AMQP's port + 20000, which may pass 65535.
       "RABBITMQ_DIST_PORT=" + std::to_string(dist_port_),
       "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=" + erl_args, "ERL_EPMD_ADDRESS=127.0.0.1",
-      "ERL_EPMD_PORT=" + std::to_string(epmd_port_), binary_};
+      // A node that dies in start-up writes its dump here, not in the caller's directory.
+      "ERL_CRASH_DUMP=" + dir_ + "/erl_crash.dump", "ERL_EPMD_PORT=" + std::to_string(epmd_port_),
+      binary_};
   if (const int err = process_.spawn(std::move(args), dir_ + "/stdout.log", dir_); err != 0) {
     fail(std::string("cannot run /usr/bin/env: ") + std::strerror(err));
   }
