@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "conformance/target.h"
+#include "model/names.h"
 
 namespace conformance {
 
@@ -113,11 +114,7 @@ oplang::Outcome decode_reply(const std::string& line) {
                         line.substr(std::min<std::size_t>(5, line.size())));
   } else if (kind == "error") {
     in >> word;
-    for (int c = 0; c <= static_cast<int>(model::ErrorCode::kPartitionOutOfRange); ++c) {
-      if (word == model::to_string(static_cast<model::ErrorCode>(c))) {
-        out.error = static_cast<model::ErrorCode>(c);
-      }
-    }
+    out.error = model::error_code_named(word);
     if (!out.error) bad(line);
   } else if (kind == "done") {
   } else if (kind == "offset") {
@@ -129,12 +126,7 @@ oplang::Outcome decode_reply(const std::string& line) {
     out.value = oplang::BoolResult{word == "1"};
   } else if (kind == "answer") {
     in >> word;
-    std::optional<model::AckOutcome> outcome;
-    for (int a = 0; a <= static_cast<int>(model::AckOutcome::kLate); ++a) {
-      if (word == model::to_string(static_cast<model::AckOutcome>(a))) {
-        outcome = static_cast<model::AckOutcome>(a);
-      }
-    }
+    const std::optional<model::AckOutcome> outcome = model::ack_outcome_named(word);
     if (!outcome) bad(line);
     out.value = model::AckResult{*outcome};
   } else if (kind == "count") {

@@ -8,6 +8,7 @@
 
 #include "conformance/target.h"
 #include "model/errors.h"
+#include "model/names.h"
 
 namespace conformance {
 
@@ -110,18 +111,12 @@ model::Headers headers_of(const json& j, const char* name) {
 }
 
 model::ErrorCode error_named(const std::string& name) {
-  for (int c = 0; c <= static_cast<int>(model::ErrorCode::kPartitionOutOfRange); ++c) {
-    const auto code = static_cast<model::ErrorCode>(c);
-    if (name == model::to_string(code)) return code;
-  }
+  if (const std::optional<model::ErrorCode> code = model::error_code_named(name)) return *code;
   throw ProtocolError("unknown error name '" + name + "'");
 }
 
 model::AckOutcome ack_named(const std::string& name) {
-  for (int c = 0; c <= static_cast<int>(model::AckOutcome::kLate); ++c) {
-    const auto outcome = static_cast<model::AckOutcome>(c);
-    if (name == model::to_string(outcome)) return outcome;
-  }
+  if (const std::optional<model::AckOutcome> a = model::ack_outcome_named(name)) return *a;
   throw ProtocolError("unknown ack outcome '" + name + "'");
 }
 
