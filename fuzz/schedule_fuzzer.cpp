@@ -23,7 +23,9 @@
 //                        (the program's handler scripts unroll the cycle: confirm, reject,
 //                        throw, stall(20), stall(80), unsubscribe)
 //   schedule             every remaining byte is one walk choice (fiber::Schedule::walk:
-//                        c % runnable, 0 = keep running); past the end: no preemption.
+//                        c % runnable, 0 = keep running), under weak memory, so a load with
+//                        older stores it may read takes a choice too (c % stores, 0 = the
+//                        newest); past the end: no preemption, every load the newest.
 // FUZZ_SHOW=1 prints every decoded program (operation-language text) and schedule (e.g. with
 // the replay program). A finding prints the anomaly lines, the program, the run and the one
 // command that replays it (fiber-replay --schedule '...' - <<'EOF' ...), and aborts, so
@@ -96,8 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const oplang::Program program =
       kind == 0 ? decode_pull(in).program() : decode_push(in, kind == 2).program();
   const std::vector<std::uint8_t> rest = in.ConsumeBytes<std::uint8_t>(kMaxChoices);
-  const fiber::Schedule schedule =
+  fiber::Schedule schedule =
       fiber::Schedule::walk(std::vector<std::uint32_t>(rest.begin(), rest.end()));
+  schedule.weak = true;
 
   static const bool show = std::getenv("FUZZ_SHOW") != nullptr;  // replay: print the program
   if (show) {

@@ -98,12 +98,14 @@ class MessageSegment {
       const auto position = static_cast<std::uint32_t>(used_);
       std::memcpy(entry(count_ / kIndexEvery), &position, sizeof position);
     }
+    sync::note_written(bytes_.get() + used_, size, "a record");
     used_ += size;
     ++count_;
   }
   /// Writer only: seals it (no record is added any more) and links the segment after it.
   void seal(const std::shared_ptr<const MessageSegment>& next) {
     next_ = next;
+    sync::note_written(&next_, sizeof next_, "a segment's link to the next");
     // Release: a reader that acquires the limit also sees next_ (and the records below it,
     // written before). Relaxed would let it see the limit and an empty next_.
     limit_.store(base_ + count_, std::memory_order_release);
@@ -116,6 +118,7 @@ class MessageSegment {
     std::memcpy(&position, entry(i / kIndexEvery), sizeof position);
     const Message* m = &record::at(bytes_.get() + position);
     for (std::size_t k = i % kIndexEvery; k > 0; --k) m = &after(*m);
+    sync::note_read(m, m->record().size(), "a record");
     return *m;
   }
   /// Readers: the message after `m`, one of this segment's whose next offset is in it too
@@ -123,12 +126,18 @@ class MessageSegment {
   /// index: a reader going through the log in order leaves the index's cache line, which
   /// the writer stores into every kIndexEvery-th append, to the writer.
   [[nodiscard]] static const Message& after(const Message& m) {
-    return record::at(reinterpret_cast<const unsigned char*>(&m) + m.record().size());
+    const Message& next =
+        record::at(reinterpret_cast<const unsigned char*>(&m) + m.record().size());
+    sync::note_read(&next, next.record().size(), "a record");
+    return next;
   }
   /// Readers (past limit(), below the log's end): the next segment, or null once retention
   /// freed it (weak: a reader holding an old segment must not keep every later one alive
   /// through the chain).
-  [[nodiscard]] std::shared_ptr<const MessageSegment> next() const { return next_.lock(); }
+  [[nodiscard]] std::shared_ptr<const MessageSegment> next() const {
+    sync::note_read(&next_, sizeof next_, "a segment's link to the next");
+    return next_.lock();
+  }
 
  private:
   /// A spare buffer for a kMaxBytes segment, else allocate(bytes). Throws std::bad_alloc.

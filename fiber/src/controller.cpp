@@ -5,9 +5,11 @@
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/fixedsize_stack.hpp>
 #include <boost/fiber/operations.hpp>
+#include <cstring>
 #include <sstream>
 
 #include "choice_algorithm.h"
+#include "sites.h"
 
 namespace fiber::detail {
 
@@ -50,7 +52,14 @@ Controller::Controller(const Schedule& schedule, const RunOptions& options, Choi
   }
 }
 
-void Controller::point(const char* label) { switch_to(decide(label)); }
+void Controller::point(const char* label) {
+  // A spinning fiber steps aside when another can run: a free switch, as CHESS treats a
+  // yield, so a spin never starves the fiber it waits for.
+  yielding_ = std::strcmp(label, "spin-wait") == 0;
+  const int next = decide(label);
+  yielding_ = false;
+  switch_to(next);
+}
 
 bool Controller::park(const void* on, const char* label,
                       std::optional<std::chrono::milliseconds> deadline) {
@@ -94,6 +103,7 @@ int Controller::spawn(std::function<void()> body) {
       });
   f.context = boost_fiber.get_id();
   boost_fiber.detach();
+  if (schedule_.weak) memory_.spawned(current_, id);
   if (current_ != -1) point("spawn");
   return id;
 }
@@ -101,6 +111,7 @@ int Controller::spawn(std::function<void()> body) {
 void Controller::join(int id) {
   point("join");
   while (fibers_[id].state != State::kFinished) park(&fibers_[id], "join-wait", std::nullopt);
+  if (modelled()) memory_.joined(current_, id);
 }
 
 void Controller::detach(int id) { fibers_[id].detached = true; }
@@ -115,10 +126,81 @@ void Controller::finish(int id) {
   go(decide("finish"));  // returning ends the fiber; Boost then resumes the chosen one
 }
 
+std::uint64_t Controller::atomic_load(const void* at, std::uint64_t newest, std::memory_order order,
+                                      bool newest_only) {
+  if (!modelled()) return newest;
+  const std::uint32_t n = memory_.readable(current_, at, newest, order);
+  const std::uint32_t k = newest_only ? 0 : choose_store(n);
+  if (k != 0) ++result_.stale_reads;
+  return memory_.read(current_, at, k, order);
+}
+
+void Controller::atomic_store(const void* at, std::uint64_t before, std::uint64_t value,
+                              std::memory_order order) {
+  if (modelled()) memory_.store(current_, at, before, value, order);
+}
+
+void Controller::atomic_rmw(const void* at, std::uint64_t before, std::uint64_t after,
+                            std::memory_order order) {
+  if (modelled()) memory_.rmw(current_, at, before, after, order);
+}
+
+std::memory_order Controller::order_at(std::memory_order written, const char* file, unsigned line) {
+  const auto key = std::make_tuple(file, line, static_cast<int>(written));
+  auto it = sites_.find(key);
+  if (it == sites_.end()) it = sites_.emplace(key, order_at_site(written, file, line)).first;
+  return it->second;
+}
+
+void Controller::atomic_forget(const void* at) { memory_.forget(at); }
+
+void Controller::fence(std::memory_order order) {
+  if (modelled()) memory_.fence(current_, order);
+}
+
+void Controller::lock_acquired(const void* lock) {
+  if (modelled()) memory_.lock_acquired(current_, lock);
+}
+
+void Controller::lock_released(const void* lock) {
+  if (modelled()) memory_.lock_released(current_, lock);
+}
+
+void Controller::plain_access(const void* at, std::size_t bytes, bool write, const char* what) {
+  if (!modelled()) return;
+  std::string race = memory_.plain(current_, at, bytes, write, what);
+  if (!race.empty() && result_.data_race.empty()) result_.data_race = std::move(race);
+}
+
+std::uint32_t Controller::choose_store(std::uint32_t n) {
+  if (n < 2) return 0;
+  std::uint64_t c = 0;
+  if (schedule_.strategy == Strategy::kWalk && choice_pos_ < schedule_.choices.size()) {
+    c = schedule_.choices[choice_pos_];
+  } else if (schedule_.seed != 0) {
+    // Drawn: half of the loads read the newest, so a spin that waits for a store ends.
+    const std::uint64_t r = rng_.next();
+    c = (r & 1) != 0 ? 0 : (r >> 1);
+  }
+  if (schedule_.strategy == Strategy::kWalk) ++choice_pos_;
+  const auto idx = static_cast<std::uint32_t>(c % n);
+  result_.decisions.push_back({n, true, idx, true});
+  result_.choices.push_back(idx);
+  hash_bytes(result_.trace_hash, &idx, sizeof idx);
+  return idx;
+}
+
 std::vector<int> Controller::candidates() {
   std::vector<int> cands;
   const int n = static_cast<int>(fibers_.size());
   const bool running = current_ >= 0 && fibers_[current_].state == State::kRunnable;
+  if (running && yielding_) {
+    for (int i = 1; i < n; ++i) {
+      const int id = (current_ + i) % n;
+      if (fibers_[id].state == State::kRunnable) cands.push_back(id);
+    }
+    if (!cands.empty()) return cands;
+  }
   const int start = running ? current_ : current_ + 1;
   for (int i = 0; i < n; ++i) {
     const int id = (start + i) % n;
@@ -145,7 +227,8 @@ std::uint32_t Controller::choose(const std::vector<int>& cands) {
     ++choice_pos_;
     idx = static_cast<std::uint32_t>(c % n);
   }
-  const bool running = current_ >= 0 && fibers_[current_].state == State::kRunnable;
+  // Stepping aside from a spin is free, as at a blocking point.
+  const bool running = current_ >= 0 && fibers_[current_].state == State::kRunnable && !yielding_;
   result_.decisions.push_back({n, running, idx});
   result_.choices.push_back(idx);
   return idx;
@@ -162,6 +245,9 @@ int Controller::decide(const char* label) {
         fibers_[current_].priority = static_cast<std::uint64_t>(schedule_.depth) - 1 - j;
       }
     }
+    // PCT: a spinning fiber drops below every other, or two spinners of high priority
+    // would hand the CPU to each other forever while the holder they wait for never runs.
+    if (yielding_ && current_ >= 0) fibers_[current_].priority = 0;
     std::vector<int> cands = candidates();
     if (cands.empty()) {  // advance virtual time to the earliest deadline
       std::optional<std::chrono::milliseconds> earliest;

@@ -9,10 +9,14 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "fiber/run.h"
 #include "fiber/schedule.h"
+#include "memory_model.h"
 #include "sync/sync_fiber.h"
 
 namespace fiber::detail {
@@ -36,6 +40,18 @@ class Controller final : public broker::sync::FiberRuntime {
   void join(int id) override;
   void detach(int id) override;
   void*& slot() override;
+  std::uint64_t atomic_load(const void* at, std::uint64_t newest, std::memory_order order,
+                            bool newest_only) override;
+  void atomic_store(const void* at, std::uint64_t before, std::uint64_t value,
+                    std::memory_order order) override;
+  void atomic_rmw(const void* at, std::uint64_t before, std::uint64_t after,
+                  std::memory_order order) override;
+  std::memory_order order_at(std::memory_order written, const char* file, unsigned line) override;
+  void atomic_forget(const void* at) override;
+  void fence(std::memory_order order) override;
+  void lock_acquired(const void* lock) override;
+  void lock_released(const void* lock) override;
+  void plain_access(const void* at, std::size_t bytes, bool write, const char* what) override;
 
   /// From the main context: runs the fibers until the run is over; fills the result.
   RunResult run_to_end();
@@ -61,6 +77,8 @@ class Controller final : public broker::sync::FiberRuntime {
   void go(int next);  // sets current_ and tells the algorithm; no switch
   std::vector<int> candidates();
   std::uint32_t choose(const std::vector<int>& cands);
+  std::uint32_t choose_store(std::uint32_t n);  // weak memory: which store a load reads
+  [[nodiscard]] bool modelled() const { return schedule_.weak && current_ >= 0; }
   void diagnose();
 
   Schedule schedule_;
@@ -76,6 +94,16 @@ class Controller final : public broker::sync::FiberRuntime {
   std::vector<std::size_t> change_points_;  // PCT, ascending
   void* main_slot_ = nullptr;
   RunResult result_;
+  MemoryModel memory_;
+  // Per site (file pointer, line, written order): the order it runs with (sites.h), so the
+  // registry's lock is taken once per site and run.
+  struct SiteHash {
+    std::size_t operator()(const std::tuple<const char*, unsigned, int>& k) const {
+      return std::hash<const void*>()(std::get<0>(k)) ^ (std::get<1>(k) * 31u + std::get<2>(k));
+    }
+  };
+  std::unordered_map<std::tuple<const char*, unsigned, int>, std::memory_order, SiteHash> sites_;
+  bool yielding_ = false;  // at a "spin-wait" point: the running fiber steps aside
 };
 
 }  // namespace fiber::detail

@@ -9,7 +9,9 @@ std::optional<Schedule> ExhaustiveEnumerator::next() {
   if (!started_) {
     started_ = true;
     ++produced_;
-    return Schedule::walk({});
+    Schedule first = Schedule::walk({});
+    first.weak = weak_;
+    return first;
   }
   if (done_) return std::nullopt;
   std::vector<int> preemptions_before(last_.size() + 1, 0);
@@ -26,7 +28,9 @@ std::optional<Schedule> ExhaustiveEnumerator::next() {
     for (std::size_t j = 0; j < i; ++j) choices.push_back(last_[j].chosen);
     choices.push_back(d.chosen + 1);
     ++produced_;
-    return Schedule::walk(std::move(choices));
+    Schedule s = Schedule::walk(std::move(choices));
+    s.weak = weak_;
+    return s;
   }
   done_ = true;
   return std::nullopt;
@@ -36,9 +40,9 @@ void ExhaustiveEnumerator::record(const RunResult& result) { last_ = result.deci
 
 ExploreStats explore_exhaustive(const std::function<RunResult(const Schedule&)>& run,
                                 const std::function<bool(const RunResult&)>& ok,
-                                int max_preemptions, std::size_t limit) {
+                                int max_preemptions, std::size_t limit, bool weak) {
   ExploreStats stats;
-  ExhaustiveEnumerator e(max_preemptions);
+  ExhaustiveEnumerator e(max_preemptions, weak);
   std::unordered_set<std::uint64_t> hashes;
   while (std::optional<Schedule> s = e.next()) {
     if (stats.schedules == limit) return stats;

@@ -27,9 +27,12 @@ std::string RunResult::describe() const {
   std::ostringstream out;
   out << "fiber run " << to_string(outcome) << " after " << steps << " scheduling points\n";
   if (error) out << "  exception in " << error_fiber << "\n";
+  if (!data_race.empty()) out << "  " << data_race << "\n";
   out << report;
   out << "  schedule: " << to_string(schedule) << "\n";
-  out << "  same run as a walk: " << to_string(Schedule::walk(choices)) << "\n";
+  Schedule as_walk = Schedule::walk(choices);
+  as_walk.weak = schedule.weak;
+  out << "  same run as a walk: " << to_string(as_walk) << "\n";
   out << "  replay: FIBER_SCHEDULE='" << to_string(schedule) << "' <test binary> "
       << "--gtest_filter=<test>\n";
   return out.str();

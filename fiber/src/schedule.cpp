@@ -31,11 +31,12 @@ Schedule Schedule::pct(std::uint64_t seed, int d, std::uint32_t k) {
 
 std::string to_string(const Schedule& s) {
   std::ostringstream out;
+  const char* mem = s.weak ? "mem=weak:" : "";
   if (s.strategy == Strategy::kPct) {
-    out << "pct:d=" << s.depth << ":k=" << s.steps << ":seed=" << s.seed;
+    out << "pct:" << mem << "d=" << s.depth << ":k=" << s.steps << ":seed=" << s.seed;
     return out.str();
   }
-  out << "walk:seed=" << s.seed << ":choices=";
+  out << "walk:" << mem << "seed=" << s.seed << ":choices=";
   for (std::size_t i = 0; i < s.choices.size(); ++i) out << (i ? "," : "") << s.choices[i];
   return out.str();
 }
@@ -84,6 +85,10 @@ std::optional<Schedule> parse_schedule(std::string_view text) {
     if (key == "d") good = parse_number(value, s.depth) && s.depth >= 1;
     if (key == "k") good = parse_number(value, s.steps) && s.steps >= 1;
     if (key == "choices") good = parse_choices(value, s.choices);
+    if (key == "mem") {
+      good = value == "weak" || value == "sc";
+      s.weak = value == "weak";
+    }
     if (!good) return std::nullopt;
     if (next == std::string_view::npos) break;
     text.remove_prefix(next + 1);

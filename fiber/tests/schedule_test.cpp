@@ -19,6 +19,21 @@ TEST(ScheduleText, PctRoundTrips) {
   EXPECT_EQ(parse_schedule(to_string(s)), s);
 }
 
+TEST(ScheduleText, WeakMemoryRoundTripsAndOldTextsStaySequentiallyConsistent) {
+  Schedule walk = Schedule::walk({1, 0});
+  walk.seed = 5;
+  walk.weak = true;
+  EXPECT_EQ(to_string(walk), "walk:mem=weak:seed=5:choices=1,0");
+  EXPECT_EQ(parse_schedule(to_string(walk)), walk);
+  Schedule pct = Schedule::pct(7, 2, 50);
+  pct.weak = true;
+  EXPECT_EQ(to_string(pct), "pct:mem=weak:d=2:k=50:seed=7");
+  EXPECT_EQ(parse_schedule(to_string(pct)), pct);
+  EXPECT_FALSE(parse_schedule("walk:seed=5:choices=1,0")->weak);
+  EXPECT_FALSE(parse_schedule("walk:mem=sc:seed=5")->weak);
+  EXPECT_FALSE(parse_schedule("walk:mem=tso"));
+}
+
 TEST(ScheduleText, EmptyWalkRoundTrips) {
   EXPECT_EQ(parse_schedule("walk:seed=0:choices="), Schedule::walk({}));
   EXPECT_EQ(parse_schedule("walk"), Schedule::walk({}));

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,11 +20,8 @@
 
 namespace fiberprop {
 
-/// A schedule as RapidCheck data: mostly a walk (explicit choices, then a seeded random
-/// tail; shrinks toward fewer/zero choices and seed 0, no preemption after the choices), and
-/// a quarter PCT (depth 2-3 over about 50-400 scheduling points), which reaches a bug that
-/// needs one or two preemptions at exact points with a stated probability (fiber/schedule.h).
-inline rc::Gen<fiber::Schedule> gen_schedule() {
+/// gen_schedule's interleavings, read as sequentially consistent.
+inline rc::Gen<fiber::Schedule> gen_interleaving() {
   auto walk = rc::gen::map(rc::gen::pair(rc::gen::container<std::vector<std::uint32_t>>(
                                              props::uniform_in<std::uint32_t>(0, 4)),
                                          props::uniform_in<std::uint64_t>(0, 1u << 20)),
@@ -38,6 +37,23 @@ inline rc::Gen<fiber::Schedule> gen_schedule() {
         return fiber::Schedule::pct(std::get<0>(p), std::get<1>(p), std::get<2>(p));
       });
   return rc::gen::weightedOneOf<fiber::Schedule>({{3, walk}, {1, pct}});
+}
+
+/// A schedule as RapidCheck data: mostly a walk (explicit choices, then a seeded random
+/// tail; shrinks toward fewer/zero choices and seed 0, no preemption after the choices), and
+/// a quarter PCT (depth 2-3 over about 50-400 scheduling points), which reaches a bug that
+/// needs one or two preemptions at exact points with a stated probability (fiber/schedule.h).
+/// Every one explores weak memory: a load may read an older store where the C++ memory model
+/// allows it (the walk's choices pick which), and a read of published plain data that is not
+/// happens-after its write is a data race. FIBER_MEMORY=sc in the environment turns that off
+/// (the exploration before weak memory, to compare what each finds).
+inline rc::Gen<fiber::Schedule> gen_schedule() {
+  static const bool sc = std::getenv("FIBER_MEMORY") != nullptr &&
+                         std::string_view(std::getenv("FIBER_MEMORY")) == "sc";
+  return rc::gen::map(gen_interleaving(), [](fiber::Schedule s) {
+    s.weak = !sc;
+    return s;
+  });
 }
 
 /// The generated schedule, unless FIBER_SCHEDULE overrides it.

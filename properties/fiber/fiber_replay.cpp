@@ -51,7 +51,9 @@ Arguments:
 
 Options:
   --schedule SCHEDULE   the fiber schedule, as failures print it:
-                        walk:seed=S:choices=C,C,...  or  pct:d=D:k=K:seed=S
+                        walk:seed=S:choices=C,C,...  or  pct:d=D:k=K:seed=S,
+                        with mem=weak after the kind for weak memory (a load
+                        may read an older store; walk:mem=weak:seed=S:...)
                         (default walk:seed=0:choices= , no preemption at all)
   --html PAGE           also write the run as a self-contained HTML page: an SVG
                         timeline, one row per fiber, each call a bar from invocation
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
       std::optional<fiber::Schedule> s = fiber::parse_schedule(text);
       if (!s) {
         return usage_error("bad schedule '" + text +
-                           "' (walk:seed=S:choices=C,C,... or pct:d=D:k=K:seed=S)");
+                           "' (walk:seed=S:choices=C,C,... or pct:d=D:k=K:seed=S, mem=weak after the kind)");
       }
       schedule = *s;
     } else if (!options_done && arg == "--html") {

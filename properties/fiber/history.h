@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "broker/broker.h"
+#if defined(BROKER_SYNC_FIBER)
+#include "sync/sync_fiber.h"
+#endif
 
 namespace fiberprop {
 
@@ -43,11 +46,27 @@ struct HandlerCall {
   bool returned_true = false;
 };
 
+/// The observer's clock is a synchronisation point: a recorder on real threads would order
+/// its entries with a lock, so under weak memory each tick joins the seq_cst order (no
+/// scheduling point), and what a history puts before an entry happens before it. Without
+/// it, a broker call that began after another returned could read the memory as of before
+/// that return, which the checkers' real-time order would call a violation. Nothing outside
+/// a fiber run.
+inline void observer_synchronizes() {
+#if defined(BROKER_SYNC_FIBER)
+  if (broker::sync::FiberRuntime* rt = broker::sync::installed_fiber_runtime())
+    rt->fence(std::memory_order_seq_cst);
+#endif
+}
+
 /// The recorded history of one run. Fibers share one thread, so plain fields suffice;
 /// a record made right after a broker call returns is made before any other fiber runs.
 struct History {
   std::uint64_t clock = 0;
-  std::uint64_t tick() { return ++clock; }
+  std::uint64_t tick() {
+    observer_synchronizes();
+    return ++clock;
+  }
   std::vector<broker::Offset> published;
   std::map<broker::Offset, std::pair<std::uint64_t, std::int64_t>> published_at;  // ret tick, ms
   bool retention = false;  // the topic drops old messages: gaps are counted, not lost (R3)

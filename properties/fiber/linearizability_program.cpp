@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "broker/broker.h"
+#include "history.h"
 #include "sync/sync.h"
 #include "uniform.h"
 
@@ -307,8 +308,11 @@ ParallelRun run_parallel(const ParallelProgram& program, const fiber::Schedule& 
                                 }
                               }
                             }
+                            // The history's order is happens-before (history.h).
+                            observer_synchronizes();
                             Call c{op, branch, ++clock, 0, ""};
                             c.result = apply_broker(b, op, mine);
+                            observer_synchronizes();
                             c.ret = ++clock;  // no scheduling point since the call returned
                             into.push_back(std::move(c));
                           };

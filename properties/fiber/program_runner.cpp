@@ -217,7 +217,10 @@ struct PushIncarnation {
 
 struct Recorder {
   std::uint64_t clock = 0;
-  std::uint64_t tick() { return ++clock; }
+  std::uint64_t tick() {
+    observer_synchronizes();  // the history's order is happens-before (history.h)
+    return ++clock;
+  }
   std::vector<Line> lines;
   std::map<std::string, std::vector<Offset>> published;
   struct PublishedAt {
@@ -1932,9 +1935,13 @@ ProgramRun run_programs(const std::vector<oplang::Program>& programs,
   for (std::size_t i = 0; i < programs.size(); ++i)
     out.history += (several ? label(i) + "\n" : "") + history_text(*ctxs[i]->rec);
   if (!out.run.ok()) {
-    out.failures = "run-failed: " + std::string(fiber::to_string(out.run.outcome));
-    if (out.run.error) out.failures += " (exception in " + out.run.error_fiber + ")";
-    out.failures += "\n";
+    if (out.run.outcome != fiber::Outcome::kCompleted || out.run.error) {
+      out.failures = "run-failed: " + std::string(fiber::to_string(out.run.outcome));
+      if (out.run.error) out.failures += " (exception in " + out.run.error_fiber + ")";
+      out.failures += "\n";
+    }
+    // Weak memory: a read of published data that does not happen after its write.
+    if (!out.run.data_race.empty()) out.failures += out.run.data_race + "\n";
     for (std::size_t i = 0; i < programs.size(); ++i)
       out.failures += several ? tagged(ctxs[i]->rec->errors, label(i)) : ctxs[i]->rec->errors;
     out.checked = "checked: completion";
@@ -2021,7 +2028,9 @@ std::string failure_report(const ProgramRun& run, const std::vector<oplang::Prog
   if (run.run.error) out += "  exception in " + run.run.error_fiber + "\n";
   out += run.run.report;
   out += "schedule: " + fiber::to_string(run.run.schedule) + "\n";
-  out += "  same run as a walk: " + fiber::to_string(fiber::Schedule::walk(run.run.choices)) + "\n";
+  fiber::Schedule as_walk = fiber::Schedule::walk(run.run.choices);
+  as_walk.weak = run.run.schedule.weak;
+  out += "  same run as a walk: " + fiber::to_string(as_walk) + "\n";
   const std::string replay = replay_command(programs, run.run.schedule);
   out += replay;
   if (const std::string page = write_timeline(run, replay); !page.empty()) {

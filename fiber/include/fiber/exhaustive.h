@@ -15,10 +15,12 @@ namespace fiber {
 
 /// Yields walk schedules; feed each run's result back with record() before next().
 /// A preemption is a switch away from a fiber that could have continued; switches at
-/// blocking points and at the end of a fiber are free. Not thread-safe.
+/// blocking points and at the end of a fiber are free. Under weak memory (`weak`) a load
+/// that reads an older store than the newest counts as a preemption too. Not thread-safe.
 class ExhaustiveEnumerator {
  public:
-  explicit ExhaustiveEnumerator(int max_preemptions) : bound_(max_preemptions) {}
+  explicit ExhaustiveEnumerator(int max_preemptions, bool weak = false)
+      : bound_(max_preemptions), weak_(weak) {}
   /// The next schedule to run, or nullopt once every schedule has been produced.
   std::optional<Schedule> next();
   /// Records the run of the schedule last returned by next().
@@ -28,6 +30,7 @@ class ExhaustiveEnumerator {
 
  private:
   int bound_;
+  bool weak_;
   bool started_ = false;
   bool done_ = false;
   std::size_t produced_ = 0;
@@ -43,9 +46,9 @@ struct ExploreStats {
 };
 
 /// Runs `run` on every schedule with at most max_preemptions preemptions (up to `limit`
-/// schedules); stops at the first result for which `ok` returns false.
+/// schedules; weak memory if `weak`); stops at the first result for which `ok` returns false.
 ExploreStats explore_exhaustive(const std::function<RunResult(const Schedule&)>& run,
                                 const std::function<bool(const RunResult&)>& ok,
-                                int max_preemptions, std::size_t limit);
+                                int max_preemptions, std::size_t limit, bool weak = false);
 
 }  // namespace fiber

@@ -28,11 +28,14 @@ struct TraceEvent {
   int next;           // the fiber chosen to run after this point (-1: run over)
 };
 
-/// A point with at least two runnable fibers (the only points that consume a choice).
+/// A point with at least two runnable fibers, or (weak memory) a load with at least two
+/// stores it may read: the only places that consume a choice.
 struct Decision {
-  std::uint32_t options;      // runnable fibers
-  bool running_was_runnable;  // the fiber at the point could have continued
-  std::uint32_t chosen;       // index into the rotated candidates (0 = no switch)
+  std::uint32_t options;      // runnable fibers, or stores the load may read
+  bool running_was_runnable;  // the fiber at the point could have continued (a load: true)
+  std::uint32_t chosen;       // index into the rotated candidates (0 = no switch), or the
+                              // store read, newest first (0 = the newest)
+  bool load = false;          // a load's choice
 };
 
 /// What a run did. Runs are deterministic: the same schedule gives the same trace_hash.
@@ -48,9 +51,13 @@ struct RunResult {
   std::exception_ptr error;                  // first exception that escaped a fiber body
   std::string error_fiber;                   // "fiber N: what()"
   std::string report;                        // deadlock / step-limit diagnosis (each fiber's state)
+  std::string data_race;                     // weak memory: the first data race, or ""
+  std::size_t stale_reads = 0;               // weak memory: loads that read an older store
 
-  /// Completed and no fiber body threw.
-  [[nodiscard]] bool ok() const { return outcome == Outcome::kCompleted && !error; }
+  /// Completed, no fiber body threw, and no data race.
+  [[nodiscard]] bool ok() const {
+    return outcome == Outcome::kCompleted && !error && data_race.empty();
+  }
   /// Outcome, error, report and the schedule text, for a failure message.
   [[nodiscard]] std::string describe() const;
 };

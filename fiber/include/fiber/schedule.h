@@ -26,9 +26,17 @@ enum class Strategy {
   kPct,
 };
 
-/// Everything that decides a run's interleaving.
+/// Everything that decides a run's interleaving and, under weak memory, what each load reads.
 struct Schedule {
   Strategy strategy = Strategy::kWalk;
+  // Weak memory (fiber/src/memory_model.h): a load may read an older store than the newest
+  // where the C++ memory model allows it, and a read of plain data that is not
+  // happens-after its write is a data race. Each load with more than one store to read is a
+  // choice of the schedule: with `choices` (and seed), c % n picks the c-th newest (0: the
+  // newest), and it counts as a preemption for the exhaustive bound; drawn from `seed` (walk
+  // tail, PCT) half of them read the newest. false: every load reads the newest store and
+  // plain data is not watched (sequential consistency, as before weak memory).
+  bool weak = false;
   std::uint64_t seed = 0;
   std::vector<std::uint32_t> choices;  // kWalk only
   int depth = 2;                       // kPct: d (bug depth)
@@ -44,7 +52,8 @@ struct Schedule {
   bool operator==(const Schedule&) const = default;
 };
 
-/// Text form: "walk:seed=S:choices=0,2,1" or "pct:d=3:k=200:seed=S".
+/// Text form: "walk:seed=S:choices=0,2,1" or "pct:d=3:k=200:seed=S", with ":mem=weak"
+/// after the kind under weak memory ("walk:mem=weak:seed=S:choices=...").
 std::string to_string(const Schedule& s);
 /// Parses to_string's output; nullopt when malformed.
 std::optional<Schedule> parse_schedule(std::string_view text);

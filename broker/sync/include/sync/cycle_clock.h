@@ -69,20 +69,34 @@ class CycleClock {
     thread_local Recent r;
     const std::uint64_t tsc = __rdtsc();
     // Unsigned: a counter behind the one of the last read (another CPU's) reads anew.
-    if (tsc - r.tsc >= kReuseTicks) {
+    const bool fresh = tsc - r.tsc >= kReuseTicks;
+    if (fresh) {
       r.tsc = tsc;
       r.ns = std::max(kernel_ns(), r.ns);
-      // Published before it is returned, so a call that happens after this one finds it.
-      // Relaxed suffices: a load that happens after a store reads it or a later value
-      // (coherence), and the value only grows.
-      std::int64_t seen = latest_.load(std::memory_order_relaxed);
-      while (seen < r.ns && !latest_.compare_exchange_weak(seen, r.ns, std::memory_order_relaxed)) {
+    }
+    return merged(latest_, r.ns, fresh);
+  }
+#endif
+
+  /// What reused() returns given this thread's read `ns`: `ns`, or a fresher read another
+  /// thread published in `latest` if one happened before this call. A `fresh` read (from
+  /// the kernel) is published first, so a call that happens after this one finds it.
+  /// Relaxed throughout suffices: a load that happens after a store reads it or a later
+  /// value (coherence), and the value only grows. A template so that the fiber checker runs
+  /// this very code on a sync::Atomic under weak memory (CycleClockWeakMemory.*).
+  /// Thread-safe; never throws.
+  template <class AtomicNs>
+  [[nodiscard]] static std::int64_t merged(AtomicNs& latest, std::int64_t ns, bool fresh) {
+    if (fresh) {
+      std::int64_t seen = latest.load(std::memory_order_relaxed);
+      while (seen < ns && !latest.compare_exchange_strong(seen, ns, std::memory_order_relaxed)) {
       }
     }
     // Another thread's fresher read, if one happened before this call.
-    return std::max(r.ns, latest_.load(std::memory_order_relaxed));
+    return std::max(ns, latest.load(std::memory_order_relaxed));
   }
 
+#if defined(__x86_64__)
   /// Whether the CPU says its counter ticks at one rate whatever its frequency and sleep
   /// state (CPUID 0x80000007, EDX bit 8), which Linux shows as constant_tsc and nonstop_tsc:
   /// where it does not, neither way above is meaningful. Reads /proc/cpuinfo.

@@ -18,6 +18,7 @@
 #else
 #include "sync/sync_std.h"
 #endif
+#include "sync/spin_lock.h"
 
 namespace broker::sync {
 
@@ -36,7 +37,7 @@ class SCOPED_CAPABILITY ScopedHold {
 
 /// Holds a Mutex for one scope.
 using MutexLock = ScopedHold<Mutex>;
-/// Holds a SpinLock for one scope (on fibers, where SpinLock is Mutex, the same type).
+/// Holds a SpinLock for one scope.
 using SpinLockHold = ScopedHold<SpinLock>;
 
 /// Releases a held Mutex for one scope (to call user code), and takes it back.

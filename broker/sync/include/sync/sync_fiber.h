@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -54,6 +55,36 @@ class FiberRuntime {
   virtual void detach(int id) = 0;
   /// The running fiber's private slot.
   virtual void*& slot() = 0;
+
+  // The memory model (fiber/src/memory_model.h). Each call comes from the running fiber;
+  // none is a scheduling point. Values travel as their object bytes in a uint64_t.
+  /// A load of the atomic at `at`, whose newest value is `newest`: returns the value of the
+  /// store it reads, which under a weak-memory schedule may be an older one that coherence
+  /// and happens-before allow (the choice is the schedule's). `newest_only`: a failed
+  /// compare-exchange, which reads the newest.
+  virtual std::uint64_t atomic_load(const void* at, std::uint64_t newest, std::memory_order order,
+                                    bool newest_only) = 0;
+  /// A store of `value` to the atomic at `at`, whose value before it was `before`.
+  virtual void atomic_store(const void* at, std::uint64_t before, std::uint64_t value,
+                            std::memory_order order) = 0;
+  /// A read-modify-write: it read `before` (the newest) and stored `after`.
+  virtual void atomic_rmw(const void* at, std::uint64_t before, std::uint64_t after,
+                          std::memory_order order) = 0;
+  /// The order an atomic operation at file:line runs with: `written`, unless the run
+  /// weakens that site (FIBER_WEAKEN, fiber/src/sites.h). Records the site as met.
+  virtual std::memory_order order_at(std::memory_order written, const char* file,
+                                     unsigned line) = 0;
+  /// The atomic at `at` is gone (or new): its history ends.
+  virtual void atomic_forget(const void* at) = 0;
+  /// std::atomic_thread_fence(order).
+  virtual void fence(std::memory_order order) = 0;
+  /// The running fiber took (released) the lock at `lock`: a release/acquire pair.
+  virtual void lock_acquired(const void* lock) = 0;
+  virtual void lock_released(const void* lock) = 0;
+  /// A plain (non-atomic) access to `bytes` bytes at `at` that another thread may make too;
+  /// a read not happens-after the last write is a data race, which the run reports. `what`
+  /// names the data (a string literal).
+  virtual void plain_access(const void* at, std::size_t bytes, bool write, const char* what) = 0;
 };
 
 /// The runtime installed on this thread (null outside a fiber run).
@@ -94,8 +125,10 @@ class CAPABILITY("mutex") Mutex {
       rt.park(this, owner_ == me ? "lock-self" : "lock-wait", std::nullopt);
     }
     owner_ = me;
+    rt.lock_acquired(this);
   }
   void release(FiberRuntime& rt) NO_THREAD_SAFETY_ANALYSIS {
+    rt.lock_released(this);
     owner_ = -1;
     for (int w : waiters_) rt.unpark(w, this);  // all retry; the scheduler picks the winner
     waiters_.clear();
@@ -106,9 +139,10 @@ class CAPABILITY("mutex") Mutex {
   std::deque<int> waiters_;
 };
 
-/// SpinLock on fibers: a Mutex (lock and unlock are scheduling points; a fiber that finds
-/// it held parks instead of spinning, which would never let the holder run).
-using SpinLock = Mutex;
+/// A spin lock's look that found it held (sync/spin_lock.h): the scheduler runs another
+/// fiber if one can run (the label "spin-wait" makes the switch free, as a yield), so a
+/// spinning fiber never starves the holder.
+inline void spin_lock_wait(int /*looks*/) { fiber_runtime().point("spin-wait"); }
 
 /// A condition variable used with a held Mutex. wait and notify are scheduling points.
 class CondVar {

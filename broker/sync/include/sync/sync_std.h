@@ -35,37 +35,19 @@ inline void cpu_pause() {
 #endif
 }
 
-/// A lock for short sections that never block (a log's append: a few stores), whose release
-/// does not wait. unlock() is a plain release store: a mutex's release is a read-modify-write,
-/// which on x86 first drains the store buffer, so the publisher waited there for every store
-/// of its section to reach the cache lines a consumer on another core reads (the end offset,
-/// the record). lock() spins, then yields; it never sleeps in the kernel, so a holder that
-/// blocks (a durable log's write) makes the others yield meanwhile. Never throws.
-class CAPABILITY("mutex") SpinLock {
- public:
-  void lock() ACQUIRE() {
-    // Test, then test-and-set: waiters read the line shared instead of taking it in turn.
-    for (int looks = 0;; ++looks) {
-      // Acquire: the section sees everything the last holder wrote before its release.
-      if (!locked_.load(std::memory_order_relaxed) &&
-          !locked_.exchange(true, std::memory_order_acquire)) {
-        return;
-      }
-      if (looks < kSpinLockLooks) {
-        cpu_pause();
-      } else {
-        std::this_thread::yield();
-      }
-    }
+/// Looks of a held spin lock with a CPU pause between them before it yields: about a
+/// microsecond, longer than the sections it guards take.
+inline constexpr int kSpinLockLooks = 64;
+/// A spin lock's look that found it held (sync/spin_lock.h): CPU pauses, then a yield per
+/// look, so a holder that blocks (a durable log's write) lets the others run; it never
+/// sleeps in the kernel.
+inline void spin_lock_wait(int looks) {
+  if (looks < kSpinLockLooks) {
+    cpu_pause();
+  } else {
+    std::this_thread::yield();
   }
-  // Release: the next holder sees the section's writes.
-  void unlock() RELEASE() { locked_.store(false, std::memory_order_release); }
-
- private:
-  // About a microsecond of looks before yielding: the sections it guards take less.
-  static constexpr int kSpinLockLooks = 64;
-  std::atomic<bool> locked_{false};
-};
+}
 
 /// A condition variable used with a held Mutex.
 class CondVar {
