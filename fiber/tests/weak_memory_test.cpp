@@ -12,6 +12,7 @@
 #include "fiber/run.h"
 #include "sync/cycle_clock.h"
 #include "sync/sync.h"
+#include "wake_signal.h"
 
 namespace fiber {
 namespace {
@@ -314,6 +315,51 @@ TEST(CycleClockWeakMemory, ACallThatHappensAfterAnotherNeverReturnsLess) {
                         }};
                   },
                   [=] { return !*bad; }};
+  };
+  ExploreStats stats;
+  EXPECT_FALSE(first_forbidden(make, true, &stats));
+  EXPECT_TRUE(stats.complete);
+}
+
+// The wake-up event count (broker/src/wake_signal.h), this very class: a publisher stores
+// its work (a release, as the log's end) and raises; a consumer looks, reads the work (an
+// acquire), and sleeps only if try_sleep lets it, to be woken through a lock by a raise
+// that found it idle. No wake-up is lost: the run never deadlocks with the consumer asleep
+// and the work undone.
+TEST(WakeSignalWeakMemory, NoRaiseIsLostWhateverTheLoadsRead) {
+  auto make = [] {
+    auto work = std::make_shared<Atomic<int>>(0);
+    auto signal = std::make_shared<broker::WakeSignal>();
+    auto mu = std::make_shared<broker::sync::Mutex>();
+    auto cv = std::make_shared<broker::sync::CondVar>();
+    auto woken = std::make_shared<bool>(false);
+    auto done = std::make_shared<int>(0);
+    return Litmus{[=] {
+                    return std::vector<std::function<void()>>{
+                        [=] {
+                          for (int i = 1; i <= 2; ++i) {
+                            work->store(i, memory_order_release);
+                            if (!signal->raise()) {
+                              broker::sync::MutexLock lock(*mu);
+                              *woken = true;
+                              cv->notify_one();
+                            }
+                          }
+                        },
+                        [=] {
+                          for (;;) {
+                            signal->look();
+                            *done = work->load(memory_order_acquire);
+                            if (*done == 2) return;
+                            if (signal->try_sleep()) {
+                              broker::sync::MutexLock lock(*mu);
+                              while (!*woken) cv->wait(*mu);
+                              *woken = false;
+                            }
+                          }
+                        }};
+                  },
+                  [=] { return *done == 2; }};
   };
   ExploreStats stats;
   EXPECT_FALSE(first_forbidden(make, true, &stats));

@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
       }
       std::optional<fiber::Schedule> s = fiber::parse_schedule(text);
       if (!s) {
-        return usage_error("bad schedule '" + text +
-                           "' (walk:seed=S:choices=C,C,... or pct:d=D:k=K:seed=S, mem=weak after the kind)");
+        return usage_error(
+            "bad schedule '" + text +
+            "' (walk:seed=S:choices=C,C,... or pct:d=D:k=K:seed=S, mem=weak after the kind)");
       }
       schedule = *s;
     } else if (!options_done && arg == "--html") {

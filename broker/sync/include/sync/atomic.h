@@ -14,8 +14,6 @@
 #include <type_traits>
 
 #if defined(BROKER_SYNC_FIBER)
-#include <source_location>
-
 #include "sync/sync_fiber.h"
 #endif
 
@@ -48,44 +46,50 @@ class Atomic {
   Atomic& operator=(const Atomic&) = delete;
 
 #if defined(BROKER_SYNC_FIBER)
-  // On fibers each operation also names its call site, so that the weak-memory sweep
-  // (scripts/memory-order-sites) can weaken one site at a time without a rebuild.
-  using Site = std::source_location;
-
-  T load(std::memory_order order, Site site = Site::current()) const noexcept {
+  // On fibers each operation also names its call site (the compiler's __builtin_FILE and
+  // __builtin_LINE as default arguments: clang 14 has no std::source_location), so that
+  // the weak-memory sweep (scripts/memory-order-sites) can weaken one site at a time
+  // without a rebuild.
+  T load(std::memory_order order, const char* file = __builtin_FILE(),
+         unsigned line = __builtin_LINE()) const noexcept {
     FiberRuntime* rt = installed_fiber_runtime();
     if (rt == nullptr) return value_.load(order);
-    order = rt->order_at(order, site.file_name(), site.line());
+    order = rt->order_at(order, file, line);
     const T r = value_of(rt->atomic_load(&value_, bits(value_.load()), order, false));
     rt->point("atomic");
     return r;
   }
-  void store(T v, std::memory_order order, Site site = Site::current()) noexcept {
+  void store(T v, std::memory_order order, const char* file = __builtin_FILE(),
+             unsigned line = __builtin_LINE()) noexcept {
     const T before = value_.exchange(v);
     if (FiberRuntime* rt = installed_fiber_runtime()) {
-      order = rt->order_at(order, site.file_name(), site.line());
+      order = rt->order_at(order, file, line);
       rt->atomic_store(&value_, bits(before), bits(v), order);
       rt->point("atomic");
     }
   }
-  T exchange(T v, std::memory_order order, Site site = Site::current()) noexcept {
+  T exchange(T v, std::memory_order order, const char* file = __builtin_FILE(),
+             unsigned line = __builtin_LINE()) noexcept {
     return rmw(
-        order, site, [&] { return value_.exchange(v); }, [&](T) { return v; });
+        order, file, line, [&] { return value_.exchange(v); }, [&](T) { return v; });
   }
-  T fetch_add(T d, std::memory_order order, Site site = Site::current()) noexcept {
+  T fetch_add(T d, std::memory_order order, const char* file = __builtin_FILE(),
+              unsigned line = __builtin_LINE()) noexcept {
     return rmw(
-        order, site, [&] { return value_.fetch_add(d); }, [&](T r) { return T(r + d); });
+        order, file, line, [&] { return value_.fetch_add(d); }, [&](T r) { return T(r + d); });
   }
-  T fetch_sub(T d, std::memory_order order, Site site = Site::current()) noexcept {
+  T fetch_sub(T d, std::memory_order order, const char* file = __builtin_FILE(),
+              unsigned line = __builtin_LINE()) noexcept {
     return rmw(
-        order, site, [&] { return value_.fetch_sub(d); }, [&](T r) { return T(r - d); });
+        order, file, line, [&] { return value_.fetch_sub(d); }, [&](T r) { return T(r - d); });
   }
   bool compare_exchange_strong(T& expected, T desired, std::memory_order order,
-                               Site site = Site::current()) noexcept {
+                               const char* file = __builtin_FILE(),
+                               unsigned line = __builtin_LINE()) noexcept {
     const T wanted = expected;
     const bool swapped = value_.compare_exchange_strong(expected, desired);
     if (FiberRuntime* rt = installed_fiber_runtime()) {
-      order = rt->order_at(order, site.file_name(), site.line());
+      order = rt->order_at(order, file, line);
       if (swapped) {
         rt->atomic_rmw(&value_, bits(wanted), bits(desired), order);
       } else {
@@ -115,10 +119,11 @@ class Atomic {
   }
   // A read-modify-write reads the newest value (atomicity), so only its effect is reported.
   template <class Apply, class After>
-  T rmw(std::memory_order order, const Site& site, Apply apply, After after) noexcept {
+  T rmw(std::memory_order order, const char* file, unsigned line, Apply apply,
+        After after) noexcept {
     const T before = apply();
     if (FiberRuntime* rt = installed_fiber_runtime()) {
-      order = rt->order_at(order, site.file_name(), site.line());
+      order = rt->order_at(order, file, line);
       rt->atomic_rmw(&value_, bits(before), bits(after(before)), order);
       rt->point("atomic");
     }
@@ -145,10 +150,10 @@ class Atomic {
 
 /// std::atomic_thread_fence(order); on fibers, the model's fence. Never throws.
 #if defined(BROKER_SYNC_FIBER)
-inline void fence(std::memory_order order,
-                  std::source_location site = std::source_location::current()) noexcept {
+inline void fence(std::memory_order order, const char* file = __builtin_FILE(),
+                  unsigned line = __builtin_LINE()) noexcept {
   if (FiberRuntime* rt = installed_fiber_runtime()) {
-    rt->fence(rt->order_at(order, site.file_name(), site.line()));
+    rt->fence(rt->order_at(order, file, line));
     rt->point("fence");
     return;
   }
