@@ -112,7 +112,6 @@ std::uint32_t MemoryModel::readable(int f, const void* at, std::uint64_t newest,
     }
   }
   const auto n = static_cast<std::uint32_t>(h.newest() - oldest + 1);
-  if (n > 1) ++choices_;
   return n;
 }
 
@@ -175,7 +174,7 @@ std::string MemoryModel::plain(int f, const void* at, std::size_t bytes, bool wr
                                const char* what) {
   const std::uint32_t own = thread(f).clock.at(f);
   if (write) {
-    plain_[at] = PlainWrite{f, own, what};
+    plain_[at] = PlainWrite{f, own};
     return "";
   }
   auto it = plain_.find(at);

@@ -73,9 +73,6 @@ class MemoryModel {
   /// happens-after the last write of the same address by another fiber.
   std::string plain(int f, const void* at, std::size_t bytes, bool write, const char* what);
 
-  /// Loads that had more than one store to read from, so far.
-  [[nodiscard]] std::size_t choices() const { return choices_; }
-
  private:
   struct Store {
     std::uint64_t value = 0;
@@ -97,7 +94,6 @@ class MemoryModel {
   struct PlainWrite {
     int fiber = -1;
     std::uint32_t stamp = 0;
-    const char* what = "";
   };
 
   Thread& thread(int f);
@@ -111,7 +107,6 @@ class MemoryModel {
   std::unordered_map<const void*, VectorClock> locks_;
   std::unordered_map<const void*, PlainWrite> plain_;
   VectorClock sc_;  // the seq_cst order's clock
-  std::size_t choices_ = 0;
 };
 
 }  // namespace fiber::detail
