@@ -47,34 +47,25 @@ constexpr std::size_t kRecoveryPayload = 1024;
 constexpr std::int64_t kRecoveryBytes = std::int64_t{1} << 30;
 const std::string kTopic = "t";
 
-/// "what: <the system's message for err>" (appended, not `"literal" + std::string`: GCC 12
-/// warns about that with -Wrestrict).
-std::string sys_error(std::string what, int err) {
-  what += ": ";
-  what += std::error_code(err, std::generic_category()).message();
-  return what;
-}
-
-/// A fresh directory under /tmp, removed with everything in it by the destructor.
-class TempDir {
+/// A mapped file of CountingFs: its syncs are counted with the file system's.
+class CountingMapped final : public broker::MappedFile {
  public:
-  TempDir() {
-    std::string templ = "/tmp/bench_durable_XXXXXX";
-    if (::mkdtemp(templ.data()) == nullptr) {
-      throw std::runtime_error(sys_error("mkdtemp " + templ, errno));
-    }
-    path_ = templ;
+  CountingMapped(std::unique_ptr<broker::MappedFile> file, std::atomic<std::int64_t>& syncs)
+      : file_(std::move(file)), syncs_(syncs) {}
+  [[nodiscard]] std::uint64_t size() const override { return file_->size(); }
+  void extend(std::uint64_t size) override { file_->extend(size); }
+  void store(std::uint64_t position, std::string_view bytes) override {
+    file_->store(position, bytes);
   }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+  void sync() override {
+    syncs_.fetch_add(1, std::memory_order_relaxed);
+    file_->sync();
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
+  void truncate(std::uint64_t size) override { file_->truncate(size); }
 
  private:
-  std::string path_;
+  const std::unique_ptr<broker::MappedFile> file_;
+  std::atomic<std::int64_t>& syncs_;
 };
 
 /// The broker's real file system, counting sync calls (fdatasync): every call goes to
@@ -100,6 +91,9 @@ class CountingFs final : public broker::FileSystem {
   void rename(const std::string& from, const std::string& to) override { fs_->rename(from, to); }
   void remove(const std::string& path) override { fs_->remove(path); }
   void truncate(const std::string& path, std::uint64_t size) override { fs_->truncate(path, size); }
+  std::unique_ptr<broker::MappedFile> map(const std::string& path) override {
+    return std::make_unique<CountingMapped>(fs_->map(path), syncs_);
+  }
   std::unique_ptr<broker::FileLock> try_lock(const std::string& path) override {
     return fs_->try_lock(path);
   }

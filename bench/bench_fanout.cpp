@@ -212,15 +212,36 @@ void register_all() {
   auto broker_for = [](std::size_t subs, const HandlerFactory& make) {
     return std::make_unique<BrokerFanOut>(subs, make, subs <= 4 ? lane() : pool(2));
   };
+  // The same broker keeping its log on disk (publish_sync none: a store into the segment's
+  // mapping per publish) in a fresh directory under /tmp, against ZeroMQ (issue goal: 1x).
+  auto durable_for = [](std::size_t subs, const HandlerFactory& make) {
+    struct Durable {
+      TempDir dir;
+      BrokerFanOut broker;
+      Durable(std::size_t subs, const HandlerFactory& make)
+          : broker(subs, make, lane().with_storage(storage(dir.path()))) {}
+      static broker::StorageOptions storage(const std::string& path) {
+        broker::StorageOptions o;
+        o.directory = path;
+        o.publish_sync = broker::FsyncPolicy::none();
+        o.commit_sync = broker::FsyncPolicy::none();
+        return o;
+      }
+      void publish(std::string_view p) { broker.publish(p); }
+    };
+    return std::make_unique<Durable>(subs, make);
+  };
   const std::vector<std::pair<std::string, Factory>> against = {
       {"good", [=](benchmark::State& s) { fan_out_paired(s, broker_for, plain<GoodFanOut>); }},
       {"zmq", [=](benchmark::State& s) { fan_out_paired(s, broker_for, plain<ZmqFanOut>); }},
+      {"durable_none_zmq",
+       [=](benchmark::State& s) { fan_out_paired(s, durable_for, plain<ZmqFanOut>); }},
   };
   for (const auto& [name, run] : against) {
-    benchmark::RegisterBenchmark(("fanout_paired/" + name).c_str(), run)
-        ->ArgNames({"subs"})
+    auto* b = benchmark::RegisterBenchmark(("fanout_paired/" + name).c_str(), run);
+    if (name != "durable_none_zmq") b->Args({name == "good" ? 64 : 4});
+    b->ArgNames({"subs"})
         ->Args({1})
-        ->Args({name == "good" ? 64 : 4})
         ->Iterations(1)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);

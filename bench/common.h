@@ -16,14 +16,18 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -373,5 +377,35 @@ inline void wait_until_ns(std::int64_t t) {
     }
   }
 }
+
+/// "what: <the system's message for err>" (appended, not `"literal" + std::string`: GCC 12
+/// warns about that with -Wrestrict).
+inline std::string sys_error(std::string what, int err) {
+  what += ": ";
+  what += std::error_code(err, std::generic_category()).message();
+  return what;
+}
+
+/// A fresh directory under /tmp, removed with everything in it by the destructor.
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = "/tmp/bench_durable_XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) {
+      throw std::runtime_error(sys_error("mkdtemp " + templ, errno));
+    }
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace bench

@@ -172,6 +172,13 @@ def main():
         state = "" if ok is None or r is None else ("PASS" if ok(r) else "SHORT")
         print(f"| {label} | {fmt(dur(a, key), unit)} | {fmt(dur(b, key), unit)} | {rfmt(r)} | "
               f"{target} | {state} |")
+    # bench_fanout's paired turns: a durable broker (publish_sync none) against ZeroMQ.
+    dz = lambda k: val(runs, "fanout_paired/durable_none_zmq/subs:1", k)
+    r = dz("ratio")
+    state = "" if r is None else ("PASS" if r >= 1 else "SHORT")
+    print(f"| 1 subscription, publish_sync none / ZeroMQ inproc (paired turns, msg/s) | "
+          f"{fmt(dz('broker_per_s'), '/s')} | {fmt(dz('other_per_s'), '/s')} | {rfmt(r)} | "
+          f">= 1 | {state} |")
     spp = [dur(f"publish_always_{t}", "syncs_per_publish") for t in ("1_thread", "8_threads")]
     print(f"\nfdatasync per publish (publish_sync always): 1 thread {fmt(spp[0])}, "
           f"8 threads {fmt(spp[1])}")

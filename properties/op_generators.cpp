@@ -697,14 +697,16 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
 }
 
 // R33: any kind of call, one of the next few of it, failing with EIO or a full disk. Syncs
-// and appends come most often (every durable call makes them); the rest are rarer calls
-// (opens and renames at rolls and compactions, removals at retention and deletes).
+// and appends come most often (every durable call makes them), then extends (a segment
+// grows a step at a time, and a full disk meets it there); the rest are rarer calls (opens
+// and renames at rolls and compactions, removals at retention and deletes).
 template <>
 oplang::Op gen_op<oplang::Fault>(const Hints&) {
   using oplang::IoCall;
-  static constexpr IoCall kCalls[] = {IoCall::kSync,   IoCall::kSync,   IoCall::kAppend,
-                                      IoCall::kAppend, IoCall::kOpen,   IoCall::kSyncDir,
-                                      IoCall::kRename, IoCall::kRemove, IoCall::kTruncate};
+  static constexpr IoCall kCalls[] = {IoCall::kSync,   IoCall::kSync,     IoCall::kAppend,
+                                      IoCall::kAppend, IoCall::kOpen,     IoCall::kSyncDir,
+                                      IoCall::kRename, IoCall::kRemove,   IoCall::kTruncate,
+                                      IoCall::kExtend, IoCall::kExtend};
   oplang::Fault f;
   f.call = kCalls[*uniform_in<std::size_t>(0, std::size(kCalls))];
   f.nth = *uniform_in<std::uint32_t>(1, 5);

@@ -172,22 +172,6 @@ TEST_F(DiskFaults, R33NoCallReturnsAfterAFailedSyncUntilTheReopen) {
   EXPECT_EQ(b->publish("t", "a"), 0u);
 }
 
-// R33: a full disk (ENOSPC) writes half an append. The half record is the end of the
-// newest segment, so the reopen cuts it as a torn tail and reports it.
-TEST_F(DiskFaults, R33AFullDiskLeavesHalfARecordThatTheReopenCuts) {
-  auto b = open();
-  b->create_topic("t");
-  b->publish("t", "a");
-  disk_->fail_next(SimFileSystem::Call::kAppend, 1, std::errc::no_space_on_device);
-  EXPECT_THROW(b->publish("t", "a payload long enough to be cut in half"), IoError);
-  EXPECT_NE(b->storage_failure()->find("No space left on device"), std::string::npos);
-  b.reset();
-  b = open();
-  EXPECT_EQ(log_of(*b, "t"), std::vector<std::string>{"a"});
-  ASSERT_EQ(b->recovery().truncations.size(), 1u);
-  EXPECT_EQ(b->recovery().truncations[0].reason, "torn tail");
-}
-
 // R34, pull: with durable_attempts a poll saves what it hands out before it returns, so a
 // worker whose process dies with the message uses up an attempt each time; once
 // max_deliveries were handed out, the next restart dead-letters it. Without the option a

@@ -17,8 +17,11 @@
 // (create, rename, unlink, mkdir) and sizes set by truncate reach BACKING at once, and
 // BACKING's own page cache stands for the disk (the process that serves it is the one that
 // dies, not the kernel). Reads see the unsynced bytes over the synced ones. Runs in the
-// foreground, one request at a time; direct I/O (no kernel page cache above it, so nothing
-// it drops is served from a cache) and no attribute caching. SIGTERM unmounts.
+// foreground, one request at a time, with no attribute caching. The kernel's page cache
+// above it is kept, since a shared writable mapping needs it (the broker maps its segments),
+// but dropped at every open (no keep_cache), so nothing it drops is served from a cache to a
+// reopened file; a killed process's dirty mapped pages reach it as writes when its mappings
+// close, and stay unsynced like any write. SIGTERM unmounts.
 #define FUSE_USE_VERSION 31
 
 #include <dirent.h>
@@ -154,7 +157,8 @@ void forget_if_last_name(const char* path) {
 }
 
 void* lazy_init(fuse_conn_info*, fuse_config* cfg) {
-  cfg->direct_io = 1;
+  cfg->direct_io = 0;  // mappings need the page cache (see the top)
+  cfg->kernel_cache = 0;
   cfg->attr_timeout = 0;
   cfg->entry_timeout = 0;
   cfg->negative_timeout = 0;
@@ -188,6 +192,7 @@ int open_handle(const char* path, int flags, mode_t mode, bool create, fuse_file
   if (std::strcmp(path, kControl) == 0) {
     h->control = true;
     h->text = counters_text();
+    fi->direct_io = 1;  // its size is unknown to stat: no page cache may stand for it
     fi->fh = reinterpret_cast<std::uint64_t>(h);
     return 0;
   }

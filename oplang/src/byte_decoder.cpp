@@ -269,7 +269,7 @@ oplang::Op read_op(Reader& r) {
       if (seed < kCorruptSeeds) return Crash{seed, Damage::kTruncate};
       if (seed < kFaultSeeds) return Crash{seed, Damage::kCorrupt};
       Fault op;
-      op.call = static_cast<IoCall>(r.pick(7));
+      op.call = static_cast<IoCall>(r.pick(8));
       op.nth = static_cast<std::uint32_t>(1 + r.pick(4));
       op.error = r.pick(2) == 1 ? DiskError::kEnospc : DiskError::kEio;
       return op;

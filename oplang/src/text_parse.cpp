@@ -670,15 +670,15 @@ class LineParser {
   Op fault() {
     Fault o;
     const std::string call =
-        value("a call: open, append, sync, sync_dir, rename, remove, truncate");
+        value("a call: open, append, sync, sync_dir, rename, remove, truncate, extend");
     bool known = false;
     for (IoCall c : {IoCall::kOpen, IoCall::kAppend, IoCall::kSync, IoCall::kSyncDir,
-                     IoCall::kRename, IoCall::kRemove, IoCall::kTruncate}) {
+                     IoCall::kRename, IoCall::kRemove, IoCall::kTruncate, IoCall::kExtend}) {
       if (call == name_of(c)) o.call = c, known = true;
     }
     if (!known) {
       --pos_;
-      fail("a call: open, append, sync, sync_dir, rename, remove, truncate");
+      fail("a call: open, append, sync, sync_dir, rename, remove, truncate, extend");
     }
     while (auto key = option_key("nth= or error=")) {
       if (*key == "nth") {

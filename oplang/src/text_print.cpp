@@ -403,6 +403,8 @@ const char* name_of(IoCall call) {
       return "remove";
     case IoCall::kTruncate:
       return "truncate";
+    case IoCall::kExtend:
+      return "extend";
   }
   return "?";
 }

@@ -258,6 +258,13 @@ std::vector<std::uint64_t> points_per_op(const oplang::Script& script, bool alwa
   return out;
 }
 
+std::uint64_t count_store_points(const oplang::Script& script, bool always) {
+  harness::BrokerRunner runner(setup_for(always));
+  const std::uint64_t base = runner.disk()->store_points();
+  for (const oplang::Op& op : script) runner.step(op);
+  return runner.disk()->store_points() - base;
+}
+
 std::uint64_t count_points(const oplang::Script& script, bool always) {
   const std::vector<std::uint64_t> ends = points_per_op(script, always);
   return ends.empty() ? 0 : ends.back();

@@ -44,6 +44,8 @@ Verdict run_case(const CrashCase& c);
 
 /// How many crash points the script passes on a broker that does not crash.
 std::uint64_t count_points(const oplang::Script& script, bool always);
+/// How many of those points are stores through a mapping (which cannot fail).
+std::uint64_t count_store_points(const oplang::Script& script, bool always);
 /// For each op, the number of crash points passed by the end of it.
 std::vector<std::uint64_t> points_per_op(const oplang::Script& script, bool always);
 

@@ -89,10 +89,10 @@ TEST(FiberTimedPull, R33TheExpiryTimerOutlivesAFailedStore) {
         b.subscribe_pull("t", "p", options);
         b.publish("t", "m");
         if (b.poll("t", "p", "w", 1, b.clock().now()).size() != 1) failure += "no hand-out; ";
-        disk->fail_next(broker::sim::SimFileSystem::Call::kAppend, 1, std::errc::io_error);
+        disk->fail_next(broker::sim::SimFileSystem::Call::kSync, 1, std::errc::io_error);
         try {
           b.publish("t", "m2");
-          failure += "the failed append did not throw; ";
+          failure += "the failed sync did not throw; ";
         } catch (const broker::IoError&) {
         }
         fiber::sleep_for(std::chrono::milliseconds(50));  // the deadline passes; the timer runs

@@ -21,11 +21,41 @@ namespace {
 using Mutex = sync::OsMutex;
 using MutexLock = sync::OsMutexLock;
 
-// One file. Content is only appended to or cut, so "what is durable" is a prefix length.
+// What a power cut writes back of a mapped file at once (the storage format's page).
+constexpr std::uint64_t kPageBytes = 4096;
+
+// One file. Appends, extensions and cuts change only its end, so "what is durable" is a
+// prefix length; stores through a mapping are kept apart until a sync, since a power cut
+// may keep any of the pages they dirtied, each as it was after some of them.
 struct Inode {
   std::string content;
   std::uint64_t synced = 0;  // <= content.size()
+  // A store through a mapping since the last sync, with the bytes it replaced.
+  struct Store {
+    std::uint64_t position;
+    std::string before;
+  };
+  std::vector<Store> stores;
+  bool mapped = false;  // written through a mapping: pages go back whole, never torn
 };
+
+// Cuts a file to size bytes: its durable prefix and its stores' undo records with it.
+void cut_to(Inode& inode, std::uint64_t size) {
+  inode.content.resize(size);
+  inode.synced = std::min(inode.synced, size);
+  std::erase_if(inode.stores, [&](const Inode::Store& st) { return st.position >= size; });
+  for (Inode::Store& st : inode.stores) {
+    st.before.resize(std::min<std::uint64_t>(st.before.size(), size - st.position));
+  }
+}
+
+// The piece [from, to) of a store at `position` that lies in [lo, hi), as positions.
+std::pair<std::uint64_t, std::uint64_t> clip(std::uint64_t position, std::size_t length,
+                                             std::uint64_t lo, std::uint64_t hi) {
+  const std::uint64_t from = std::max(position, lo);
+  const std::uint64_t to = std::min<std::uint64_t>(position + length, hi);
+  return {from, std::max(from, to)};
+}
 
 // Path -> file. Two entries may share an inode (a rename not yet made durable).
 using Entries = std::map<std::string, std::shared_ptr<Inode>>;
@@ -87,6 +117,10 @@ struct SimFileSystem::State {
       crashed = true;
       return Step::kDie;
     }
+    if (call == Call::kStore) {
+      ++stores;
+      return Step::kRun;  // a store into memory cannot fail
+    }
     bool fires = false;
     if (const auto it = failures.find(point); it != failures.end()) {
       error = std::move(it->second);
@@ -140,8 +174,50 @@ struct SimFileSystem::State {
     inode->content.append(bytes);
   }
 
+  // Undoes the stores to [lo, hi) from the newest back to number `keep` (0: all of them).
+  static void undo(Inode& inode, const std::vector<std::size_t>& stores, std::size_t keep,
+                   std::uint64_t lo, std::uint64_t hi) {
+    for (std::size_t k = stores.size(); k-- > keep;) {
+      const Inode::Store& st = inode.stores[stores[k]];
+      const auto [from, to] = clip(st.position, st.before.size(), lo,
+                                   std::min<std::uint64_t>(hi, inode.content.size()));
+      for (std::uint64_t at = from; at < to; ++at) inode.content[at] = st.before[at - st.position];
+    }
+  }
+
+  // A power cut of the pages stores dirtied: each is written back as it was after some
+  // number of the stores that touched it (none, all, or any count between), page by page.
+  static void write_back(Inode& inode, std::mt19937_64& rng) {
+    std::map<std::uint64_t, std::vector<std::size_t>> pages;  // page -> its stores, in order
+    for (std::size_t i = 0; i < inode.stores.size(); ++i) {
+      const Inode::Store& st = inode.stores[i];
+      const std::uint64_t end = st.position + st.before.size();
+      for (std::uint64_t page = st.position / kPageBytes; page * kPageBytes < end; ++page) {
+        pages[page].push_back(i);
+      }
+    }
+    for (const auto& [page, stores] : pages) {
+      // A quarter each "none" and "all", as for torn tails: the cases whole records live or
+      // die in.
+      std::size_t keep = 0;
+      switch (rng() % 4) {
+        case 0:
+          keep = 0;
+          break;
+        case 1:
+          keep = stores.size();
+          break;
+        default:
+          keep = rng() % (stores.size() + 1);
+      }
+      undo(inode, stores, keep, page * kPageBytes, (page + 1) * kPageBytes);
+    }
+    inode.stores.clear();
+  }
+
   // A power cut of one file: the durable prefix plus what options let survive of the rest.
   static void tear(Inode& inode, std::mt19937_64& rng, const CrashOptions& options) {
+    write_back(inode, rng);
     const std::uint64_t unsynced = inode.content.size() - inode.synced;
     std::uint64_t keep = 0;
     if (options.torn_tail && unsynced > 0) {
@@ -159,11 +235,27 @@ struct SimFileSystem::State {
       }
     }
     inode.content.resize(inode.synced + keep);
-    if (options.garbage_tail && keep > 0 && rng() % 3 == 0) {
+    if (options.garbage_tail && !inode.mapped && keep > 0 && rng() % 3 == 0) {
       auto& last = reinterpret_cast<unsigned char&>(inode.content.back());
       last = static_cast<unsigned char>(last ^ (1 + rng() % 255));  // never xor with 0
     }
     inode.synced = inode.content.size();
+  }
+
+  // A successful sync: every byte and store of the file is durable.
+  static void make_durable(Inode& inode) {
+    inode.synced = inode.content.size();
+    inode.stores.clear();
+  }
+
+  // A failed sync without failed_sync_keeps: the dirty pages are marked clean and their
+  // bytes are lost, to reads too.
+  static void drop_unsynced(Inode& inode) {
+    std::vector<std::size_t> all(inode.stores.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    undo(inode, all, 0, 0, inode.content.size());
+    inode.stores.clear();
+    inode.content.resize(inode.synced);
   }
 
   mutable Mutex mu;
@@ -171,6 +263,7 @@ struct SimFileSystem::State {
   Entries current GUARDED_BY(mu);  // what list and reads see
   Entries durable GUARDED_BY(mu);  // what a crash() reboots into
   std::uint64_t next_point GUARDED_BY(mu) = 0;
+  std::uint64_t stores GUARDED_BY(mu) = 0;  // store points among them
   std::optional<std::uint64_t> crash_point GUARDED_BY(mu);
   bool crashed GUARDED_BY(mu) = false;
   std::map<std::uint64_t, std::string> failures GUARDED_BY(mu);  // point -> error text
@@ -309,13 +402,12 @@ void SimFileSystem::sync(const std::string& path) {
     if (step == State::Step::kFail) {
       // fsyncgate: the dirty pages are marked clean, their bytes lost to the disk.
       Inode* failed = s.file(p);
-      if (failed != nullptr && !s.failed_sync_keeps) failed->content.resize(failed->synced);
+      if (failed != nullptr && !s.failed_sync_keeps) State::drop_unsynced(*failed);
       fail("sync", p, error);
     }
     if (step != State::Step::kRun) return;
     if (s.dirs.count(p)) return;  // a directory is durable already, as fdatasync of one is
-    Inode& inode = s.existing_file("sync", p);
-    inode.synced = inode.content.size();
+    State::make_durable(s.existing_file("sync", p));
     latency = s.sync_latency;
   }
   // After the lock: other threads' appends meanwhile are not covered by this sync.
@@ -391,8 +483,102 @@ void SimFileSystem::truncate(const std::string& path, std::uint64_t size) {
   if (step != State::Step::kRun) return;
   Inode& inode = s.existing_file("truncate", p);
   if (size > inode.content.size()) fail("truncate", p, std::errc::invalid_argument);
-  inode.content.resize(size);
-  inode.synced = std::min(inode.synced, size);
+  cut_to(inode, size);
+}
+
+// A file written through a "mapping": the inode itself, which stays the file's after a
+// rename or remove, as a real mapping does. Every call takes the disk's one mutex.
+class SimFileSystem::Mapped final : public MappedFile {
+ public:
+  Mapped(std::shared_ptr<State> state, std::string path, std::shared_ptr<Inode> inode)
+      : state_(std::move(state)), path_(std::move(path)), inode_(std::move(inode)) {}
+
+  [[nodiscard]] std::uint64_t size() const override {
+    MutexLock lock(state_->mu);
+    return inode_->content.size();
+  }
+
+  void extend(std::uint64_t size) override {
+    State& s = *state_;
+    MutexLock lock(s.mu);
+    std::string error;
+    switch (s.enter(Call::kExtend, error)) {
+      case State::Step::kDead:
+        return;
+      case State::Step::kFail:
+        fail("extend", path_, error);
+      case State::Step::kDie:
+      case State::Step::kRun:
+        if (size > inode_->content.size()) inode_->content.resize(size, '\0');
+    }
+  }
+
+  void store(std::uint64_t position, std::string_view bytes) override {
+    State& s = *state_;
+    MutexLock lock(s.mu);
+    std::string error;
+    if (s.enter(Call::kStore, error) == State::Step::kDead) return;
+    std::string& content = inode_->content;
+    if (position + bytes.size() > content.size()) {
+      throw std::logic_error("store past the end of " + path_ + " (extend it first)");
+    }
+    inode_->stores.push_back({position, content.substr(position, bytes.size())});
+    content.replace(position, bytes.size(), bytes);
+  }
+
+  void sync() override {
+    State& s = *state_;
+    std::chrono::microseconds latency{0};
+    {
+      MutexLock lock(s.mu);
+      std::string error;
+      const State::Step step = s.enter(Call::kSync, error);
+      if (step == State::Step::kFail) {
+        if (!s.failed_sync_keeps) State::drop_unsynced(*inode_);
+        fail("sync", path_, error);
+      }
+      if (step != State::Step::kRun) return;
+      State::make_durable(*inode_);
+      latency = s.sync_latency;
+    }
+    if (latency.count() > 0) std::this_thread::sleep_for(latency);
+  }
+
+  void truncate(std::uint64_t size) override {
+    State& s = *state_;
+    MutexLock lock(s.mu);
+    std::string error;
+    const State::Step step = s.enter(Call::kTruncate, error);
+    if (step == State::Step::kFail) fail("truncate", path_, error);
+    if (step != State::Step::kRun) return;
+    if (size > inode_->content.size()) fail("truncate", path_, std::errc::invalid_argument);
+    cut_to(*inode_, size);
+  }
+
+ private:
+  const std::shared_ptr<State> state_;
+  const std::string path_;
+  const std::shared_ptr<Inode> inode_;
+};
+
+std::unique_ptr<MappedFile> SimFileSystem::map(const std::string& path) {
+  State& s = *state_;
+  const std::string p = normalize(path);
+  MutexLock lock(s.mu);
+  std::shared_ptr<Inode> inode;
+  if (const auto it = s.current.find(p); it != s.current.end()) {
+    inode = it->second;
+  } else {
+    std::string error;
+    const State::Step step = s.enter(Call::kOpen, error);
+    if (step == State::Step::kFail) fail("map", p, error);
+    s.check_creatable("map", p);
+    inode = std::make_shared<Inode>();
+    // A dead process's file is never made; it gets an inode no name leads to.
+    if (step == State::Step::kRun) s.current.emplace(p, inode);
+  }
+  inode->mapped = true;
+  return std::make_unique<Mapped>(state_, p, std::move(inode));
 }
 
 std::unique_ptr<FileLock> SimFileSystem::try_lock(const std::string& path) {
@@ -410,6 +596,11 @@ std::unique_ptr<FileLock> SimFileSystem::try_lock(const std::string& path) {
 std::uint64_t SimFileSystem::points() const {
   MutexLock lock(state_->mu);
   return state_->next_point;
+}
+
+std::uint64_t SimFileSystem::store_points() const {
+  MutexLock lock(state_->mu);
+  return state_->stores;
 }
 
 void SimFileSystem::crash_at(std::uint64_t point) {
@@ -476,6 +667,7 @@ void SimFileSystem::fail_at(std::uint64_t point, std::string error) {
 
 void SimFileSystem::fail_next(Call call, std::uint64_t nth, std::errc error) {
   if (nth == 0) throw std::invalid_argument("fail_next: nth counts from 1 (the next call)");
+  if (call == Call::kStore) throw std::invalid_argument("fail_next: a store cannot fail");
   MutexLock lock(state_->mu);
   state_->armed.push_back({call, nth, error});
 }
@@ -513,8 +705,7 @@ void SimFileSystem::cut(const std::string& path, std::uint64_t size) {
   MutexLock lock(s.mu);
   Inode& inode = s.existing_file("cut", p);
   if (size > inode.content.size()) fail("cut", p, std::errc::invalid_argument);
-  inode.content.resize(size);
-  inode.synced = std::min(inode.synced, size);
+  cut_to(inode, size);
 }
 
 void SimFileSystem::lose(const std::string& path) {

@@ -67,6 +67,37 @@ TEST_F(PosixFileSystemTest, AppendedBytesReadBackInOrder) {
   EXPECT_EQ(fs_->read(f, 50, 5), "");
 }
 
+// A mapped file: extended by zeros, a store is read at once through read(), the mapping
+// follows the file across extensions far past the first (it moves), and a reopen maps
+// what is there.
+TEST_F(PosixFileSystemTest, AMappedFileReadsItsStoresAtOnceAndGrows) {
+  const std::string f = dir_ / "seg";
+  {
+    auto file = fs_->map(f);
+    EXPECT_EQ(file->size(), 0u);
+    file->extend(100);
+    EXPECT_EQ(fs_->read(f, 0, 200), std::string(100, '\0'));
+    file->store(10, "abc");
+    EXPECT_EQ(fs_->read(f, 9, 5), std::string("\0abc\0", 5));
+    file->extend(50);  // never shrinks
+    EXPECT_EQ(file->size(), 100u);
+    for (std::uint64_t size = 1u << 12; size <= (1u << 22); size <<= 1) {
+      file->extend(size);
+      file->store(size - 3, "end");
+    }
+    file->sync();
+    EXPECT_EQ(fs_->read(f, 10, 3), "abc");
+    EXPECT_EQ(fs_->read(f, (1u << 22) - 3, 3), "end");
+    file->truncate(13);
+    EXPECT_EQ(fs_->size(f), 13u);
+  }
+  auto again = fs_->map(f);
+  EXPECT_EQ(again->size(), 13u);
+  again->extend(20);
+  again->store(13, "xyz");
+  EXPECT_EQ(fs_->read(f, 10, 10), std::string("abcxyz\0\0\0\0", 10));
+}
+
 TEST_F(PosixFileSystemTest, ListGivesSortedNamesWithoutDots) {
   fs_->create_directories(dir_ / "d/sub/deeper");
   fs_->append(dir_ / "d/b", "x");

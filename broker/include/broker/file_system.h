@@ -18,6 +18,29 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+/// One file written through a shared memory mapping (segment files, SPEC R18): a store is in
+/// the page cache the moment it is made, with no system call, so a killed process loses none
+/// of it. A power cut keeps what sync made durable, plus any subset of the other pages the
+/// stores dirtied, each as it was after some of them (a page is written back whole or not at
+/// all, at any time). Bytes the file was extended by and nobody stored read as zeros.
+/// One writer; sync may run on another thread at the same time.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  /// The file's size in bytes.
+  [[nodiscard]] virtual std::uint64_t size() const = 0;
+  /// Extends the file with zeros to at least `size` bytes, its blocks reserved so that no
+  /// later store can meet a full disk (never shrinks). Throws IoError (ENOSPC: unchanged).
+  virtual void extend(std::uint64_t size) = 0;
+  /// Copies bytes to `position` (position + bytes.size() <= size()). Throws IoError only
+  /// where the implementation refuses writes after a failure (StickyFileSystem).
+  virtual void store(std::uint64_t position, std::string_view bytes) = 0;
+  /// Makes every stored byte and the size durable (fdatasync). Throws IoError.
+  virtual void sync() = 0;
+  /// Cuts the file to size bytes (size <= size()). Throws IoError.
+  virtual void truncate(std::uint64_t size) = 0;
+};
+
 /// Paths are plain strings joined with '/'. Every call may throw IoError (naming the path
 /// and the system error). Appended bytes and new, renamed or removed directory entries are
 /// durable only after sync (the file) and sync_dir (its directory); reads see them at once.
@@ -47,6 +70,9 @@ class FileSystem {
   virtual void remove(const std::string& path) = 0;
   /// Cuts a file to size bytes (size <= its size).
   virtual void truncate(const std::string& path, std::uint64_t size) = 0;
+  /// Opens path for writing through a mapping (MappedFile), creating it if missing; its
+  /// bytes stay readable through read(). Throws IoError.
+  virtual std::unique_ptr<MappedFile> map(const std::string& path) = 0;
   /// An exclusive lock on path (the file is created if missing), held by the returned
   /// object; null if another holder (in this or another process) has it.
   virtual std::unique_ptr<FileLock> try_lock(const std::string& path) = 0;

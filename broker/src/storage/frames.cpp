@@ -1,5 +1,7 @@
 #include "frames.h"
 
+#include <algorithm>
+
 #include "broker/errors.h"
 #include "broker/file_system.h"
 #include "codec.h"
@@ -32,14 +34,46 @@ Header parse_header(std::string_view bytes, std::string_view magic) {
 }
 
 std::string frame(std::string_view body) {
-  Encoder e;
+  std::string out;
+  frame_into(out, body);
+  return out;
+}
+
+void frame_into(std::string& out, std::string_view body) {
   Encoder len;
   len.u32(static_cast<std::uint32_t>(body.size()));
+  Encoder e;
   e.raw(len.bytes());
   e.u32(crc32c(len.bytes()));
   e.u32(crc32c(body));
-  e.raw(body);
-  return e.take();
+  out.assign(e.bytes());
+  out.append(body);
+}
+
+Stopped classify_stop(std::string_view bytes, std::uint64_t position) {
+  if (bytes.find_first_not_of('\0') == std::string_view::npos) return Stopped::kZeros;
+  // The record's extent: its stated length if that passed its checksum, else its header.
+  std::uint64_t extent = std::min<std::uint64_t>(kFrameHeader, bytes.size());
+  if (bytes.size() >= kFrameHeader) {
+    Decoder d(bytes.substr(0, kFrameHeader));
+    const std::uint32_t len = d.u32();
+    if (d.u32() == crc32c(bytes.substr(0, 4)) && len <= kMaxBody) {
+      extent = std::min<std::uint64_t>(kFrameHeader + len, bytes.size());
+    }
+  }
+  // Each page the record touches: do its trailing zeros begin inside the record? A page a
+  // power cut kept from before the record was stored holds zeros from where the record's
+  // bytes should begin to the page's end.
+  for (std::uint64_t page = position / kPageBytes * kPageBytes; page < position + extent;
+       page += kPageBytes) {
+    // The file's end ends its last page (a page, whole or not, is written back at once).
+    const std::uint64_t page_end = std::min(page + kPageBytes, position + bytes.size());
+    const std::string_view tail = bytes.substr(0, page_end - position);
+    const std::size_t last = tail.find_last_not_of('\0');
+    const std::uint64_t zeros_from = last == std::string_view::npos ? 0 : last + 1;
+    if (zeros_from < tail.size() && zeros_from < extent) return Stopped::kUnwritten;
+  }
+  return Stopped::kDamaged;
 }
 
 Scan scan_frames(std::string_view bytes, std::uint64_t start, bool ends_file) {

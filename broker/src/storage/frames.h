@@ -39,6 +39,21 @@ Header parse_header(std::string_view bytes, std::string_view magic);
 
 /// One record as written: its frame header and body.
 std::string frame(std::string_view body);
+/// frame(body) into out (replacing what it held), reusing its memory.
+void frame_into(std::string& out, std::string_view body);
+
+/// The unit a power cut writes a mapped file back in: whole or not at all. Pages of 16 or
+/// 64 KiB are whole multiples of it, so a rule over 4 KiB pieces holds for them too.
+inline constexpr std::uint64_t kPageBytes = 4096;
+/// What the bytes where a segment's records stop are, for the newest segment (SPEC R18):
+/// kZeros if bytes holds only zeros (space extended for records not written yet: the
+/// end, not damage); kUnwritten if the record at the start of bytes touches a page whose
+/// last bytes are zeros reaching into the record (a power cut kept that page as it was
+/// before the record was stored, or never wrote it back); kDamaged otherwise. bytes runs
+/// from the record's first byte to the end of the file, `position` is that byte's place
+/// in the file.
+enum class Stopped { kZeros, kUnwritten, kDamaged };
+Stopped classify_stop(std::string_view bytes, std::uint64_t position);
 
 /// What scan_frames found.
 struct Scan {

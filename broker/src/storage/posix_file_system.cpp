@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +79,86 @@ class PosixFileLock final : public FileLock {
 
  private:
   Fd fd_;
+};
+
+// A shared mapping of one file (MappedFile). The mapping reserves address space beyond
+// the file's end, so extending the file rarely moves it; stores below size() never touch
+// an unreserved block: extend allocates the blocks (fallocate), so a full disk is an
+// IoError there rather than a SIGBUS at a store.
+class PosixMappedFile final : public MappedFile {
+ public:
+  PosixMappedFile(std::string path, Fd fd, std::uint64_t size)
+      : path_(std::move(path)), fd_(std::move(fd)), size_(size) {
+    if (size_ > 0) remap(size_);
+  }
+  ~PosixMappedFile() override {
+    if (base_ != nullptr) ::munmap(base_, mapped_);
+  }
+  PosixMappedFile(const PosixMappedFile&) = delete;
+  PosixMappedFile& operator=(const PosixMappedFile&) = delete;
+
+  [[nodiscard]] std::uint64_t size() const override { return size_; }
+
+  void extend(std::uint64_t size) override {
+    if (size <= size_) return;
+    int rc;
+    do {
+      rc = ::fallocate(fd_.get(), 0, static_cast<off_t>(size_), static_cast<off_t>(size - size_));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
+      // A file system without fallocate (FUSE without the call): a sparse extension,
+      // where a full disk could only show at write-back, which sync then reports.
+      do {
+        rc = ::ftruncate(fd_.get(), static_cast<off_t>(size));
+      } while (rc != 0 && errno == EINTR);
+    }
+    if (rc != 0) fail("extend", path_, errno);
+    if (size > mapped_) remap(size);
+    size_ = size;
+  }
+
+  void store(std::uint64_t position, std::string_view bytes) override {
+    std::memcpy(base_ + position, bytes.data(), bytes.size());
+  }
+
+  void sync() override {
+    int rc;
+    do {
+      rc = ::fdatasync(fd_.get());
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) fail("sync", path_, errno);
+  }
+
+  void truncate(std::uint64_t size) override {
+    if (size > size_) fail("truncate", path_, EINVAL);
+    int rc;
+    do {
+      rc = ::ftruncate(fd_.get(), static_cast<off_t>(size));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) fail("truncate", path_, errno);
+    size_ = size;
+  }
+
+ private:
+  // Maps at least `size` bytes: twice what was mapped, so appends move the mapping
+  // a logarithmic number of times.
+  void remap(std::uint64_t size) {
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    std::uint64_t want = std::max<std::uint64_t>(size, 2 * mapped_);
+    want = (want + page - 1) / page * page;
+    void* at = base_ == nullptr
+                   ? ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0)
+                   : ::mremap(base_, mapped_, want, MREMAP_MAYMOVE);
+    if (at == MAP_FAILED) fail("map", path_, errno);
+    base_ = static_cast<char*>(at);
+    mapped_ = want;
+  }
+
+  const std::string path_;
+  const Fd fd_;
+  std::uint64_t size_;
+  char* base_ = nullptr;
+  std::uint64_t mapped_ = 0;
 };
 
 /// The POSIX file system. Safe for concurrent use; its mutex guards only the descriptor
@@ -210,6 +292,14 @@ class PosixFileSystem final : public FileSystem {
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) fail("truncate", path, errno);
     files_.erase(path);
+  }
+
+  std::unique_ptr<MappedFile> map(const std::string& path) override {
+    Fd fd = open_or_throw("map", path, O_RDWR | O_CREAT, 0644);
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) fail("map", path, errno);
+    return std::make_unique<PosixMappedFile>(path, std::move(fd),
+                                             static_cast<std::uint64_t>(st.st_size));
   }
 
   std::unique_ptr<FileLock> try_lock(const std::string& path) override {

@@ -29,6 +29,8 @@ constexpr Offset kMaxBase = Offset{1} << 62;
 constexpr std::size_t kLoadChunk = std::size_t{256} << 10;
 /// Segment files are read back by this many threads at most.
 constexpr std::size_t kRecoveryThreads = 2;
+/// The active segment's file grows by at most this much at a time (zeros, reserved on disk).
+constexpr std::uint64_t kExtendBytes = std::uint64_t{1} << 20;
 /// read() fetches this much from an index entry on: several records a consumer reads next.
 constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 
@@ -212,7 +214,19 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
     out.end = base + scan.sizes.size();
     out.segments.push_back({base, path, std::move(scan.index)});
     if (scan.valid_end == scan.size) continue;
-    const bool torn = !scan.stopped_early && scan.stop == Scan::Stop::kTorn && last;
+    bool torn = !scan.stopped_early && scan.stop == Scan::Stop::kTorn && last;
+    if (last && !scan.stopped_early && scan.stop == Scan::Stop::kCorrupt) {
+      // The newest segment is written through a mapping: after its last record come zeros
+      // the file was extended by, and a power cut may have kept any of its unsynced pages
+      // and lost others (R18).
+      const std::string rest = fs.read(path, scan.valid_end, scan.size - scan.valid_end);
+      const Stopped stopped = classify_stop(rest, scan.valid_end);
+      if (stopped == Stopped::kZeros) {
+        plan.cuts.push_back({path, scan.valid_end, false});  // space, not records: unreported
+        continue;
+      }
+      torn = stopped == Stopped::kUnwritten;
+    }
     if (!torn && !repair) {
       throw_corrupt(path, scan.valid_end,
                     scan.why.empty() ? "torn record before the newest segment" : scan.why);
@@ -240,8 +254,7 @@ SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uin
     // Its name too: the roll that made it may have died (or failed, R33) before its
     // directory sync, and what is offered from now on must survive a power cut (R19).
     fs_->sync_dir(dir_);
-    sync::MutexLock lock(path_mu_);
-    active_path_ = newest;
+    open_active(newest);
   } else if (end > 0) {
     // Recovery dropped every segment (a torn header, repair): an empty segment named by
     // the end keeps offsets absolute across the next restart too (R18).
@@ -251,40 +264,52 @@ SegmentLog::SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uin
 
 SegmentLog::~SegmentLog() {
   try {
+    // The zeros the file was extended by go, so only a crash leaves them to recovery.
+    if (writing_ && !discarded()) writing_->truncate(active_size_);
     syncer_.flush();
   } catch (const Error&) {
   }
 }
 
+void SegmentLog::open_active(const std::string& path) {
+  std::shared_ptr<MappedFile> file = fs_->map(path);
+  writing_ = file;
+  sync::MutexLock lock(path_mu_);
+  active_ = std::move(file);
+}
+
 void SegmentLog::start_segment(Offset base) {
-  if (!segments_.empty()) fs_->sync(segments_.back().path);
+  if (writing_) {
+    // Cut to its records and synced before the next one exists: a power cut can then
+    // damage only the newest segment's end.
+    writing_->truncate(active_size_);
+    writing_->sync();
+  }
   const std::string path = segment_path(dir_, base);
   fs_->append(path, file_header(kSegmentMagic, base));
   fs_->sync(path);
   fs_->sync_dir(dir_);
   segments_.push_back({base, path, {}});
   active_size_ = kHeaderSize;
-  sync::MutexLock lock(path_mu_);
-  active_path_ = path;
+  open_active(path);
 }
 
 void SegmentLog::append(const Message& m) {
-  const std::string record = frame(m.record());  // the record is the body: no re-encoding
+  frame_into(framed_, m.record());  // the record is the body: no re-encoding
   if (segments_.empty() ||
-      (active_size_ + record.size() > segment_bytes_ && active_size_ > kHeaderSize)) {
+      (active_size_ + framed_.size() > segment_bytes_ && active_size_ > kHeaderSize)) {
     start_segment(m.offset());
   }
-  const std::string& path = segments_.back().path;
-  try {
-    fs_->append(path, record);
-  } catch (const Error&) {
-    try {
-      fs_->truncate(path, active_size_);  // a half-written record would corrupt the middle
-    } catch (const Error&) {
-    }
-    throw;
+  const std::uint64_t end = active_size_ + framed_.size();
+  if (end > writing_->size()) {
+    // A step at a time, up to the segment's size (further only for a record longer than
+    // a segment): a system call per step, not per record. Steps double up to kExtendBytes,
+    // so the zeros reserved never outweigh the records by much.
+    const std::uint64_t step = std::clamp<std::uint64_t>(active_size_, kPageBytes, kExtendBytes);
+    writing_->extend(std::max(end, std::min(segment_bytes_, writing_->size() + step)));
   }
-  active_size_ += record.size();
+  writing_->store(active_size_, framed_);
+  active_size_ = end;
   next_ = m.offset() + 1;
 }
 
@@ -350,16 +375,21 @@ void SegmentLog::drop_below(Offset oldest) {
 
 void SegmentLog::discard() {
   sync::MutexLock lock(path_mu_);
-  active_path_.clear();
+  active_.reset();
+}
+
+bool SegmentLog::discarded() {
+  sync::MutexLock lock(path_mu_);
+  return active_ == nullptr;
 }
 
 void SegmentLog::sync_active() {
-  std::string path;
+  std::shared_ptr<MappedFile> file;
   {
     sync::MutexLock lock(path_mu_);
-    path = active_path_;
+    file = active_;
   }
-  if (!path.empty()) fs_->sync(path);
+  if (file) file->sync();
 }
 
 }  // namespace broker::storage

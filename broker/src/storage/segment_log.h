@@ -45,8 +45,8 @@ class SegmentLog {
   static constexpr std::uint64_t kIndexBytes = 4096;
 
   /// Reads every segment of dir, checking each record's checksums and offset. Cuts it
-  /// would make (torn tail; in repair mode a corrupt record and everything after) go to
-  /// plan, not to disk. Throws CorruptLog (a damaged record before the tail, offsets out of
+  /// would make (torn tail; in repair mode a corrupt record and everything after; the
+  /// newest segment's zeros after its last record, unreported) go to plan, not to disk. Throws CorruptLog (a damaged record before the tail, offsets out of
   /// sequence), UnsupportedFormat, IoError.
   static Loaded load(FileSystem& fs, const std::string& dir, bool repair, RecoveryPlan& plan);
 
@@ -56,14 +56,17 @@ class SegmentLog {
   /// Throws IoError.
   SegmentLog(std::shared_ptr<FileSystem> fs, std::string dir, std::uint64_t segment_bytes,
              std::deque<Segment> segments, Offset end);
-  /// A clean close: syncs what was written (errors are dropped: the policy's promise holds).
+  /// A clean close: cuts the active segment to its records and syncs it (errors are
+  /// dropped: the policy's promise holds).
   ~SegmentLog();
   SegmentLog(const SegmentLog&) = delete;
   SegmentLog& operator=(const SegmentLog&) = delete;
 
-  /// Writes m's record, rolling to a new segment first when the active one is full (the
-  /// old one is synced and the new one's entry made durable: only the newest segment can
-  /// have a torn tail). Throws IoError; then the file is cut back (nothing appended).
+  /// Stores m's record into the active segment's mapping (no system call, except to extend
+  /// the file by a step now and then), rolling to a new segment first when the active one
+  /// is full (the old one is cut to its records and synced, and the new one's entry made
+  /// durable: only the newest segment can end in pages a power cut lost). Throws IoError
+  /// (a full disk when extending, a failed roll); then nothing was stored.
   void append(const Message& m);
   /// The record of offset, read back through the index (offset is one load found and
   /// retention kept). Throws IoError, or CorruptLog if the file changed since it was read.
@@ -78,7 +81,11 @@ class SegmentLog {
 
  private:
   void sync_active() EXCLUDES(path_mu_);
+  /// Whether discard() was called.
+  bool discarded() EXCLUDES(path_mu_);
   void start_segment(Offset base);
+  /// Maps the active segment (path, active_size_ bytes of records) for writing.
+  void open_active(const std::string& path);
   /// Makes the read cache hold bytes [position, position + length) of path, if the file
   /// has them.
   std::string_view cached(const std::string& path, std::uint64_t position, std::size_t length);
@@ -87,14 +94,16 @@ class SegmentLog {
   const std::string dir_;
   const std::uint64_t segment_bytes_;
   std::deque<Segment> segments_;  // ordered by base; the last is active
-  std::uint64_t active_size_ = 0;
+  std::uint64_t active_size_ = 0;  // bytes of records (the file may be longer: zeros)
+  std::shared_ptr<MappedFile> writing_;  // the active segment; the writer's (no lock)
+  std::string framed_;                   // the record being stored (its memory reused)
   Offset next_ = 0;
   // The last piece read(): consumers read recovered records in order, mostly from here.
   std::string cache_path_;
   std::uint64_t cache_start_ = 0;
   std::string cache_;
   sync::Mutex path_mu_;
-  std::string active_path_ GUARDED_BY(path_mu_);
+  std::shared_ptr<MappedFile> active_ GUARDED_BY(path_mu_);  // writing_, for the syncer
   Syncer syncer_;
 };
 

@@ -12,7 +12,8 @@
 namespace broker::storage {
 
 /// Wraps the file system a Store writes through. The first mutating call (append, sync,
-/// sync_dir, rename, remove, truncate, create_directories) that throws IoError makes it
+/// sync_dir, rename, remove, truncate, create_directories, and a mapped file's extend, sync
+/// and truncate) that throws IoError makes it
 /// failed: that call's error goes on to its caller, and from then on every mutating call
 /// throws IoError naming that first failure, without reaching the file system. A failed
 /// sync is never tried again: the kernel may have dropped the bytes it failed to write and
@@ -42,11 +43,14 @@ class StickyFileSystem final : public FileSystem {
   void rename(const std::string& from, const std::string& to) override;
   void remove(const std::string& path) override;
   void truncate(const std::string& path, std::uint64_t size) override;
+  /// The mapped file's stores are refused too once the file system has failed.
+  std::unique_ptr<MappedFile> map(const std::string& path) override;
   std::unique_ptr<FileLock> try_lock(const std::string& path) override {
     return fs_->try_lock(path);
   }
 
  private:
+  class Mapped;
   /// Runs one mutating call of the wrapped file system, or refuses it; records its failure.
   template <class Call>
   void guarded(Call&& call) EXCLUDES(mu_);

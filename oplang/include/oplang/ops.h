@@ -270,9 +270,10 @@ struct Crash {
   bool operator==(const Crash&) const = default;
 };
 
-/// The I/O calls a `fault` counts (SimFileSystem::Call): `open` is an append that creates
-/// its file.
-enum class IoCall { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate };
+/// The I/O calls a `fault` counts (SimFileSystem::Call): `open` is an append (or a map)
+/// that creates its file, `extend` grows a segment written through a mapping (and a full
+/// disk refuses it whole), `sync` is also a mapped segment's.
+enum class IoCall { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate, kExtend };
 /// What a faulted call fails with.
 enum class DiskError { kEio, kEnospc };
 

@@ -27,8 +27,11 @@ namespace broker::sim {
 /// sync_dir(dir) makes the current entries of dir (files created, renamed or removed in
 /// it) durable. Directories themselves are durable as soon as they are created.
 ///
-/// Crash points. Each call of append, sync, sync_dir, rename, remove or truncate is one
-/// crash point, numbered from 0 in call order (including calls that throw). Once the
+/// Mapped files (map) keep each store's replaced bytes until a sync, and a power cut
+/// keeps each dirtied page as it was after any number of its stores.
+///
+/// Crash points. Each call of append, sync, sync_dir, rename, remove or truncate (and a
+/// mapped file's extend, store, sync and truncate) is one crash point, numbered from 0 in call order (including calls that throw). Once the
 /// simulated process has died (crash_at), calls pass no more points until crash().
 ///
 /// Errors. Any crash point can be made to fail instead (fail_at by number, fail_next by
@@ -80,12 +83,20 @@ class SimFileSystem final : public FileSystem {
   void rename(const std::string& from, const std::string& to) override;
   void remove(const std::string& path) override;
   void truncate(const std::string& path, std::uint64_t size) override;
+  /// The file's inode, written by stores kept apart (MappedFile's model): a power cut
+  /// (crash) keeps, for each page of 4 KiB the stores since the file's last sync dirtied,
+  /// the page as it was after any number of them. Its extend, store, sync and truncate are
+  /// crash points; creating the file is a kOpen point. Survives a rename or remove.
+  std::unique_ptr<MappedFile> map(const std::string& path) override;
   /// A lock in an in-process table (a second try_lock of a held path gets null); creates
   /// the file if missing, like the POSIX one. The lock may outlive this object.
   std::unique_ptr<FileLock> try_lock(const std::string& path) override;
 
   /// The number of crash points passed so far (the number the next mutating call gets).
   [[nodiscard]] std::uint64_t points() const;
+
+  /// How many of them were stores through a mapping (crash points that never fail).
+  [[nodiscard]] std::uint64_t store_points() const;
 
   /// Arms a crash at `point` (replacing an armed one): when the call numbered `point`
   /// comes, the simulated process dies. An append there still adds its bytes, unsynced
@@ -126,7 +137,10 @@ class SimFileSystem final : public FileSystem {
 
   /// The kinds of call fail_next counts. kOpen is an append that creates its file (it is
   /// not also counted as an append).
-  enum class Call { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate };
+  /// kExtend, kStore, kSync and kTruncate count a mapped file's calls too; a store is a
+  /// crash point that never fails (fail_next of it is refused, fail_at of its number never
+  /// fires).
+  enum class Call { kOpen, kAppend, kSync, kSyncDir, kRename, kRemove, kTruncate, kExtend, kStore };
 
   /// Makes the nth next call of kind `call` (1: the next one) fail with `error` (EIO,
   /// ENOSPC, ...), as fail_at does for a numbered point. Several may be armed; each fires
@@ -170,6 +184,7 @@ class SimFileSystem final : public FileSystem {
  private:
   struct State;  // defined in the .cpp
   class HeldLock;
+  class Mapped;
 
   // Shared with the locks handed out, which may outlive this object.
   const std::shared_ptr<State> state_;
