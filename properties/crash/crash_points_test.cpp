@@ -67,6 +67,11 @@ oplang::Script gen_crash_script(std::size_t max_steps) {
     if (auto* s = std::get_if<oplang::SubscribePull>(&op); s != nullptr && from_beginning) {
       s->start = beginning;
     }
+    // A third of the publishes are long, half of those zeros, so a short script's segment
+    // spans pages and a power cut can keep a later page of it and lose an earlier one.
+    if (auto* p = std::get_if<oplang::Publish>(&op); p != nullptr && props::one_in(3)) {
+      p->payload.append(*props::uniform_in<std::size_t>(0, 6000), props::one_in(2) ? '\0' : 'p');
+    }
     hints.observe(op);
     script.push_back(std::move(op));
   }
