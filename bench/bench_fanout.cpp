@@ -240,11 +240,7 @@ void register_all() {
   for (const auto& [name, run] : against) {
     auto* b = benchmark::RegisterBenchmark(("fanout_paired/" + name).c_str(), run);
     if (name != "durable_none_zmq") b->Args({name == "good" ? 64 : 4});
-    b->ArgNames({"subs"})
-        ->Args({1})
-        ->Iterations(1)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+    b->ArgNames({"subs"})->Args({1})->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
   }
   for (const auto& c : drains) {
     benchmark::RegisterBenchmark(("backlog/" + c.name).c_str(), c.run)

@@ -13,10 +13,10 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>

@@ -703,9 +703,9 @@ oplang::Op gen_op<oplang::Crash>(const Hints&) {
 template <>
 oplang::Op gen_op<oplang::Fault>(const Hints&) {
   using oplang::IoCall;
-  static constexpr IoCall kCalls[] = {IoCall::kSync,   IoCall::kSync,     IoCall::kAppend,
-                                      IoCall::kAppend, IoCall::kOpen,     IoCall::kSyncDir,
-                                      IoCall::kRename, IoCall::kRemove,   IoCall::kTruncate,
+  static constexpr IoCall kCalls[] = {IoCall::kSync,   IoCall::kSync,   IoCall::kAppend,
+                                      IoCall::kAppend, IoCall::kOpen,   IoCall::kSyncDir,
+                                      IoCall::kRename, IoCall::kRemove, IoCall::kTruncate,
                                       IoCall::kExtend, IoCall::kExtend};
   oplang::Fault f;
   f.call = kCalls[*uniform_in<std::size_t>(0, std::size(kCalls))];

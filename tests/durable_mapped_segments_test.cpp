@@ -55,10 +55,9 @@ std::vector<std::string> log_of(Broker& b, const std::string& reader) {
 /// pages), half of their bytes zero, some all zero.
 rc::Gen<std::string> gen_payload() {
   return rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, 9000), [](std::size_t n) {
-    return rc::gen::oneOf(
-        rc::gen::just(std::string(n, '\0')),
-        rc::gen::container<std::string>(
-            n, rc::gen::oneOf(rc::gen::just('\0'), rc::gen::arbitrary<char>())));
+    return rc::gen::oneOf(rc::gen::just(std::string(n, '\0')),
+                          rc::gen::container<std::string>(
+                              n, rc::gen::oneOf(rc::gen::just('\0'), rc::gen::arbitrary<char>())));
   });
 }
 

@@ -413,9 +413,8 @@ struct BrokerRunner::Apply {
   oplang::Value operator()(const oplang::Fault& o) const {
     if (!r.disk_) throw std::logic_error("fault needs the simulated disk (a durable runner)");
     using Call = broker::sim::SimFileSystem::Call;
-    static constexpr Call kCalls[] = {Call::kOpen,   Call::kAppend, Call::kSync,
-                                      Call::kSyncDir, Call::kRename, Call::kRemove,
-                                      Call::kTruncate, Call::kExtend};
+    static constexpr Call kCalls[] = {Call::kOpen,   Call::kAppend, Call::kSync,     Call::kSyncDir,
+                                      Call::kRename, Call::kRemove, Call::kTruncate, Call::kExtend};
     r.disk_->fail_next(kCalls[static_cast<std::size_t>(o.call)], o.nth,
                        o.error == oplang::DiskError::kEnospc ? std::errc::no_space_on_device
                                                              : std::errc::io_error);

@@ -39,12 +39,18 @@ struct Call {
 rc::Gen<Call> gen_call() {
   return rc::gen::oneOf(
       rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 3 * kPage),
-                   [](std::uint64_t n) { return Call{Call::Kind::kExtend, n, {}}; }),
+                   [](std::uint64_t n) {
+                     return Call{Call::Kind::kExtend, n, {}};
+                   }),
       rc::gen::map(rc::gen::pair(rc::gen::inRange<std::uint64_t>(0, 1u << 16),
                                  rc::gen::container<std::string>(rc::gen::oneOf(
                                      rc::gen::just('\0'), rc::gen::arbitrary<char>()))),
-                   [](const auto& p) { return Call{Call::Kind::kStore, p.first, p.second}; }),
-      rc::gen::map(rc::gen::arbitrary<int>(), [](int) { return Call{Call::Kind::kSync, 0, {}}; }));
+                   [](const auto& p) {
+                     return Call{Call::Kind::kStore, p.first, p.second};
+                   }),
+      rc::gen::map(rc::gen::arbitrary<int>(), [](int) {
+        return Call{Call::Kind::kSync, 0, {}};
+      }));
 }
 
 // A process kill is no power cut: whatever was stored is there for the next reader.
@@ -105,7 +111,7 @@ RC_GTEST_PROP(SimMappedFile, APowerCutKeepsEachDirtyPageAsItWasAfterSomeOfItsSto
   fs.create_directories("/d");
   auto file = fs.map("/d/f");
   fs.sync_dir("/d");
-  std::string durable;              // the file as of the last sync
+  std::string durable;                                        // the file as of the last sync
   std::vector<std::pair<std::uint64_t, std::string>> stores;  // since then, in order
   for (const Call& c : calls) {
     switch (c.kind) {

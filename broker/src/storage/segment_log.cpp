@@ -220,12 +220,9 @@ SegmentLog::Loaded SegmentLog::load(FileSystem& fs, const std::string& dir, bool
       // the file was extended by, and a power cut may have kept any of its unsynced pages
       // and lost others (R18).
       const std::string rest = fs.read(path, scan.valid_end, scan.size - scan.valid_end);
-      const Stopped stopped = classify_stop(rest, scan.valid_end);
-      if (stopped == Stopped::kZeros) {
-        plan.cuts.push_back({path, scan.valid_end, false});  // space, not records: unreported
-        continue;
-      }
-      torn = stopped == Stopped::kUnwritten;
+      // Zeros to the end (space extended for records, or a record that lost its page) and
+      // pages the disk never got are the torn tail a crash leaves; the rest is damage.
+      torn = classify_stop(rest, scan.valid_end) != Stopped::kDamaged;
     }
     if (!torn && !repair) {
       throw_corrupt(path, scan.valid_end,
@@ -266,6 +263,9 @@ SegmentLog::~SegmentLog() {
   try {
     // The zeros the file was extended by go, so only a crash leaves them to recovery.
     if (writing_ && !discarded()) writing_->truncate(active_size_);
+  } catch (const Error&) {
+  }
+  try {
     syncer_.flush();
   } catch (const Error&) {
   }

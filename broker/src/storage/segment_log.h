@@ -45,9 +45,10 @@ class SegmentLog {
   static constexpr std::uint64_t kIndexBytes = 4096;
 
   /// Reads every segment of dir, checking each record's checksums and offset. Cuts it
-  /// would make (torn tail; in repair mode a corrupt record and everything after; the
-  /// newest segment's zeros after its last record, unreported) go to plan, not to disk. Throws CorruptLog (a damaged record before the tail, offsets out of
-  /// sequence), UnsupportedFormat, IoError.
+  /// would make (torn tail; in repair mode a corrupt record and everything after) go to
+  /// plan, not to disk. Throws
+  /// CorruptLog (a damaged record before the tail, offsets out of sequence), UnsupportedFormat,
+  /// IoError.
   static Loaded load(FileSystem& fs, const std::string& dir, bool repair, RecoveryPlan& plan);
 
   /// A log continuing at `end` in dir (which exists) after the cuts of load were applied;
@@ -93,8 +94,8 @@ class SegmentLog {
   const std::shared_ptr<FileSystem> fs_;
   const std::string dir_;
   const std::uint64_t segment_bytes_;
-  std::deque<Segment> segments_;  // ordered by base; the last is active
-  std::uint64_t active_size_ = 0;  // bytes of records (the file may be longer: zeros)
+  std::deque<Segment> segments_;         // ordered by base; the last is active
+  std::uint64_t active_size_ = 0;        // bytes of records (the file may be longer: zeros)
   std::shared_ptr<MappedFile> writing_;  // the active segment; the writer's (no lock)
   std::string framed_;                   // the record being stored (its memory reused)
   Offset next_ = 0;

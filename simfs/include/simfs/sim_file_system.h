@@ -31,8 +31,9 @@ namespace broker::sim {
 /// keeps each dirtied page as it was after any number of its stores.
 ///
 /// Crash points. Each call of append, sync, sync_dir, rename, remove or truncate (and a
-/// mapped file's extend, store, sync and truncate) is one crash point, numbered from 0 in call order (including calls that throw). Once the
-/// simulated process has died (crash_at), calls pass no more points until crash().
+/// mapped file's extend, store, sync and truncate) is one crash point, numbered from 0 in call
+/// order (including calls that throw). Once the simulated process has died (crash_at), calls pass
+/// no more points until crash().
 ///
 /// Errors. Any crash point can be made to fail instead (fail_at by number, fail_next by
 /// kind). A failed call throws IoError("<op> <path>: <error>") and changes nothing, except:
