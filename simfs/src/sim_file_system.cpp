@@ -572,10 +572,13 @@ std::unique_ptr<MappedFile> SimFileSystem::map(const std::string& path) {
     std::string error;
     const State::Step step = s.enter(Call::kOpen, error);
     if (step == State::Step::kFail) fail("map", p, error);
-    s.check_creatable("map", p);
     inode = std::make_shared<Inode>();
-    // A dead process's file is never made; it gets an inode no name leads to.
-    if (step == State::Step::kRun) s.current.emplace(p, inode);
+    // A dead process's file is never made (and nothing is checked: its calls return
+    // normally); it gets an inode no name leads to.
+    if (step == State::Step::kRun) {
+      s.check_creatable("map", p);
+      s.current.emplace(p, inode);
+    }
   }
   inode->mapped = true;
   return std::make_unique<Mapped>(state_, p, std::move(inode));

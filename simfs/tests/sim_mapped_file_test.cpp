@@ -66,6 +66,19 @@ TEST(SimMappedFile, AStoreIsReadAtOnceAndSurvivesAKill) {
   EXPECT_EQ(content(fs, "/d/f"), std::string("\0\0abc\0\0\0\0\0", 10));
 }
 
+// A dead process's map of a file nobody made (its directory was never made either) returns
+// normally, like every call of a dead process, and what it stores reaches nothing. The
+// recovery fuzzer found a crash at the first point throwing here.
+TEST(SimMappedFile, ADeadProcessMapsWhatItNeverMadeAndStoresNothing) {
+  SimFileSystem fs;
+  fs.die();
+  auto file = fs.map("/never/made");
+  file->extend(8);
+  file->store(0, "x");
+  file->sync();
+  EXPECT_FALSE(fs.exists("/never/made"));
+}
+
 // A store past the end is the caller's bug (a real one would be SIGBUS): refused loudly.
 TEST(SimMappedFile, AStorePastTheEndIsRefused) {
   SimFileSystem fs;
