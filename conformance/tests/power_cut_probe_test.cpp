@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "conformance/lazy_fs.h"
@@ -330,15 +331,36 @@ int xadds(redisContext* c, int n, std::string& refusal) {
   return acked;
 }
 
-// Connects, has 20 XADDs acknowledged, fails the disk with EIO and XADDs until one is
-// refused (at most 20): how many of those were acknowledged; -1 if the server did not answer
-// or refused one of the first 20 (its text in `refusal`).
+// Whether Redis has written its whole AOF buffer (INFO persistence: aof_buffer_length:0),
+// waiting up to 5 s: under everysec a write waits while a background fsync runs (up to 2 s),
+// and a kill -9 loses what waits, a disk fault or not.
+bool aof_buffer_written(redisContext* c) {
+  for (int i = 0; i < 500; ++i) {
+    auto* r = static_cast<redisReply*>(redisCommand(c, "INFO persistence"));
+    const bool written =
+        r != nullptr && r->type == REDIS_REPLY_STRING &&
+        std::string_view(r->str, r->len).find("aof_buffer_length:0\r\n") != std::string_view::npos;
+    if (r != nullptr) freeReplyObject(r);
+    if (written) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Connects, has 20 XADDs acknowledged and written to the AOF, fails the disk with EIO and
+// XADDs until one is refused (at most 20): how many of those were acknowledged; -1 if the
+// server did not answer, refused one of the first 20 (its text in `refusal`) or never wrote
+// them.
 int acked_while_failing(RedisOnLazyFs& redis, std::string& refusal) {
   if (!redis.connect()) {
     refusal = "no connection";
     return -1;
   }
   if (xadds(redis.c, 20, refusal) != 20) return -1;
+  if (!aof_buffer_written(redis.c)) {
+    refusal = "the first 20 never left the AOF buffer";
+    return -1;
+  }
   redis.disk.fail(EIO);
   return xadds(redis.c, 20, refusal);
 }
