@@ -81,21 +81,28 @@ Run gen_run() {
   return r;
 }
 
+/// The run's log published on a fresh simulated disk under policy, then a power cut (the
+/// process dies with it: no clean close) drawn from the run's seed.
+std::shared_ptr<SimFileSystem> publish_then_cut_the_power(const Run& run, FsyncPolicy policy) {
+  const auto disk = std::make_shared<SimFileSystem>();
+  {
+    auto b = open(disk, policy, run.segment_bytes);
+    b->create_topic("t");
+    for (const std::string& p : run.published) b->publish("t", p);
+    disk->die();
+  }
+  SimFileSystem::CrashOptions cut;
+  cut.seed = run.seed;
+  disk->crash(cut);
+  return disk;
+}
+
 // R19 `none`, R21: whatever pages the power cut kept, the reopen succeeds (no CorruptLog:
 // a lost page is a torn tail, zeros are space) and the log is a prefix of what was
 // published, at the same offsets.
 RC_GTEST_PROP(DurableMappedSegments, APowerCutUnderNoneLeavesAPrefixAndNeverReadsAsDamage, ()) {
   const Run run = gen_run();
-  const auto disk = std::make_shared<SimFileSystem>();
-  {
-    auto b = open(disk, FsyncPolicy::none(), run.segment_bytes);
-    b->create_topic("t");
-    for (const std::string& p : run.published) b->publish("t", p);
-    disk->die();  // the process dies with the power: no clean close
-  }
-  SimFileSystem::CrashOptions cut;
-  cut.seed = run.seed;
-  disk->crash(cut);
+  const auto disk = publish_then_cut_the_power(run, FsyncPolicy::none());
   std::unique_ptr<Broker> b;
   try {
     b = open(disk, FsyncPolicy::none(), run.segment_bytes);
@@ -113,16 +120,7 @@ RC_GTEST_PROP(DurableMappedSegments, APowerCutUnderNoneLeavesAPrefixAndNeverRead
 // went back when (its sync made them durable).
 RC_GTEST_PROP(DurableMappedSegments, APowerCutUnderAlwaysLosesNothingThatReturned, ()) {
   const Run run = gen_run();
-  const auto disk = std::make_shared<SimFileSystem>();
-  {
-    auto b = open(disk, FsyncPolicy::always(), run.segment_bytes);
-    b->create_topic("t");
-    for (const std::string& p : run.published) b->publish("t", p);
-    disk->die();
-  }
-  SimFileSystem::CrashOptions cut;
-  cut.seed = run.seed;
-  disk->crash(cut);
+  const auto disk = publish_then_cut_the_power(run, FsyncPolicy::always());
   auto b = open(disk, FsyncPolicy::always(), run.segment_bytes);
   RC_ASSERT(log_of(*b, "reader") == run.published);
 }
